@@ -1,0 +1,216 @@
+//! Reading the project tree without following links.
+//!
+//! Every access below the project root goes through a directory file
+//! descriptor: directories are opened with `O_NOFOLLOW|O_DIRECTORY`, files with
+//! `openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS)` and `O_NOFOLLOW|O_NONBLOCK` so a
+//! symlink is never dereferenced and a FIFO never blocks. Names are handled as
+//! raw bytes ([`RawPath`]) until they are turned into NFC strings for the
+//! lockfile; that keeps NFD-named directories and non-UTF-8 names reachable.
+
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
+
+use nix::dir::{Dir, Type};
+use nix::errno::Errno;
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag, open, openat, openat2};
+use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
+
+/// What a directory entry is, from `d_type` or `lstat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EntryKind {
+    Dir,
+    File,
+    Symlink,
+    Fifo,
+    Socket,
+    CharDevice,
+    BlockDevice,
+}
+
+impl EntryKind {
+    pub fn from_mode(mode: u32) -> EntryKind {
+        match SFlag::from_bits_truncate(mode & SFlag::S_IFMT.bits()) {
+            SFlag::S_IFDIR => EntryKind::Dir,
+            SFlag::S_IFREG => EntryKind::File,
+            SFlag::S_IFLNK => EntryKind::Symlink,
+            SFlag::S_IFIFO => EntryKind::Fifo,
+            SFlag::S_IFSOCK => EntryKind::Socket,
+            SFlag::S_IFCHR => EntryKind::CharDevice,
+            _ => EntryKind::BlockDevice,
+        }
+    }
+
+    fn from_dirent(t: Type) -> EntryKind {
+        match t {
+            Type::Directory => EntryKind::Dir,
+            Type::File => EntryKind::File,
+            Type::Symlink => EntryKind::Symlink,
+            Type::Fifo => EntryKind::Fifo,
+            Type::Socket => EntryKind::Socket,
+            Type::CharacterDevice => EntryKind::CharDevice,
+            Type::BlockDevice => EntryKind::BlockDevice,
+        }
+    }
+
+    /// How the kind is named in messages ("a symlink").
+    pub fn describe(self) -> &'static str {
+        match self {
+            EntryKind::Dir => "a directory",
+            EntryKind::File => "a regular file",
+            EntryKind::Symlink => "a symlink",
+            EntryKind::Fifo => "a FIFO",
+            EntryKind::Socket => "a socket",
+            EntryKind::CharDevice => "a character device",
+            EntryKind::BlockDevice => "a block device",
+        }
+    }
+}
+
+/// One entry of a directory listing, with its name exactly as on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: OsString,
+    pub kind: EntryKind,
+    pub ino: u64,
+}
+
+/// A project-relative path as raw on-disk names.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RawPath(pub Vec<OsString>);
+
+impl RawPath {
+    pub fn join(&self, name: &OsStr) -> RawPath {
+        let mut v = self.0.clone();
+        v.push(name.to_os_string());
+        RawPath(v)
+    }
+
+    /// The path as bytes joined by `/` (`.` for the project root itself).
+    pub fn to_os_string(&self) -> OsString {
+        if self.0.is_empty() {
+            return OsString::from(".");
+        }
+        let mut bytes = Vec::new();
+        for (i, name) in self.0.iter().enumerate() {
+            if i > 0 {
+                bytes.push(b'/');
+            }
+            bytes.extend_from_slice(name.as_bytes());
+        }
+        OsString::from_vec(bytes)
+    }
+
+    /// Printable form for messages.
+    pub fn display(&self) -> String {
+        crate::core::escape::escaped_os(&self.to_os_string())
+    }
+}
+
+fn io_err(e: Errno) -> io::Error {
+    io::Error::from_raw_os_error(e as i32)
+}
+
+/// Opens the project root (the user named it, so a symlinked path is fine).
+pub fn open_project(path: &Path) -> io::Result<OwnedFd> {
+    open(
+        path,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io_err)
+}
+
+/// Opens child directory `name` of `parent`, refusing symlinks.
+pub fn open_dir_at(parent: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
+    openat(
+        parent,
+        name,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io_err)
+}
+
+/// Opens the directory at `path` below `root` without crossing any symlink.
+pub fn open_dir_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
+    let how = OpenHow::new()
+        .flags(OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+    openat2(root, path.to_os_string().as_os_str(), how).map_err(io_err)
+}
+
+/// Opens the file at `path` below `root` for reading: no symlink anywhere on
+/// the path, no blocking on a FIFO, no controlling terminal.
+pub fn open_file_beneath(root: BorrowedFd<'_>, path: &OsStr) -> io::Result<OwnedFd> {
+    let how = OpenHow::new()
+        .flags(
+            OFlag::O_RDONLY
+                | OFlag::O_NOFOLLOW
+                | OFlag::O_NONBLOCK
+                | OFlag::O_NOCTTY
+                | OFlag::O_CLOEXEC,
+        )
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+    openat2(root, path, how).map_err(io_err)
+}
+
+/// `lstat` of `name` in `dir`.
+pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<FileStat> {
+    fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map_err(io_err)
+}
+
+pub fn fstat_fd(fd: BorrowedFd<'_>) -> io::Result<FileStat> {
+    fstat(fd).map_err(io_err)
+}
+
+/// Lists `dir` (without `.` and `..`), resolving unknown `d_type`s by `lstat`.
+/// The listing reopens the directory so the caller's descriptor keeps its own
+/// offset.
+pub fn list_dir(dir: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
+    let mut handle = Dir::openat(
+        dir,
+        ".",
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io_err)?;
+    let mut out = Vec::new();
+    for entry in handle.iter() {
+        let entry = entry.map_err(io_err)?;
+        let bytes = entry.file_name().to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
+        }
+        let name = OsString::from_vec(bytes.to_vec());
+        let kind = match entry.file_type() {
+            Some(t) => EntryKind::from_dirent(t),
+            None => EntryKind::from_mode(lstat_at(dir, &name)?.st_mode),
+        };
+        out.push(DirEntry {
+            name,
+            kind,
+            ino: entry.ino(),
+        });
+    }
+    Ok(out)
+}
+
+/// The UTF-8 NFC form of an on-disk name, or `None` when it is not UTF-8 (and
+/// so cannot be written in a lockfile).
+pub fn nfc_name(name: &OsStr) -> Option<String> {
+    name.to_str().map(crate::core::paths::nfc)
+}
+
+/// A descriptor usable for `*at` calls: the project root.
+pub trait ProjectFd {
+    fn project_fd(&self) -> BorrowedFd<'_>;
+}
+
+impl ProjectFd for OwnedFd {
+    fn project_fd(&self) -> BorrowedFd<'_> {
+        self.as_fd()
+    }
+}

@@ -1,0 +1,13 @@
+//! The Seal v1 core: everything the spec defines, and nothing about FUSE,
+//! namespaces or terminals. The CLI, the gate and the mount are built on it.
+
+pub mod digest;
+pub mod discovery;
+pub mod escape;
+pub mod fs;
+pub mod hash;
+pub mod json;
+pub mod lockfile;
+pub mod paths;
+pub mod pattern;
+pub mod verify;

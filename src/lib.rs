@@ -1,0 +1,8 @@
+//! sealfs: Seal v1 lockfiles for AI-agent extensions, enforced.
+//!
+//! Layers, top to bottom (data flows down): [`cli`] parses arguments and renders
+//! results; [`run`] builds the sealed namespace; [`mount`] is the FUSE adapter;
+//! [`gate`] decides what a path may show; [`core`] knows the spec. [`surfaces`]
+//! is the built-in table of where agents load extensions from.
+
+pub mod core;
