@@ -5,4 +5,6 @@
 //! [`gate`] decides what a path may show; [`core`] knows the spec. [`surfaces`]
 //! is the built-in table of where agents load extensions from.
 
+pub mod cli;
 pub mod core;
+pub mod surfaces;

@@ -275,7 +275,7 @@ fn hash_jobs<K: Keeper>(
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(jobs.len());
-    let results: Mutex<Vec<(FilePath, Result<(Digest, Option<K::Kept>), Problem>)>> =
+    let results: Mutex<Vec<(FilePath, FileResult<K::Kept>)>> =
         Mutex::new(Vec::with_capacity(jobs.len()));
     if workers <= 1 || jobs.len() < PARALLEL_THRESHOLD_FILES {
         let mut buf = vec![0u8; BUF_SIZE];
@@ -325,6 +325,9 @@ fn hash_jobs<K: Keeper>(
 
 const BUF_SIZE: usize = 256 * 1024;
 
+/// The digest of one file and the bytes kept of it, or why it failed.
+type FileResult<K> = Result<(Digest, Option<K>), Problem>;
+
 /// Opens, checks and hashes one file, feeding the keeper the same chunks.
 fn hash_one<K: Keeper>(
     project: BorrowedFd<'_>,
@@ -332,7 +335,7 @@ fn hash_one<K: Keeper>(
     keeper: &K,
     buf: &mut [u8],
     progress: Option<&HashProgress>,
-) -> Result<(Digest, Option<K::Kept>), Problem> {
+) -> FileResult<K::Kept> {
     let shown = || job.path.as_str().to_string();
     let unreadable = |e: io::Error| Problem::Unreadable {
         path: shown(),

@@ -10,4 +10,5 @@ pub mod json;
 pub mod lockfile;
 pub mod paths;
 pub mod pattern;
+pub mod store;
 pub mod verify;

@@ -336,6 +336,9 @@ pub fn verify_project(
     })
 }
 
+/// The report on one bundle and, when its root was hashed, what was observed.
+pub type KeyVerification<K> = (BundleReport, Option<Observed<K>>);
+
 /// Verifies one recorded bundle, keeping the bytes the keeper asks for. Used by
 /// the mount at every open; nothing from earlier verifications is reused.
 pub fn verify_key<K: Keeper>(
@@ -343,7 +346,7 @@ pub fn verify_key<K: Keeper>(
     key: &BundleKey,
     entry: Option<&BundleEntry>,
     keeper: &K,
-) -> Result<(BundleReport, Option<Observed<K::Kept>>), DiscoveryError> {
+) -> Result<KeyVerification<K::Kept>, DiscoveryError> {
     let presence = presence_of_key(listings, key, keeper, None)?;
     let member = Surveyed {
         name: RootName::Key(key.clone()),

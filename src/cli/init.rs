@@ -1,0 +1,117 @@
+//! `seal init`: propose discovery patterns for the agent surfaces present (from
+//! the built-in table in `surfaces`), hash what they produce, and write the
+//! first `seal.json` after confirmation. Never overwrites an existing file.
+
+use std::os::fd::AsFd;
+
+use super::output::init_summary;
+use super::progress::ProgressLine;
+use super::prompt::confirm;
+use super::{CliError, Context, Done};
+use crate::core::discovery::{Listings, expand};
+use crate::core::hash::{KeepNothing, observe_root};
+use crate::core::lockfile::{BundleEntry, Lockfile, Policy};
+use crate::core::store::{Replace, StoreError, WriteLock, lockfile_exists, write_lockfile};
+
+pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
+    let project = ctx.project.as_fd();
+    let write_lock = WriteLock::acquire(project, || {
+        eprintln!("seal: init: waiting for another seal process to finish writing seal.json...")
+    })?;
+    if lockfile_exists(project)? {
+        return Err(CliError::Refused(
+            "seal.json already exists; init will not overwrite".into(),
+        ));
+    }
+    let policy = if warn { Policy::Warn } else { Policy::Block };
+    let mut listings = Listings::new(project);
+    let proposal = crate::surfaces::propose(&mut listings)?;
+    for (path, why) in &proposal.skipped {
+        eprintln!("seal: init: warning: not proposing {path}: {why}");
+    }
+    let mut lock = Lockfile::empty(policy);
+    lock.discovery = proposal.patterns.clone();
+    lock.discovery.sort();
+
+    let progress = ProgressLine::start("hashing");
+    let expansion = expand(&mut listings, &lock.discovery)?;
+    let mut blockers = Vec::new();
+    for root in &expansion.unmappable {
+        blockers.push(format!(
+            "./{}: a name on its path is not UTF-8",
+            root.raw.display()
+        ));
+    }
+    for (key, locations) in &expansion.roots {
+        let [(raw, kind)] = locations.as_slice() else {
+            blockers.push(format!(
+                "{key}: exists under names that are equal after NFC normalisation"
+            ));
+            continue;
+        };
+        let observed = observe_root(&mut listings, raw, *kind, &KeepNothing, progress.counters())?;
+        for p in &observed.problems {
+            blockers.push(format!("{key}: {p}"));
+        }
+        if observed.problems.is_empty() {
+            lock.bundles
+                .insert(key.clone(), BundleEntry::from_files(observed.files));
+        }
+    }
+    drop(progress);
+    if !blockers.is_empty() {
+        return Err(CliError::Refused(format!(
+            "cannot create seal.json:\n  {}\nFix or remove these entries, then run init again.",
+            blockers.join("\n  ")
+        )));
+    }
+    lock.check()
+        .map_err(|e| CliError::Refused(format!("the proposed lockfile would be invalid: {e}")))?;
+
+    let patterns: Vec<String> = proposal
+        .patterns
+        .iter()
+        .map(|p| p.as_str().to_string())
+        .collect();
+    let bundles: Vec<(String, Vec<String>)> = lock
+        .bundles
+        .iter()
+        .map(|(k, e)| {
+            (
+                k.as_str().to_string(),
+                e.files.keys().map(|f| f.as_str().to_string()).collect(),
+            )
+        })
+        .collect();
+    eprint!("{}", init_summary(&patterns, &bundles, verbose));
+    let question = if lock.discovery.is_empty() && lock.bundles.is_empty() {
+        format!(
+            "No agent bundles or known agent layouts detected in this project. Create empty seal.json with policy: {}?",
+            policy.as_str()
+        )
+    } else {
+        "Apply these changes?".to_string()
+    };
+    if !confirm(&question) {
+        return Err(CliError::Declined { command: "init" });
+    }
+    match write_lockfile(
+        project,
+        &lock.to_canonical_bytes(),
+        Replace::CreateOnly,
+        &write_lock,
+    ) {
+        Err(StoreError::AlreadyExists) => {
+            return Err(CliError::Refused(
+                "seal.json appeared while init was running; nothing was written".into(),
+            ));
+        }
+        other => other?,
+    }
+    eprintln!(
+        "Wrote seal.json ({} bundles, {} discovery patterns)",
+        lock.bundles.len(),
+        lock.discovery.len()
+    );
+    Ok(Done::Success)
+}

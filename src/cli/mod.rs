@@ -1,0 +1,221 @@
+//! The `seal` command line: argument parsing, dispatch, and the one place
+//! where errors become exit codes.
+//!
+//! Human text goes to stderr only; stdout carries nothing but `verify --json`
+//! (SPEC §CLI Tool Behaviors). Exit codes follow SPEC's table: 0 success,
+//! 1 verify Blocked (and `seal run` when a mask cannot be applied), 2 fatal.
+
+mod init;
+mod output;
+mod pin;
+mod progress;
+mod prompt;
+mod verify;
+
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::core::discovery::DiscoveryError;
+use crate::core::lockfile::LockfileError;
+use crate::core::store::StoreError;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "seal",
+    version,
+    about = "Pin and verify AI-agent extensions with a Seal v1 seal.json, and serve only verified ones",
+    long_about = None,
+    disable_help_subcommand = true
+)]
+struct Cli {
+    /// Run as if started in DIR (the project root; parents are never searched)
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    directory: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Write a first seal.json from the agent layouts present in the project
+    Init(InitArgs),
+    /// Record the current state of bundles in seal.json (always asks first)
+    Pin(PinArgs),
+    /// Classify every bundle against seal.json; exit 0, 1 (Blocked) or 2
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+struct InitArgs {
+    /// Set policy to "warn" instead of "block"
+    #[arg(long)]
+    warn: bool,
+    /// List the files of each bundle
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+#[derive(Debug, Args)]
+struct PinArgs {
+    /// Bundle roots to pin (default: every discovered and recorded bundle)
+    #[arg(value_name = "PATH")]
+    paths: Vec<OsString>,
+    /// Drop recorded bundles that are no longer on disk
+    #[arg(long)]
+    prune: bool,
+    /// Show per-file changes
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+#[derive(Debug, Args)]
+struct VerifyArgs {
+    /// Print the result as JSON on stdout
+    #[arg(long, conflicts_with = "quiet")]
+    json: bool,
+    /// Print nothing; the exit code is the result
+    #[arg(short, long)]
+    quiet: bool,
+    /// Show modified, added and missing files of each mismatched bundle
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// Everything that ends a command with a fatal error (exit 2).
+#[derive(Debug)]
+pub enum CliError {
+    /// The project directory could not be opened.
+    Project {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    Store(StoreError),
+    Invalid(LockfileError),
+    Discovery(DiscoveryError),
+    /// The user declined, or no answer came.
+    Declined {
+        command: &'static str,
+    },
+    /// The requested change is not allowed; the message says why.
+    Refused(String),
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Project { dir, source } => {
+                write!(
+                    f,
+                    "cannot open project directory {}: {source}",
+                    crate::core::escape::escaped_os(dir.as_os_str())
+                )
+            }
+            CliError::Store(StoreError::Missing) => {
+                write!(
+                    f,
+                    "seal.json not found in the current directory; run 'seal init' first"
+                )
+            }
+            CliError::Store(e) => write!(f, "{e}"),
+            CliError::Invalid(e) => write!(f, "{e}"),
+            CliError::Discovery(e) => write!(f, "{e}"),
+            CliError::Declined { command } => write!(f, "{command} aborted"),
+            CliError::Refused(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        CliError::Store(e)
+    }
+}
+impl From<LockfileError> for CliError {
+    fn from(e: LockfileError) -> Self {
+        CliError::Invalid(e)
+    }
+}
+impl From<DiscoveryError> for CliError {
+    fn from(e: DiscoveryError) -> Self {
+        CliError::Discovery(e)
+    }
+}
+
+/// What a command that did not fail produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    Success,
+    /// `verify` with outcome Blocked.
+    Blocked,
+}
+
+/// The exit code of every result, in one exhaustive match.
+fn exit_code(result: &Result<Done, CliError>) -> u8 {
+    match result {
+        Ok(Done::Success) => 0,
+        Ok(Done::Blocked) => 1,
+        Err(
+            CliError::Project { .. }
+            | CliError::Store(_)
+            | CliError::Invalid(_)
+            | CliError::Discovery(_)
+            | CliError::Declined { .. }
+            | CliError::Refused(_),
+        ) => 2,
+    }
+}
+
+/// Shared context: where the project is.
+pub struct Context {
+    pub dir: PathBuf,
+    pub project: OwnedFd,
+}
+
+impl Context {
+    fn open(dir: Option<PathBuf>) -> Result<Context, CliError> {
+        let dir = dir.unwrap_or_else(|| PathBuf::from("."));
+        let project = crate::core::fs::open_project(&dir).map_err(|source| CliError::Project {
+            dir: dir.clone(),
+            source,
+        })?;
+        Ok(Context { dir, project })
+    }
+}
+
+/// Entry point of the `seal` binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version are human text too: stderr, exit 0.
+            let code = match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => 2,
+            };
+            eprint!("{}", e.render());
+            return ExitCode::from(code);
+        }
+    };
+    let name = match &cli.command {
+        Command::Init(_) => "init",
+        Command::Pin(_) => "pin",
+        Command::Verify(_) => "verify",
+    };
+    let result = Context::open(cli.directory).and_then(|ctx| match cli.command {
+        Command::Init(a) => init::run(&ctx, a.warn, a.verbose),
+        Command::Pin(a) => pin::run(&ctx, &a.paths, a.prune, a.verbose),
+        Command::Verify(a) => {
+            verify::run(&ctx, verify::Mode::from_flags(a.json, a.quiet), a.verbose)
+        }
+    });
+    // A fatal error is reported even under `verify --quiet`, as the reference
+    // CLI does: exit 2 with no word is a riddle in a CI log.
+    if let Err(e) = &result {
+        eprintln!("seal: {name}: {e}");
+    }
+    ExitCode::from(exit_code(&result))
+}

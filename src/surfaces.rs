@@ -1,0 +1,611 @@
+//! The built-in table of where AI agents load extensions from, as data.
+//!
+//! One table serves three users: `seal init` proposes discovery patterns from
+//! it, the mount's gate treats a path it names (and no lockfile root covers) as
+//! an unverified artifact, and `seal run` masks its project-external half.
+//! docs/SURFACES.md lists every row with its source; keep the two in step.
+//!
+//! The project-local surface of a path is decided in this order:
+//! 1. a specific row whose pattern matches the path's first segments: the
+//!    matched prefix is the artifact root (`.claude/skills/*` makes
+//!    `.claude/skills/x` a root);
+//! 2. a path on the way down to a specific row is a container (`.claude/skills`);
+//! 3. any other entry directly inside an agent directory (`.claude/notes.md`) is
+//!    an artifact root of its own: agents add new places to their directories
+//!    faster than any table, so unknown entries there fail closed;
+//! 4. an instruction file (`CLAUDE.md`, `AGENTS.md`, ...) at any depth is a
+//!    single-file artifact root, because agents load them from subdirectories.
+
+use crate::core::discovery::{DiscoveryError, Listings, has_trackable_entry};
+use crate::core::fs::{EntryKind, RawPath, nfc_name};
+use crate::core::pattern::Pattern;
+
+/// The shape of a unit an agent loads from a row's pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A directory loaded as one unit (recursively).
+    Dir,
+    /// A single file.
+    File,
+    /// A file or a directory, depending on the agent.
+    Either,
+}
+
+/// One project-local place agents load extensions from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SurfaceRow {
+    /// A Seal discovery pattern producing exactly the units of this row.
+    pub pattern: &'static str,
+    pub unit: Unit,
+    pub agents: &'static str,
+    /// Where this row comes from (see docs/SURFACES.md for the links).
+    pub source: &'static str,
+}
+
+const fn row(
+    pattern: &'static str,
+    unit: Unit,
+    agents: &'static str,
+    source: &'static str,
+) -> SurfaceRow {
+    SurfaceRow {
+        pattern,
+        unit,
+        agents,
+        source,
+    }
+}
+
+/// Specific project-local rows, in the fixed order `seal init` proposes them.
+pub static PROJECT_ROWS: &[SurfaceRow] = &[
+    // Claude Code
+    row(
+        ".claude/skills/*",
+        Unit::Dir,
+        "Claude Code, Copilot, Cursor, OpenCode, Amp",
+        "claude-skills",
+    ),
+    row(
+        ".claude/commands/*",
+        Unit::Either,
+        "Claude Code",
+        "claude-commands",
+    ),
+    row(
+        ".claude/agents",
+        Unit::Dir,
+        "Claude Code",
+        "claude-subagents",
+    ),
+    row(".claude/rules", Unit::Dir, "Claude Code", "claude-memory"),
+    row(
+        ".claude/output-styles/*",
+        Unit::File,
+        "Claude Code",
+        "claude-output-styles",
+    ),
+    row(".claude/workflows/*", Unit::File, "Claude Code", "research"),
+    row(
+        ".claude/plugins/*",
+        Unit::Dir,
+        "Claude Code",
+        "claude-plugins",
+    ),
+    row(
+        ".claude/settings.json",
+        Unit::File,
+        "Claude Code (hooks, permissions)",
+        "claude-settings",
+    ),
+    row(
+        ".claude/settings.local.json",
+        Unit::File,
+        "Claude Code",
+        "claude-settings",
+    ),
+    row(
+        ".mcp.json",
+        Unit::File,
+        "Claude Code, Copilot",
+        "claude-mcp",
+    ),
+    // Codex CLI and the Agent Skills convention
+    row(
+        ".agents/skills/*",
+        Unit::Dir,
+        "Codex CLI, Gemini CLI, Copilot, Amp (Agent Skills)",
+        "agent-skills",
+    ),
+    row(
+        ".codex/skills/*",
+        Unit::Dir,
+        "Codex CLI (older), Cursor",
+        "codex-skills",
+    ),
+    row(".codex/agents/*", Unit::File, "Codex CLI", "codex-config"),
+    row(".codex/rules", Unit::Dir, "Codex CLI", "codex-config"),
+    row(
+        ".codex/config.toml",
+        Unit::File,
+        "Codex CLI",
+        "codex-config",
+    ),
+    row(".codex/hooks.json", Unit::File, "Codex CLI", "codex-config"),
+    // Gemini CLI
+    row(".gemini/skills/*", Unit::Dir, "Gemini CLI", "gemini-skills"),
+    row(
+        ".gemini/commands",
+        Unit::Dir,
+        "Gemini CLI",
+        "gemini-commands",
+    ),
+    row(
+        ".gemini/agents/*",
+        Unit::File,
+        "Gemini CLI",
+        "gemini-config",
+    ),
+    row(
+        ".gemini/settings.json",
+        Unit::File,
+        "Gemini CLI (hooks, MCP)",
+        "gemini-config",
+    ),
+    // GitHub Copilot
+    row(
+        ".github/copilot-instructions.md",
+        Unit::File,
+        "Copilot",
+        "copilot-instructions",
+    ),
+    row(
+        ".github/instructions",
+        Unit::Dir,
+        "Copilot",
+        "copilot-instructions",
+    ),
+    row(
+        ".github/prompts/*",
+        Unit::File,
+        "Copilot",
+        "copilot-prompts",
+    ),
+    row(".github/agents/*", Unit::File, "Copilot", "copilot-agents"),
+    row(".github/skills/*", Unit::Dir, "Copilot", "copilot-skills"),
+    row(".github/hooks/*", Unit::File, "Copilot", "copilot-hooks"),
+    row(".github/mcp.json", Unit::File, "Copilot", "copilot-mcp"),
+    row(
+        ".github/copilot/settings.json",
+        Unit::File,
+        "Copilot",
+        "copilot-mcp",
+    ),
+    // Cursor
+    row(".cursor/rules", Unit::Dir, "Cursor, Cline", "cursor-rules"),
+    row(".cursor/skills/*", Unit::Dir, "Cursor", "cursor-skills"),
+    row(".cursor/hooks.json", Unit::File, "Cursor", "cursor-hooks"),
+    row(
+        ".cursor/mcp.json",
+        Unit::File,
+        "Cursor (unconfirmed)",
+        "research",
+    ),
+    row(".cursorrules", Unit::File, "Cursor", "cursor-rules"),
+    // OpenCode
+    row(
+        ".opencode/skills/*",
+        Unit::Dir,
+        "OpenCode",
+        "opencode-skills",
+    ),
+    row(".opencode/agents", Unit::Dir, "OpenCode", "opencode-agents"),
+    row(
+        ".opencode/commands",
+        Unit::Dir,
+        "OpenCode",
+        "opencode-commands",
+    ),
+    row(
+        ".opencode/plugins",
+        Unit::Dir,
+        "OpenCode",
+        "opencode-plugins",
+    ),
+    row(".opencode/tools", Unit::Dir, "OpenCode", "opencode-tools"),
+    row("opencode.json", Unit::File, "OpenCode", "opencode-config"),
+    row("opencode.jsonc", Unit::File, "OpenCode", "opencode-config"),
+    // Windsurf, Cline, Continue, Amp
+    row(
+        ".windsurf/rules",
+        Unit::Dir,
+        "Windsurf, Cline",
+        "windsurf-rules",
+    ),
+    row(
+        ".windsurf/skills/*",
+        Unit::Dir,
+        "Windsurf (unconfirmed)",
+        "research",
+    ),
+    row(
+        ".windsurf/hooks.json",
+        Unit::File,
+        "Windsurf (unconfirmed)",
+        "research",
+    ),
+    row(".windsurfrules", Unit::File, "Windsurf", "windsurf-rules"),
+    row(".clinerules", Unit::Either, "Cline", "cline-rules"),
+    row(".continue/rules", Unit::Dir, "Continue", "continue-rules"),
+    row(
+        ".continue/mcpServers",
+        Unit::Dir,
+        "Continue",
+        "continue-mcp",
+    ),
+    row(
+        ".continue/prompts",
+        Unit::Dir,
+        "Continue (unconfirmed)",
+        "research",
+    ),
+    row(
+        ".amp/settings.json",
+        Unit::File,
+        "Amp (unconfirmed)",
+        "research",
+    ),
+];
+
+/// Directories that belong to an agent as a whole: any entry directly inside
+/// one that no specific row claims is an artifact of its own.
+pub static AGENT_DIRS: &[&str] = &[
+    ".agents",
+    ".amp",
+    ".claude",
+    ".codex",
+    ".continue",
+    ".cursor",
+    ".gemini",
+    ".opencode",
+    ".windsurf",
+];
+
+/// Instruction files agents load by name from the project root and from
+/// subdirectories (so at any depth).
+pub static INSTRUCTION_FILES: &[&str] = &[
+    "AGENT.md",
+    "AGENTS.md",
+    "AGENTS.override.md",
+    "CLAUDE.local.md",
+    "CLAUDE.md",
+    "GEMINI.md",
+];
+
+/// Why a path counts as (part of) an agent artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurfaceRule {
+    Row(&'static SurfaceRow),
+    AgentDir(&'static str),
+    InstructionFile(&'static str),
+}
+
+impl SurfaceRule {
+    /// A one-line description for `seal why` and the audit log.
+    pub fn describe(&self) -> String {
+        match self {
+            SurfaceRule::Row(r) => format!("surface row \"{}\" ({})", r.pattern, r.agents),
+            SurfaceRule::AgentDir(d) => {
+                format!("agent directory \"{d}\" (every entry in it is loadable)")
+            }
+            SurfaceRule::InstructionFile(n) => {
+                format!("instruction file name \"{n}\" (loaded at any depth)")
+            }
+        }
+    }
+}
+
+/// Where a path sits relative to the built-in surfaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurfaceClass {
+    /// Not an agent surface.
+    Outside,
+    /// A directory on the way down to a surface (`.claude`, `.claude/skills`).
+    Container,
+    /// The first `root_len` segments of the path are an artifact root.
+    Artifact { root_len: usize, rule: SurfaceRule },
+}
+
+fn row_patterns() -> &'static [(Pattern, &'static SurfaceRow)] {
+    static CELL: std::sync::OnceLock<Vec<(Pattern, &'static SurfaceRow)>> =
+        std::sync::OnceLock::new();
+    CELL.get_or_init(|| {
+        PROJECT_ROWS
+            .iter()
+            .map(|r| {
+                (
+                    Pattern::parse(r.pattern).expect("built-in surface pattern is valid"),
+                    r,
+                )
+            })
+            .collect()
+    })
+}
+
+/// Classifies a project-relative path given as NFC segments.
+pub fn classify(segments: &[&str]) -> SurfaceClass {
+    if segments.is_empty() {
+        return SurfaceClass::Container;
+    }
+    let rows = row_patterns();
+    for (pattern, row) in rows {
+        if let Some(root_len) = pattern.root_len_within(segments.iter().copied()) {
+            return SurfaceClass::Artifact {
+                root_len,
+                rule: SurfaceRule::Row(row),
+            };
+        }
+    }
+    if rows
+        .iter()
+        .any(|(p, _)| p.passes_through(segments.iter().copied()))
+    {
+        return SurfaceClass::Container;
+    }
+    if let Some(dir) = AGENT_DIRS.iter().find(|d| **d == segments[0]) {
+        return if segments.len() == 1 {
+            SurfaceClass::Container
+        } else {
+            SurfaceClass::Artifact {
+                root_len: 2,
+                rule: SurfaceRule::AgentDir(dir),
+            }
+        };
+    }
+    let last = segments[segments.len() - 1];
+    if let Some(name) = INSTRUCTION_FILES.iter().find(|n| **n == last) {
+        return SurfaceClass::Artifact {
+            root_len: segments.len(),
+            rule: SurfaceRule::InstructionFile(name),
+        };
+    }
+    SurfaceClass::Outside
+}
+
+/// What `seal init` proposes: the discovery patterns and the names it had to
+/// leave out (with why), so that the caller can warn about them.
+#[derive(Debug, Default)]
+pub struct Proposal {
+    pub patterns: Vec<Pattern>,
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Proposes discovery patterns for every agent surface present in the project,
+/// so that after `seal init` nothing the mount would treat as an artifact is
+/// left unsealed: rows whose container exists (`X/*` when `X` is a directory,
+/// exact rows when the path exists), each unclaimed entry of an agent
+/// directory, and every instruction file outside those roots, at any depth.
+pub fn propose(listings: &mut Listings<'_>) -> Result<Proposal, DiscoveryError> {
+    let mut proposal = Proposal::default();
+    for (pattern, _) in row_patterns() {
+        let segments: Vec<&str> = pattern.segments().collect();
+        let wanted = match segments.split_last() {
+            Some((&"*", parent)) => matches!(find(listings, parent)?, Some((_, EntryKind::Dir))),
+            _ => match find(listings, &segments)? {
+                Some((raw, EntryKind::Dir)) => has_trackable_entry(listings, &raw)?,
+                Some(_) => true,
+                None => false,
+            },
+        };
+        if wanted {
+            proposal.patterns.push(pattern.clone());
+        }
+    }
+    for dir in AGENT_DIRS {
+        let Some((raw, EntryKind::Dir)) = find(listings, &[dir])? else {
+            continue;
+        };
+        let mut extra = Vec::new();
+        for entry in listings.list(&raw)?.iter() {
+            let Some(name) = nfc_name(&entry.name) else {
+                proposal.skipped.push((
+                    format!("{dir}/{}", crate::core::escape::escaped_os(&entry.name)),
+                    "its name is not UTF-8".to_string(),
+                ));
+                continue;
+            };
+            if !matches!(
+                classify(&[dir, &name]),
+                SurfaceClass::Artifact {
+                    rule: SurfaceRule::AgentDir(_),
+                    ..
+                }
+            ) {
+                continue;
+            }
+            if entry.kind == EntryKind::Dir
+                && !has_trackable_entry(listings, &raw.join(&entry.name))?
+            {
+                continue;
+            }
+            match Pattern::parse(&format!("{dir}/{name}")) {
+                Ok(p) => extra.push(p),
+                Err(rule) => proposal
+                    .skipped
+                    .push((format!("{dir}/{name}"), format!("a pattern for it {rule}"))),
+            }
+        }
+        extra.sort();
+        proposal.patterns.extend(extra);
+    }
+    let mut instructions = Vec::new();
+    let mut stack = vec![(RawPath::default(), Vec::<String>::new())];
+    while let Some((dir, nfc_dir)) = stack.pop() {
+        for entry in listings.list(&dir)?.iter() {
+            if entry.name == ".git" {
+                continue;
+            }
+            let Some(name) = nfc_name(&entry.name) else {
+                continue;
+            };
+            let mut path = nfc_dir.clone();
+            path.push(name.clone());
+            let refs: Vec<&str> = path.iter().map(String::as_str).collect();
+            if proposal
+                .patterns
+                .iter()
+                .any(|p| p.root_len_within(refs.iter().copied()).is_some())
+            {
+                continue;
+            }
+            if INSTRUCTION_FILES.contains(&name.as_str()) {
+                match Pattern::parse(&path.join("/")) {
+                    Ok(p) => instructions.push(p),
+                    Err(rule) => proposal
+                        .skipped
+                        .push((path.join("/"), format!("a pattern for it {rule}"))),
+                }
+            } else if entry.kind == EntryKind::Dir {
+                stack.push((dir.join(&entry.name), path));
+            }
+        }
+    }
+    instructions.sort();
+    proposal.patterns.extend(instructions);
+    proposal.patterns.dedup();
+    Ok(proposal)
+}
+
+/// Finds a project-relative path by exact NFC names, through real directories.
+fn find(
+    listings: &mut Listings<'_>,
+    segments: &[&str],
+) -> Result<Option<(RawPath, EntryKind)>, DiscoveryError> {
+    let mut dir = RawPath::default();
+    let mut kind = EntryKind::Dir;
+    for (i, segment) in segments.iter().enumerate() {
+        if i > 0 && kind != EntryKind::Dir {
+            return Ok(None);
+        }
+        let entries = listings.list(&dir)?;
+        let Some(entry) = entries
+            .iter()
+            .find(|e| nfc_name(&e.name).as_deref() == Some(*segment))
+        else {
+            return Ok(None);
+        };
+        kind = entry.kind;
+        dir = dir.join(&entry.name);
+    }
+    Ok(Some((dir, kind)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(path: &str) -> SurfaceClass {
+        let segs: Vec<&str> = path.split('/').collect();
+        classify(&segs)
+    }
+
+    fn root_len(path: &str) -> Option<usize> {
+        match class(path) {
+            SurfaceClass::Artifact { root_len, .. } => Some(root_len),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn table_patterns_are_valid_and_never_nest() {
+        let rows = row_patterns();
+        for (i, (a, _)) in rows.iter().enumerate() {
+            for (b, _) in &rows[i + 1..] {
+                assert!(
+                    !a.can_nest_with(b),
+                    "{} and {} nest",
+                    a.as_str(),
+                    b.as_str()
+                );
+                assert_ne!(a, b, "duplicate row {}", a.as_str());
+            }
+        }
+    }
+
+    #[test]
+    fn classification() {
+        assert_eq!(root_len(".claude/skills/review/SKILL.md"), Some(3));
+        assert_eq!(root_len(".claude/skills/review"), Some(3));
+        assert_eq!(class(".claude/skills"), SurfaceClass::Container);
+        assert_eq!(class(".claude"), SurfaceClass::Container);
+        assert_eq!(root_len(".claude/agents/x/y.md"), Some(2));
+        assert_eq!(
+            root_len(".claude/notes.md"),
+            Some(2),
+            "unknown entry in an agent dir"
+        );
+        assert_eq!(root_len(".claude/CLAUDE.md"), Some(2));
+        assert_eq!(root_len("CLAUDE.md"), Some(1));
+        assert_eq!(root_len("src/deep/AGENTS.md"), Some(3));
+        assert_eq!(root_len(".github/copilot-instructions.md"), Some(2));
+        assert_eq!(class(".github"), SurfaceClass::Container);
+        assert_eq!(class(".github/workflows/ci.yml"), SurfaceClass::Outside);
+        assert_eq!(class("src/main.rs"), SurfaceClass::Outside);
+        assert_eq!(root_len(".mcp.json"), Some(1));
+        assert_eq!(root_len(".clinerules/a.md"), Some(1));
+    }
+
+    fn proposed(files: &[&str], dirs: &[&str]) -> Vec<String> {
+        let t = tempfile::tempdir().unwrap();
+        for d in dirs {
+            std::fs::create_dir_all(t.path().join(d)).unwrap();
+        }
+        for f in files {
+            let p = t.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        let fd = crate::core::fs::open_project(t.path()).unwrap();
+        let mut l = Listings::new(std::os::fd::AsFd::as_fd(&fd));
+        propose(&mut l)
+            .unwrap()
+            .patterns
+            .iter()
+            .map(|p| p.as_str().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn proposals_cover_every_surface_present() {
+        let got = proposed(
+            &[
+                ".claude/skills/a/SKILL.md",
+                ".claude/settings.json",
+                ".claude/notes.md",
+                ".claude/CLAUDE.md",
+                "CLAUDE.md",
+                "src/AGENTS.md",
+                ".claude/skills/a/CLAUDE.md",
+                ".git/CLAUDE.md",
+                ".github/workflows/ci.yml",
+            ],
+            &[".agents/skills", ".claude/emptydir"],
+        );
+        assert_eq!(
+            got,
+            [
+                ".claude/skills/*",
+                ".claude/settings.json",
+                ".agents/skills/*",
+                ".claude/CLAUDE.md",
+                ".claude/notes.md",
+                "CLAUDE.md",
+                "src/AGENTS.md",
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_project_proposes_nothing() {
+        assert!(proposed(&["README.md", "src/lib.rs"], &[]).is_empty());
+    }
+}
