@@ -7,4 +7,6 @@
 
 pub mod cli;
 pub mod core;
+pub mod gate;
+pub mod snapshot;
 pub mod surfaces;

@@ -1,0 +1,293 @@
+//! Gate decisions on real temporary trees, without a mount.
+
+use std::ffi::OsStr;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+use crate::core::discovery::{Listings, expand};
+use crate::core::hash::{KeepNothing, observe_root};
+use crate::core::lockfile::{BundleEntry, Lockfile, Policy};
+use crate::core::pattern::Pattern;
+
+fn write(root: &Path, rel: &str, content: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, content).unwrap();
+}
+
+/// Pins everything the patterns produce, as `seal pin` would.
+fn pin(root: &Path, patterns: &[&str], policy: Policy) -> Vec<u8> {
+    let fd = crate::core::fs::open_project(root).unwrap();
+    let mut listings = Listings::new(fd.as_fd());
+    let mut lock = Lockfile::empty(policy);
+    lock.discovery = patterns
+        .iter()
+        .map(|p| Pattern::parse(p).unwrap())
+        .collect();
+    lock.discovery.sort();
+    let expansion = expand(&mut listings, &lock.discovery).unwrap();
+    for (key, locs) in expansion.roots {
+        let (raw, kind) = &locs[0];
+        let o = observe_root(&mut listings, raw, *kind, &KeepNothing, None).unwrap();
+        assert!(o.problems.is_empty());
+        lock.bundles.insert(key, BundleEntry::from_files(o.files));
+    }
+    lock.check().unwrap();
+    let bytes = lock.to_canonical_bytes();
+    std::fs::write(root.join("seal.json"), &bytes).unwrap();
+    bytes
+}
+
+fn gate(root: &Path) -> Gate {
+    let bytes = std::fs::read(root.join("seal.json")).unwrap();
+    let lock = Lockfile::parse(&bytes).unwrap();
+    let fd = crate::core::fs::open_project(root).unwrap();
+    Gate::new(GateConfig {
+        project: Arc::new(fd),
+        lockfile_bytes: bytes,
+        lockfile: lock,
+        links: LinkRule::new(Path::new("/view"), &[PathBuf::from(root)]),
+        audit: None,
+    })
+}
+
+fn vp(path: &str) -> ViewPath {
+    let mut p = ViewPath::root();
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        p = p.child(OsStr::new(seg));
+    }
+    p
+}
+
+const WHO: Who = Who { pid: 0 };
+
+fn shows(g: &Gate, path: &str) -> bool {
+    let kind = if path.ends_with(".md") || path.ends_with(".txt") || path.ends_with(".sh") {
+        EntryKind::File
+    } else {
+        EntryKind::Dir
+    };
+    g.visible(&vp(path), kind, None, WHO)
+}
+
+fn served(g: &Gate, path: &str) -> Option<Vec<u8>> {
+    match g.open(&vp(path), WHO) {
+        OpenDecision::Snapshot(s) => Some(s.read_at(0, 1 << 20).unwrap()),
+        OpenDecision::Ordinary => Some(b"<ordinary>".to_vec()),
+        OpenDecision::Deny => None,
+    }
+}
+
+fn project() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), ".claude/skills/review/SKILL.md", "approved");
+    write(t.path(), ".claude/skills/review/scripts/run.sh", "echo ok");
+    write(t.path(), "CLAUDE.md", "instructions");
+    write(t.path(), "src/main.rs", "fn main() {}");
+    t
+}
+
+#[test]
+fn verified_bundle_is_visible_and_served_from_the_snapshot() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*", "CLAUDE.md"], Policy::Block);
+    let g = gate(t.path());
+    assert!(shows(&g, ".claude"));
+    assert!(shows(&g, ".claude/skills"));
+    assert!(shows(&g, ".claude/skills/review"));
+    assert!(shows(&g, ".claude/skills/review/SKILL.md"));
+    assert_eq!(
+        served(&g, ".claude/skills/review/SKILL.md").unwrap(),
+        b"approved"
+    );
+    assert_eq!(served(&g, "CLAUDE.md").unwrap(), b"instructions");
+    assert_eq!(served(&g, "src/main.rs").unwrap(), b"<ordinary>");
+}
+
+#[test]
+fn an_open_snapshot_keeps_the_verified_bytes() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate(t.path());
+    let OpenDecision::Snapshot(s) = g.open(&vp(".claude/skills/review/SKILL.md"), WHO) else {
+        panic!()
+    };
+    write(t.path(), ".claude/skills/review/SKILL.md", "EVIL!!!!");
+    assert_eq!(s.read_at(0, 100).unwrap(), b"approved");
+    assert!(
+        served(&g, ".claude/skills/review/SKILL.md").is_none(),
+        "the next open sees the change"
+    );
+}
+
+#[test]
+fn tampering_hides_the_bundle_under_block() {
+    for change in ["modify", "add", "remove", "symlink", "fifo"] {
+        let t = project();
+        pin(t.path(), &[".claude/skills/*"], Policy::Block);
+        let g = gate(t.path());
+        let b = t.path().join(".claude/skills/review");
+        match change {
+            "modify" => write(t.path(), ".claude/skills/review/SKILL.md", "changed"),
+            "add" => write(t.path(), ".claude/skills/review/extra.md", "new"),
+            "remove" => std::fs::remove_file(b.join("scripts/run.sh")).unwrap(),
+            "symlink" => std::os::unix::fs::symlink("/etc/hostname", b.join("link")).unwrap(),
+            _ => nix::unistd::mkfifo(
+                &b.join("fifo"),
+                nix::sys::stat::Mode::from_bits_truncate(0o644),
+            )
+            .unwrap(),
+        }
+        assert!(
+            !shows(&g, ".claude/skills/review"),
+            "{change}: root still visible"
+        );
+        assert!(
+            served(&g, ".claude/skills/review/SKILL.md").is_none(),
+            "{change}: still served"
+        );
+        assert!(shows(&g, "src/main.rs"), "{change}: ordinary file hidden");
+    }
+}
+
+#[test]
+fn warn_shows_and_serves_what_is_there() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Warn);
+    let g = gate(t.path());
+    write(t.path(), ".claude/skills/review/SKILL.md", "changed");
+    assert!(shows(&g, ".claude/skills/review"));
+    assert_eq!(
+        served(&g, ".claude/skills/review/SKILL.md").unwrap(),
+        b"changed"
+    );
+    write(t.path(), ".claude/commands/new.md", "cmd");
+    assert!(shows(&g, ".claude/commands/new.md"));
+    assert_eq!(served(&g, ".claude/commands/new.md").unwrap(), b"cmd");
+}
+
+#[test]
+fn unpinned_bundles_and_new_surface_artifacts_are_hidden() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*", "CLAUDE.md"], Policy::Block);
+    let g = gate(t.path());
+    write(t.path(), ".claude/skills/new/SKILL.md", "unpinned");
+    write(t.path(), ".claude/commands/x.md", "cmd");
+    write(t.path(), "docs/AGENTS.md", "nested");
+    write(t.path(), "AGENTS.md", "root");
+    write(t.path(), ".codex/config.toml", "x");
+    assert!(!shows(&g, ".claude/skills/new"));
+    assert!(served(&g, ".claude/skills/new/SKILL.md").is_none());
+    assert!(!shows(&g, ".claude/commands/x.md"));
+    assert!(served(&g, ".claude/commands/x.md").is_none());
+    assert!(!shows(&g, "docs/AGENTS.md"));
+    assert!(!shows(&g, "AGENTS.md"));
+    assert!(!shows(&g, ".codex/config.toml"));
+    assert!(shows(&g, ".claude/commands"), "containers stay");
+    assert!(shows(&g, "docs"));
+    // An empty directory under a surface is not an artifact.
+    std::fs::create_dir_all(t.path().join(".claude/skills/empty")).unwrap();
+    assert!(shows(&g, ".claude/skills/empty"));
+}
+
+#[test]
+fn invalid_lockfile_fails_closed_until_fixed() {
+    let t = project();
+    let good = pin(t.path(), &[".claude/skills/*", "CLAUDE.md"], Policy::Warn);
+    let g = gate(t.path());
+    assert!(shows(&g, ".claude/skills/review"));
+    std::fs::write(t.path().join("seal.json"), b"{\"version\": 2}").unwrap();
+    assert!(!shows(&g, ".claude/skills/review"));
+    assert!(!shows(&g, "CLAUDE.md"));
+    assert!(served(&g, "CLAUDE.md").is_none());
+    assert!(!shows(&g, ".claude/commands/x.md"));
+    assert!(shows(&g, "src/main.rs"));
+    std::fs::remove_file(t.path().join("seal.json")).unwrap();
+    assert!(!shows(&g, "CLAUDE.md"));
+    std::fs::write(t.path().join("seal.json"), &good).unwrap();
+    assert!(shows(&g, ".claude/skills/review"));
+    assert_eq!(served(&g, "CLAUDE.md").unwrap(), b"instructions");
+}
+
+#[test]
+fn inside_a_verified_root_only_recorded_names_show() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate(t.path());
+    assert!(shows(&g, ".claude/skills/review/scripts"));
+    assert!(shows(&g, ".claude/skills/review/scripts/run.sh"));
+    write(t.path(), ".claude/skills/review/scripts/other.sh", "x");
+    assert!(!shows(&g, ".claude/skills/review/scripts/other.sh"));
+}
+
+#[test]
+fn ordinary_symlinks_follow_the_link_rule() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate(t.path());
+    let inside = t.path().join(".claude/skills/review/SKILL.md");
+    assert!(!g.visible(
+        &vp("docs/link"),
+        EntryKind::Symlink,
+        Some(inside.as_os_str()),
+        WHO
+    ));
+    assert!(g.visible(
+        &vp("docs/link"),
+        EntryKind::Symlink,
+        Some(OsStr::new("../.claude/skills/review")),
+        WHO
+    ));
+    assert!(g.visible(
+        &vp("docs/link"),
+        EntryKind::Symlink,
+        Some(OsStr::new("/usr/bin/env")),
+        WHO
+    ));
+}
+
+#[test]
+fn lockfile_changes_apply_at_the_next_decision() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate(t.path());
+    assert!(
+        !shows(&g, "CLAUDE.md"),
+        "an unpinned instruction file is an artifact"
+    );
+    pin(t.path(), &[".claude/skills/*", "CLAUDE.md"], Policy::Block);
+    assert!(shows(&g, "CLAUDE.md"));
+}
+
+#[test]
+fn places() {
+    let mut lock = Lockfile::empty(Policy::Block);
+    lock.discovery = vec![
+        Pattern::parse("prompts/*").unwrap(),
+        Pattern::parse(".claude/skills/*").unwrap(),
+    ];
+    assert_eq!(place(&lock, &vp("src/x")), Place::Ordinary);
+    assert_eq!(place(&lock, &vp("prompts")), Place::Container);
+    assert!(matches!(
+        place(&lock, &vp("prompts/a/b")),
+        Place::Sealed { root_len: 2, .. }
+    ));
+    assert!(matches!(
+        place(&lock, &vp(".claude/skills/a")),
+        Place::Sealed { root_len: 3, .. }
+    ));
+    assert!(matches!(
+        place(&lock, &vp(".claude/agents/a.md")),
+        Place::Artifact { root_len: 2, .. }
+    ));
+    assert!(matches!(
+        place(&lock, &vp("x/y/GEMINI.md")),
+        Place::Artifact { root_len: 3, .. }
+    ));
+    let bad = ViewPath::root()
+        .child(OsStr::new("prompts"))
+        .child(std::os::unix::ffi::OsStrExt::from_bytes(b"\xff"));
+    assert_eq!(place(&lock, &bad), Place::Unmappable { root_len: 2 });
+}

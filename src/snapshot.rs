@@ -1,0 +1,164 @@
+//! Immutable copies of verified bytes (sealed memfds).
+//!
+//! The mount's rule is that the bytes served are the bytes verified. While a
+//! bundle is hashed, every file an open asked for is copied, chunk by chunk,
+//! into a fresh memfd — the same chunks the hash saw. The memfd is then sealed
+//! against any write, shrink or growth, so nothing (not even this process) can
+//! change it afterwards, and a handle opened on it reads those bytes only:
+//! through FUSE passthrough where the kernel allows it, through `read` in the
+//! daemon otherwise. The memory is freed when the last handle closes.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
+
+use nix::fcntl::{FcntlArg, SealFlag, fcntl};
+use nix::sys::memfd::{MFdFlags, memfd_create};
+
+use crate::core::digest::Digest;
+use crate::core::hash::Keeper;
+use crate::core::paths::FilePath;
+
+/// Verified bytes of one file, sealed against change.
+#[derive(Debug)]
+pub struct Snapshot {
+    file: File,
+    len: u64,
+}
+
+impl Snapshot {
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The memfd, for registering as a passthrough backing file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Reads up to `size` bytes at `offset` (fewer at the end; none past it).
+    pub fn read_at(&self, offset: u64, size: usize) -> io::Result<Vec<u8>> {
+        if offset >= self.len {
+            return Ok(Vec::new());
+        }
+        let want = size.min((self.len - offset) as usize);
+        let mut buf = vec![0u8; want];
+        self.file.read_exact_at(&mut buf, offset)?;
+        Ok(buf)
+    }
+
+    /// Builds a snapshot directly from bytes (tests and small files).
+    pub fn from_bytes(bytes: &[u8]) -> io::Result<Snapshot> {
+        let mut w = SnapshotWriter::new()?;
+        w.file.write_all(bytes)?;
+        w.len = bytes.len() as u64;
+        w.seal()
+    }
+}
+
+/// A memfd being filled; becomes a [`Snapshot`] when sealed.
+pub struct SnapshotWriter {
+    file: File,
+    len: u64,
+}
+
+impl SnapshotWriter {
+    pub fn new() -> io::Result<SnapshotWriter> {
+        let fd = memfd_create(
+            c"seal-verified",
+            MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
+        )
+        .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+        Ok(SnapshotWriter {
+            file: File::from(fd),
+            len: 0,
+        })
+    }
+
+    pub fn append(&mut self, chunk: &[u8]) -> io::Result<()> {
+        self.file.write_all(chunk)?;
+        self.len += chunk.len() as u64;
+        Ok(())
+    }
+
+    /// Seals the memfd: no write, no shrink, no growth, and no seal removal.
+    pub fn seal(self) -> io::Result<Snapshot> {
+        let seals = SealFlag::F_SEAL_WRITE
+            | SealFlag::F_SEAL_SHRINK
+            | SealFlag::F_SEAL_GROW
+            | SealFlag::F_SEAL_SEAL;
+        fcntl(self.file.as_fd(), FcntlArg::F_ADD_SEALS(seals))
+            .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+        Ok(Snapshot {
+            file: self.file,
+            len: self.len,
+        })
+    }
+}
+
+/// Keeps the files whose paths are in `wanted` as snapshots while hashing.
+pub struct SnapshotKeeper<'a> {
+    pub wanted: &'a (dyn Fn(&FilePath) -> bool + Sync),
+}
+
+impl Keeper for SnapshotKeeper<'_> {
+    type Writer = SnapshotWriter;
+    type Kept = Snapshot;
+
+    fn wants(&self, path: &FilePath) -> bool {
+        (self.wanted)(path)
+    }
+    fn begin(&self, _path: &FilePath, _size_hint: u64) -> io::Result<SnapshotWriter> {
+        SnapshotWriter::new()
+    }
+    fn append(&self, writer: &mut SnapshotWriter, chunk: &[u8]) -> io::Result<()> {
+        writer.append(chunk)
+    }
+    fn finish(&self, writer: SnapshotWriter) -> io::Result<Snapshot> {
+        writer.seal()
+    }
+}
+
+/// A snapshot together with the digest its bytes were verified against.
+#[derive(Debug)]
+pub struct VerifiedFile {
+    pub snapshot: Snapshot,
+    pub digest: Digest,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_snapshot_cannot_change() {
+        let s = Snapshot::from_bytes(b"approved").unwrap();
+        assert_eq!(s.read_at(0, 100).unwrap(), b"approved");
+        assert_eq!(s.read_at(3, 2).unwrap(), b"ro");
+        assert!(s.read_at(8, 10).unwrap().is_empty());
+        assert!(s.read_at(100, 10).unwrap().is_empty());
+        // Writing through a new writable descriptor of the same memfd fails.
+        let path = format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(s.file())
+        );
+        let reopened = std::fs::OpenOptions::new().write(true).open(&path);
+        match reopened {
+            Ok(mut f) => assert!(
+                f.write_all(b"X").is_err(),
+                "write to a sealed memfd succeeded"
+            ),
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EPERM)),
+        }
+        assert!(
+            s.file().set_len(1).is_err(),
+            "shrink of a sealed memfd succeeded"
+        );
+        assert_eq!(s.read_at(0, 100).unwrap(), b"approved");
+    }
+}
