@@ -8,5 +8,6 @@
 pub mod cli;
 pub mod core;
 pub mod gate;
+pub mod mount;
 pub mod snapshot;
 pub mod surfaces;

@@ -25,9 +25,22 @@ use crate::core::paths::FilePath;
 pub struct Snapshot {
     file: File,
     len: u64,
+    digest: Option<Digest>,
 }
 
 impl Snapshot {
+    /// Records the SHA-256 these bytes were hashed to.
+    pub fn verified_as(mut self, digest: Option<Digest>) -> Snapshot {
+        self.digest = digest;
+        self
+    }
+
+    /// The SHA-256 of the bytes, when known: two snapshots with the same
+    /// digest hold the same bytes.
+    pub fn digest(&self) -> Option<Digest> {
+        self.digest
+    }
+
     pub fn len(&self) -> u64 {
         self.len
     }
@@ -97,6 +110,7 @@ impl SnapshotWriter {
         Ok(Snapshot {
             file: self.file,
             len: self.len,
+            digest: None,
         })
     }
 }
@@ -122,13 +136,6 @@ impl Keeper for SnapshotKeeper<'_> {
     fn finish(&self, writer: SnapshotWriter) -> io::Result<Snapshot> {
         writer.seal()
     }
-}
-
-/// A snapshot together with the digest its bytes were verified against.
-#[derive(Debug)]
-pub struct VerifiedFile {
-    pub snapshot: Snapshot,
-    pub digest: Digest,
 }
 
 #[cfg(test)]

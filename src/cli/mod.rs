@@ -6,6 +6,7 @@
 //! 1 verify Blocked (and `seal run` when a mask cannot be applied), 2 fatal.
 
 mod init;
+mod mount;
 mod output;
 mod pin;
 mod progress;
@@ -47,6 +48,21 @@ enum Command {
     Pin(PinArgs),
     /// Classify every bundle against seal.json; exit 0, 1 (Blocked) or 2
     Verify(VerifyArgs),
+    /// Serve a read-only view of the project where bundles are readable only
+    /// after a fresh verification (stays in the foreground)
+    Mount(MountArgs),
+}
+
+#[derive(Debug, Args)]
+struct MountArgs {
+    /// Where the view appears (an empty directory outside the project)
+    mountpoint: PathBuf,
+    /// Append a JSON line per gate decision to FILE
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+    /// Let other users (not only the one who mounted) use the view
+    #[arg(long)]
+    allow_other: bool,
 }
 
 #[derive(Debug, Args)]
@@ -102,6 +118,7 @@ pub enum CliError {
     },
     /// The requested change is not allowed; the message says why.
     Refused(String),
+    Mount(crate::mount::MountError),
 }
 
 impl std::fmt::Display for CliError {
@@ -125,6 +142,7 @@ impl std::fmt::Display for CliError {
             CliError::Discovery(e) => write!(f, "{e}"),
             CliError::Declined { command } => write!(f, "{command} aborted"),
             CliError::Refused(msg) => f.write_str(msg),
+            CliError::Mount(e) => write!(f, "{e}"),
         }
     }
 }
@@ -164,7 +182,8 @@ fn exit_code(result: &Result<Done, CliError>) -> u8 {
             | CliError::Invalid(_)
             | CliError::Discovery(_)
             | CliError::Declined { .. }
-            | CliError::Refused(_),
+            | CliError::Refused(_)
+            | CliError::Mount(_),
         ) => 2,
     }
 }
@@ -176,7 +195,7 @@ pub struct Context {
 }
 
 impl Context {
-    fn open(dir: Option<PathBuf>) -> Result<Context, CliError> {
+    pub fn open(dir: Option<PathBuf>) -> Result<Context, CliError> {
         let dir = dir.unwrap_or_else(|| PathBuf::from("."));
         let project = crate::core::fs::open_project(&dir).map_err(|source| CliError::Project {
             dir: dir.clone(),
@@ -184,6 +203,19 @@ impl Context {
         })?;
         Ok(Context { dir, project })
     }
+}
+
+/// Operational logs go to stderr through `tracing`, filtered by `SEAL_LOG`
+/// (for example `SEAL_LOG=info` or `SEAL_LOG=sealfs=debug`); warnings only by
+/// default, and only errors from the FUSE library (it warns about the second
+/// unmount after an external `umount`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SEAL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,fuser=error"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// Entry point of the `seal` binary.
@@ -204,13 +236,16 @@ pub fn main() -> ExitCode {
         Command::Init(_) => "init",
         Command::Pin(_) => "pin",
         Command::Verify(_) => "verify",
+        Command::Mount(_) => "mount",
     };
+    init_logging();
     let result = Context::open(cli.directory).and_then(|ctx| match cli.command {
         Command::Init(a) => init::run(&ctx, a.warn, a.verbose),
         Command::Pin(a) => pin::run(&ctx, &a.paths, a.prune, a.verbose),
         Command::Verify(a) => {
             verify::run(&ctx, verify::Mode::from_flags(a.json, a.quiet), a.verbose)
         }
+        Command::Mount(a) => mount::run(ctx, a.mountpoint, a.audit_log, a.allow_other),
     });
     // A fatal error is reported even under `verify --quiet`, as the reference
     // CLI does: exit 2 with no word is a riddle in a CI log.

@@ -240,6 +240,41 @@ impl Verdict {
     }
 }
 
+/// Whether the kernel may cache a lookup or attributes of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caching {
+    /// Ordinary paths and containers: their visibility never depends on a
+    /// verification.
+    Cacheable,
+    /// Sealed and surface paths: every lookup must reach the gate.
+    Fresh,
+}
+
+/// The answer to a lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    Hidden,
+    Shown(Caching),
+}
+
+impl Visibility {
+    pub fn is_shown(self) -> bool {
+        matches!(self, Visibility::Shown(_))
+    }
+}
+
+impl Place {
+    /// How long the kernel may remember answers about this place.
+    pub fn caching(&self) -> Caching {
+        match self {
+            Place::Ordinary | Place::Container => Caching::Cacheable,
+            Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => {
+                Caching::Fresh
+            }
+        }
+    }
+}
+
 /// What an open may do.
 #[derive(Debug)]
 pub enum OpenDecision {
@@ -289,8 +324,30 @@ impl Gate {
         self.live.current(self.project.as_fd())
     }
 
+    /// Whether the kernel may cache answers about `path`.
+    pub fn caching(&self, path: &ViewPath) -> Caching {
+        place(self.lock_view().patterns_source(), path).caching()
+    }
+
     /// Whether the entry `path` (of `kind`, with `link_target` when it is a
-    /// symlink) shows up in lookup and readdir.
+    /// symlink) shows up in lookup and readdir, and for how long.
+    pub fn lookup(
+        &self,
+        path: &ViewPath,
+        kind: EntryKind,
+        link_target: Option<&OsStr>,
+        who: Who,
+    ) -> Visibility {
+        let view = self.lock_view();
+        let place = place(view.patterns_source(), path);
+        if self.decide_visible(&view, &place, path, kind, link_target, who) {
+            Visibility::Shown(place.caching())
+        } else {
+            Visibility::Hidden
+        }
+    }
+
+    /// [`Gate::lookup`] as a yes or no.
     pub fn visible(
         &self,
         path: &ViewPath,
@@ -298,9 +355,19 @@ impl Gate {
         link_target: Option<&OsStr>,
         who: Who,
     ) -> bool {
-        let view = self.lock_view();
-        let place = place(view.patterns_source(), path);
-        match &place {
+        self.lookup(path, kind, link_target, who).is_shown()
+    }
+
+    fn decide_visible(
+        &self,
+        view: &LockView,
+        place: &Place,
+        path: &ViewPath,
+        kind: EntryKind,
+        link_target: Option<&OsStr>,
+        who: Who,
+    ) -> bool {
+        match place {
             Place::Ordinary | Place::Container => {
                 if kind == EntryKind::Symlink {
                     let dir = path.parent().map(|p| p.raw).unwrap_or_default();
@@ -310,14 +377,14 @@ impl Gate {
             }
             Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => {}
         }
-        if let LockView::Invalid { reason, .. } = &view {
-            self.record_fail_closed("lookup", &place, path, reason, who);
-            return false;
-        }
-        let LockView::Valid(lock) = &view else {
-            return false;
+        let lock = match view {
+            LockView::Invalid { reason, .. } => {
+                self.record_fail_closed("lookup", place, path, reason, who);
+                return false;
+            }
+            LockView::Valid(lock) => lock,
         };
-        match &place {
+        match place {
             Place::Sealed { key, root_len } if *root_len == path.depth() => {
                 let verdict = self.sealed_run(key, None);
                 let allowed = verdict.verdict.allows();
@@ -355,7 +422,7 @@ impl Gate {
                             self.record_artifact(
                                 Event::Hide,
                                 "lookup",
-                                &place,
+                                place,
                                 path,
                                 lock.policy,
                                 None,

@@ -1,0 +1,133 @@
+//! The errors of the mount layer: why a request fails ([`FsError`], mapped to
+//! an errno in one exhaustive match) and why a mount cannot start
+//! ([`MountError`], mapped to exit code 2 by the CLI).
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use fuser::Errno;
+
+use crate::core::lockfile::LockfileError;
+use crate::core::store::StoreError;
+
+/// Why one FUSE request fails.
+#[derive(Debug)]
+pub enum FsError {
+    /// The gate hides the path (or it does not exist).
+    NotFound,
+    /// Any attempt to change the view.
+    ReadOnly,
+    /// A new version of a file is verified while handles to the old one are
+    /// open, and the kernel cannot serve both through passthrough.
+    Busy,
+    /// The inode or handle is not known (forgotten, or never issued).
+    Stale,
+    /// A non-directory was asked to behave as one.
+    NotADirectory,
+    /// A request the view does not support.
+    Unsupported,
+    /// What the disk said.
+    Io(io::Error),
+}
+
+impl FsError {
+    /// The errno sent to the kernel.
+    pub fn errno(&self) -> Errno {
+        match self {
+            FsError::NotFound => Errno::ENOENT,
+            FsError::ReadOnly => Errno::EROFS,
+            FsError::Busy => Errno::EBUSY,
+            FsError::Stale => Errno::ESTALE,
+            FsError::NotADirectory => Errno::ENOTDIR,
+            FsError::Unsupported => Errno::ENOTSUP,
+            FsError::Io(e) => e.raw_os_error().map_or(Errno::EIO, Errno::from_i32),
+        }
+    }
+}
+
+impl From<io::Error> for FsError {
+    fn from(e: io::Error) -> Self {
+        FsError::Io(e)
+    }
+}
+
+/// Why `seal mount` (or the mount inside `seal run`) cannot start.
+#[derive(Debug)]
+pub enum MountError {
+    Project { dir: PathBuf, source: io::Error },
+    Lockfile(StoreError),
+    Invalid(LockfileError),
+    MountpointMissing(PathBuf),
+    MountpointNotDirectory(PathBuf),
+    MountpointInsideProject(PathBuf),
+    StaleMount(PathBuf),
+    FuseUnavailable(io::Error),
+    AuditLog { path: PathBuf, source: io::Error },
+    Mount(io::Error),
+}
+
+impl fmt::Display for MountError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = |p: &PathBuf| crate::core::escape::escaped_os(p.as_os_str());
+        match self {
+            MountError::Project { dir, source } => {
+                write!(f, "cannot open project directory {}: {source}", shown(dir))
+            }
+            MountError::Lockfile(StoreError::Missing) => {
+                write!(
+                    f,
+                    "seal.json not found in the project root; run 'seal init' first (refusing to mount)"
+                )
+            }
+            MountError::Lockfile(e) => write!(f, "{e} (refusing to mount)"),
+            MountError::Invalid(e) => write!(
+                f,
+                "{e}\nrefusing to mount: an invalid lockfile fails closed"
+            ),
+            MountError::MountpointMissing(p) => write!(f, "mountpoint {} does not exist", shown(p)),
+            MountError::MountpointNotDirectory(p) => {
+                write!(f, "mountpoint {} is not a directory", shown(p))
+            }
+            MountError::MountpointInsideProject(p) => write!(
+                f,
+                "mountpoint {} is inside the project; mount the view outside it (or use 'seal run' to \
+                 see it at the project's own path)",
+                shown(p)
+            ),
+            MountError::StaleMount(p) => write!(
+                f,
+                "{} is a stale FUSE mount left by a daemon that died; clear it with \
+                 'fusermount3 -u {0}' (or 'umount -l {0}' as root), then mount again",
+                shown(p)
+            ),
+            MountError::FuseUnavailable(e) => write!(
+                f,
+                "/dev/fuse is not usable ({e}); load the fuse module and make sure this user may \
+                 open /dev/fuse (or run as root)"
+            ),
+            MountError::AuditLog { path, source } => {
+                write!(f, "cannot open audit log {}: {source}", shown(path))
+            }
+            MountError::Mount(e) => write!(f, "mount failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for MountError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errnos() {
+        assert_eq!(FsError::NotFound.errno(), Errno::ENOENT);
+        assert_eq!(FsError::ReadOnly.errno(), Errno::EROFS);
+        assert_eq!(
+            FsError::Io(io::Error::from_raw_os_error(libc::EACCES)).errno(),
+            Errno::EACCES
+        );
+        assert_eq!(FsError::Io(io::Error::other("x")).errno(), Errno::EIO);
+    }
+}
