@@ -9,5 +9,6 @@ pub mod cli;
 pub mod core;
 pub mod gate;
 pub mod mount;
+pub mod run;
 pub mod snapshot;
 pub mod surfaces;

@@ -609,3 +609,322 @@ mod tests {
         assert!(proposed(&["README.md", "src/lib.rs"], &[]).is_empty());
     }
 }
+
+/// Where a project-external location is anchored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// The target user's home directory.
+    Home,
+    /// `$XDG_CONFIG_HOME`, or `~/.config` when unset or not absolute.
+    XdgConfig,
+    /// A directory named by an environment variable (only when it is set).
+    EnvDir(&'static str),
+    /// A file named by an environment variable (only when it is set).
+    EnvFile(&'static str),
+    /// A list of directories in an environment variable, separated by `:` or `,`.
+    EnvDirList(&'static str),
+    /// An absolute path.
+    Root,
+}
+
+/// One project-external place an agent loads extensions from (SPEC: in a
+/// sealed project these are suppressed unconditionally; `seal run` masks them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExternalRow {
+    pub base: Base,
+    /// Relative to the base (empty for the base itself).
+    pub path: &'static str,
+    pub agents: &'static str,
+    pub source: &'static str,
+}
+
+const fn ext(
+    base: Base,
+    path: &'static str,
+    agents: &'static str,
+    source: &'static str,
+) -> ExternalRow {
+    ExternalRow {
+        base,
+        path,
+        agents,
+        source,
+    }
+}
+
+const CLAUDE_USER: &[&str] = &[
+    "CLAUDE.md",
+    "rules",
+    "skills",
+    "commands",
+    "agents",
+    "output-styles",
+    "workflows",
+    "settings.json",
+    "settings.local.json",
+    "plugins",
+];
+const CODEX_USER: &[&str] = &[
+    "AGENTS.md",
+    "AGENTS.override.md",
+    "config.toml",
+    "hooks.json",
+    "rules",
+    "agents",
+    "skills",
+];
+const GEMINI_USER: &[&str] = &[
+    "GEMINI.md",
+    "skills",
+    "commands",
+    "agents",
+    "settings.json",
+    "extensions",
+    "policies",
+];
+const COPILOT_USER: &[&str] = &[
+    "copilot-instructions.md",
+    "instructions",
+    "agents",
+    "skills",
+    "hooks",
+    "mcp-config.json",
+    "settings.json",
+    "installed-plugins",
+];
+const OPENCODE_USER: &[&str] = &[
+    "opencode.json",
+    "opencode.jsonc",
+    "AGENTS.md",
+    "agents",
+    "commands",
+    "plugins",
+    "skills",
+    "tools",
+];
+
+/// Rows that are a fixed list of names under one directory per base.
+const fn group(
+    base: Base,
+    dir: &'static str,
+    names: &'static [&'static str],
+    agents: &'static str,
+    source: &'static str,
+) -> ExternalGroup {
+    ExternalGroup {
+        base,
+        dir,
+        names,
+        agents,
+        source,
+    }
+}
+
+/// Several names under one directory of one base.
+#[derive(Debug, Clone, Copy)]
+pub struct ExternalGroup {
+    pub base: Base,
+    pub dir: &'static str,
+    pub names: &'static [&'static str],
+    pub agents: &'static str,
+    pub source: &'static str,
+}
+
+/// The project-external table, grouped by directory.
+pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
+    group(
+        Base::Home,
+        ".claude",
+        CLAUDE_USER,
+        "Claude Code (Cursor and OpenCode read some of it)",
+        "claude-settings",
+    ),
+    group(
+        Base::EnvDir("CLAUDE_CONFIG_DIR"),
+        "",
+        CLAUDE_USER,
+        "Claude Code",
+        "claude-settings",
+    ),
+    group(
+        Base::Home,
+        ".codex",
+        CODEX_USER,
+        "Codex CLI (Cursor reads skills)",
+        "codex-config",
+    ),
+    group(
+        Base::EnvDir("CODEX_HOME"),
+        "",
+        CODEX_USER,
+        "Codex CLI",
+        "codex-config",
+    ),
+    group(
+        Base::Home,
+        ".gemini",
+        GEMINI_USER,
+        "Gemini CLI",
+        "gemini-config",
+    ),
+    group(
+        Base::EnvDir("GEMINI_CLI_HOME"),
+        ".gemini",
+        GEMINI_USER,
+        "Gemini CLI",
+        "gemini-config",
+    ),
+    group(
+        Base::Home,
+        ".copilot",
+        COPILOT_USER,
+        "Copilot CLI",
+        "copilot-cli",
+    ),
+    group(
+        Base::EnvDir("COPILOT_HOME"),
+        "",
+        COPILOT_USER,
+        "Copilot CLI",
+        "copilot-cli",
+    ),
+    group(
+        Base::XdgConfig,
+        "opencode",
+        OPENCODE_USER,
+        "OpenCode",
+        "opencode-config",
+    ),
+    group(
+        Base::EnvDir("OPENCODE_CONFIG_DIR"),
+        "",
+        OPENCODE_USER,
+        "OpenCode",
+        "opencode-config",
+    ),
+    group(
+        Base::Home,
+        ".cursor",
+        &["skills", "hooks.json", "mcp.json", "rules"],
+        "Cursor",
+        "cursor-rules",
+    ),
+    group(
+        Base::Home,
+        ".codeium/windsurf",
+        &["skills", "mcp_config.json", "global_rules.md", "memories"],
+        "Windsurf (unconfirmed)",
+        "research",
+    ),
+    group(
+        Base::Home,
+        ".continue",
+        &[
+            "config.yaml",
+            "config.json",
+            "rules",
+            "prompts",
+            "mcpServers",
+        ],
+        "Continue",
+        "continue-rules",
+    ),
+    group(
+        Base::XdgConfig,
+        "amp",
+        &["AGENTS.md", "settings.json", "skills"],
+        "Amp (unconfirmed)",
+        "research",
+    ),
+];
+
+/// Single project-external locations.
+pub static EXTERNAL_ROWS: &[ExternalRow] = &[
+    ext(
+        Base::Home,
+        ".claude.json",
+        "Claude Code (user MCP servers)",
+        "claude-mcp",
+    ),
+    ext(
+        Base::Home,
+        ".agents/skills",
+        "Codex CLI, Gemini CLI, Copilot CLI, OpenCode (Agent Skills)",
+        "agent-skills",
+    ),
+    ext(
+        Base::XdgConfig,
+        "agents/skills",
+        "Amp (unconfirmed)",
+        "research",
+    ),
+    ext(Base::Home, "Documents/Cline/Rules", "Cline", "cline-rules"),
+    ext(Base::Home, "Cline/Rules", "Cline", "cline-rules"),
+    ext(
+        Base::EnvFile("OPENCODE_CONFIG"),
+        "",
+        "OpenCode",
+        "opencode-config",
+    ),
+    ext(
+        Base::EnvFile("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
+        "",
+        "Gemini CLI",
+        "gemini-config",
+    ),
+    ext(
+        Base::EnvFile("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"),
+        "",
+        "Gemini CLI",
+        "gemini-config",
+    ),
+    ext(
+        Base::EnvDirList("COPILOT_CUSTOM_INSTRUCTIONS_DIRS"),
+        "",
+        "Copilot CLI",
+        "copilot-cli",
+    ),
+    ext(
+        Base::Root,
+        "/etc/claude-code",
+        "Claude Code (managed settings, CLAUDE.md, MCP, skills)",
+        "claude-settings",
+    ),
+    ext(
+        Base::Root,
+        "/etc/codex",
+        "Codex CLI (system config and skills)",
+        "codex-config",
+    ),
+    ext(
+        Base::Root,
+        "/etc/gemini-cli",
+        "Gemini CLI (system settings, defaults, policies)",
+        "gemini-config",
+    ),
+    ext(Base::Root, "/etc/opencode", "OpenCode", "opencode-config"),
+    ext(Base::Root, "/etc/ampcode", "Amp (unconfirmed)", "research"),
+];
+
+/// Names masked in every parent directory of the project (agents walk up
+/// from the working directory for these): instruction files, agent
+/// directories, and the fixed part of every project row outside agent
+/// directories (`.github/copilot-instructions.md`, `.mcp.json`, ...).
+pub fn parent_names() -> Vec<String> {
+    let mut names: Vec<String> = INSTRUCTION_FILES.iter().map(|s| s.to_string()).collect();
+    names.extend(AGENT_DIRS.iter().map(|s| s.to_string()));
+    for row in PROJECT_ROWS {
+        let fixed: Vec<&str> = row
+            .pattern
+            .split('/')
+            .take_while(|s| !s.contains('*'))
+            .collect();
+        if fixed.is_empty() || AGENT_DIRS.contains(&fixed[0]) {
+            continue;
+        }
+        names.push(fixed.join("/"));
+    }
+    names.sort();
+    names.dedup();
+    names
+}

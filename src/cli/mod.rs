@@ -11,7 +11,9 @@ mod output;
 mod pin;
 mod progress;
 mod prompt;
+mod run;
 mod verify;
+mod why;
 
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
@@ -51,6 +53,42 @@ enum Command {
     /// Serve a read-only view of the project where bundles are readable only
     /// after a fresh verification (stays in the foreground)
     Mount(MountArgs),
+    /// Run a command (an agent) in a private namespace: the sealed view at the
+    /// project's own path, every project-external extension masked
+    Run(RunArgs),
+    /// Explain how one path is classified and what is decided about it
+    Why(WhyArgs),
+}
+
+#[derive(Debug, Args)]
+struct WhyArgs {
+    /// A path in the project (relative to it) or outside it (absolute)
+    path: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Append a JSON line per gate decision to FILE
+    #[arg(long, value_name = "FILE")]
+    audit_log: Option<PathBuf>,
+    /// Run the command as USER (name or uid; needs root). Default: the user
+    /// behind sudo, else the caller
+    #[arg(long, value_name = "USER")]
+    user: Option<String>,
+    /// Print what the command would see and which locations would be masked,
+    /// then exit with the verify exit code
+    #[arg(long)]
+    dry_run: bool,
+    /// With --dry-run: print the result as JSON on stdout
+    #[arg(long, requires = "dry_run")]
+    json: bool,
+    /// The command and its arguments
+    #[arg(
+        value_name = "CMD",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    command: Vec<OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -119,6 +157,7 @@ pub enum CliError {
     /// The requested change is not allowed; the message says why.
     Refused(String),
     Mount(crate::mount::MountError),
+    Run(crate::run::RunError),
 }
 
 impl std::fmt::Display for CliError {
@@ -143,6 +182,7 @@ impl std::fmt::Display for CliError {
             CliError::Declined { command } => write!(f, "{command} aborted"),
             CliError::Refused(msg) => f.write_str(msg),
             CliError::Mount(e) => write!(f, "{e}"),
+            CliError::Run(e) => write!(f, "{e}"),
         }
     }
 }
@@ -169,6 +209,8 @@ pub enum Done {
     Success,
     /// `verify` with outcome Blocked.
     Blocked,
+    /// `run`: the command's own exit status.
+    Exit(u8),
 }
 
 /// The exit code of every result, in one exhaustive match.
@@ -176,6 +218,21 @@ fn exit_code(result: &Result<Done, CliError>) -> u8 {
     match result {
         Ok(Done::Success) => 0,
         Ok(Done::Blocked) => 1,
+        Ok(Done::Exit(code)) => *code,
+        // SPEC: a project-external extension that cannot be suppressed makes
+        // the outcome Blocked.
+        Err(CliError::Run(crate::run::RunError::MaskImpossible { .. })) => 1,
+        Err(CliError::Run(
+            crate::run::RunError::Lockfile(_)
+            | crate::run::RunError::Invalid(_)
+            | crate::run::RunError::Discovery(_)
+            | crate::run::RunError::Project(_)
+            | crate::run::RunError::User(_)
+            | crate::run::RunError::Namespace(_)
+            | crate::run::RunError::Unprivileged(_)
+            | crate::run::RunError::Mount(_)
+            | crate::run::RunError::Command(_),
+        )) => 2,
         Err(
             CliError::Project { .. }
             | CliError::Store(_)
@@ -237,6 +294,8 @@ pub fn main() -> ExitCode {
         Command::Pin(_) => "pin",
         Command::Verify(_) => "verify",
         Command::Mount(_) => "mount",
+        Command::Run(_) => "run",
+        Command::Why(_) => "why",
     };
     init_logging();
     let result = Context::open(cli.directory).and_then(|ctx| match cli.command {
@@ -246,6 +305,17 @@ pub fn main() -> ExitCode {
             verify::run(&ctx, verify::Mode::from_flags(a.json, a.quiet), a.verbose)
         }
         Command::Mount(a) => mount::run(ctx, a.mountpoint, a.audit_log, a.allow_other),
+        Command::Run(a) => run::run(
+            ctx,
+            run::RunArgs {
+                audit_log: a.audit_log,
+                user: a.user,
+                dry_run: a.dry_run,
+                json: a.json,
+                command: a.command,
+            },
+        ),
+        Command::Why(a) => why::run(&ctx, &a.path),
     });
     // A fatal error is reported even under `verify --quiet`, as the reference
     // CLI does: exit 2 with no word is a riddle in a CI log.

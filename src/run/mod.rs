@@ -1,0 +1,444 @@
+//! `seal run`: an unmodified agent in a sealed namespace.
+//!
+//! [`prepare`] decides everything without changing anything (the lockfile, the
+//! verification, who the command runs as, where it starts, which locations are
+//! masked); `--dry-run` prints that and stops. [`execute`] then builds the
+//! namespace (see [`namespace`]), mounts the sealed view at the project's own
+//! path, runs the command and returns its exit status.
+
+pub mod masks;
+pub mod namespace;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use nix::unistd::{Gid, Uid, User};
+
+use masks::{MaskInputs, MaskState, Planned};
+use namespace::{Identity, Launch};
+
+use crate::core::discovery::{DiscoveryError, Listings};
+use crate::core::fs::{EntryKind, RawPath};
+use crate::core::lockfile::{Lockfile, LockfileError};
+use crate::core::store::{StoreError, read_lockfile};
+use crate::core::verify::{ProjectReport, verify_project};
+use crate::gate::{Place, ViewPath, place};
+use crate::mount::{MountError, MountRequest};
+
+/// Why `seal run` stops before (or instead of) running the command.
+#[derive(Debug)]
+pub enum RunError {
+    Lockfile(StoreError),
+    Invalid(LockfileError),
+    Discovery(DiscoveryError),
+    Project(io::Error),
+    User(String),
+    /// A project-external location cannot be masked: the outcome is Blocked.
+    MaskImpossible {
+        location: PathBuf,
+        reason: String,
+    },
+    Namespace(io::Error),
+    Unprivileged(String),
+    Mount(MountError),
+    Command(io::Error),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
+        match self {
+            RunError::Lockfile(StoreError::Missing) => {
+                write!(
+                    f,
+                    "seal.json not found in the project root; run 'seal init' first (nothing was run)"
+                )
+            }
+            RunError::Lockfile(e) => write!(f, "{e} (nothing was run)"),
+            RunError::Invalid(e) => {
+                write!(f, "{e}\nnothing was run: an invalid lockfile fails closed")
+            }
+            RunError::Discovery(e) => write!(f, "{e} (nothing was run)"),
+            RunError::Project(e) => write!(f, "cannot resolve the project directory: {e}"),
+            RunError::User(msg) => f.write_str(msg),
+            RunError::MaskImpossible { location, reason } => write!(
+                f,
+                "cannot mask the project-external location {}: {reason}\nResult: Blocked (project-external \
+                 extensions cannot be suppressed); the command was not started",
+                shown(location)
+            ),
+            RunError::Namespace(e) => write!(f, "cannot create the sealed namespace: {e}"),
+            RunError::Unprivileged(msg) => f.write_str(msg),
+            RunError::Mount(e) => write!(f, "{e}"),
+            RunError::Command(e) => write!(f, "cannot start the command: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// What the user asked for.
+pub struct RunRequest {
+    pub project_dir: PathBuf,
+    pub project: OwnedFd,
+    pub command: Vec<OsString>,
+    pub audit_log: Option<PathBuf>,
+    pub user: Option<String>,
+}
+
+/// Everything decided before anything changes.
+pub struct Prepared {
+    pub request: RunRequest,
+    pub project_path: PathBuf,
+    pub lockfile: Lockfile,
+    pub report: ProjectReport,
+    pub plan: Vec<Planned>,
+    pub identity: Identity,
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: PathBuf,
+}
+
+impl Prepared {
+    /// The first location that cannot be masked, if any.
+    pub fn impossible_mask(&self) -> Option<(&Path, &str)> {
+        self.plan.iter().find_map(|p| match &p.state {
+            MaskState::Impossible { reason } => Some((p.location.as_path(), reason.as_str())),
+            _ => None,
+        })
+    }
+}
+
+/// Reads and verifies the project and plans the namespace.
+pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
+    let bytes = read_lockfile(request.project.as_fd()).map_err(RunError::Lockfile)?;
+    let lockfile = Lockfile::parse(&bytes).map_err(RunError::Invalid)?;
+    let mut listings = Listings::new(request.project.as_fd());
+    let report = verify_project(&mut listings, &lockfile, None).map_err(RunError::Discovery)?;
+    let project_path = std::fs::canonicalize(&request.project_dir).map_err(RunError::Project)?;
+    let target = target_user(request.user.as_deref(), &project_path)?;
+    let plan = masks::plan(&target.mask_inputs);
+    // seal runs from the project root (or -C DIR): the command starts there,
+    // inside the view.
+    let cwd = project_path.clone();
+    Ok(Prepared {
+        request,
+        project_path,
+        lockfile,
+        report,
+        plan,
+        identity: target.identity,
+        env: target.env,
+        cwd,
+    })
+}
+
+/// The command's user, environment, and the inputs of its mask plan.
+pub struct Target {
+    pub identity: Identity,
+    pub env: Vec<(OsString, OsString)>,
+    pub mask_inputs: MaskInputs,
+}
+
+/// Works out who the command runs as and what its masks are based on.
+pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, RunError> {
+    let (identity, home, user_name) = identity_for(user)?;
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    if identity.switch {
+        set_env(&mut env, "HOME", home.clone().map(PathBuf::into_os_string));
+        set_env(&mut env, "USER", user_name.clone().map(OsString::from));
+        set_env(&mut env, "LOGNAME", user_name.map(OsString::from));
+    }
+    // Both the target's home and the caller's $HOME: an agent may use either.
+    let mut homes: Vec<PathBuf> = home.into_iter().collect();
+    if let Some(h) = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+    {
+        homes.push(h);
+    }
+    let mut canonical: Vec<PathBuf> = Vec::new();
+    for h in homes {
+        let h = std::fs::canonicalize(&h).unwrap_or(h);
+        if !canonical.contains(&h) {
+            canonical.push(h);
+        }
+    }
+    let mask_inputs = MaskInputs {
+        homes: canonical,
+        env: env
+            .iter()
+            .filter_map(|(k, v)| k.to_str().map(|k| (k.to_string(), v.clone())))
+            .collect::<BTreeMap<_, _>>(),
+        project: project_path.to_path_buf(),
+    };
+    Ok(Target {
+        identity,
+        env,
+        mask_inputs,
+    })
+}
+
+fn set_env(env: &mut Vec<(OsString, OsString)>, key: &str, value: Option<OsString>) {
+    let Some(value) = value else { return };
+    env.retain(|(k, _)| k != key);
+    env.push((OsString::from(key), value));
+}
+
+/// Who the command runs as: `--user`, else the user behind `sudo`, else the
+/// caller. Returns the identity, the home directory and the user name.
+fn identity_for(
+    user: Option<&str>,
+) -> Result<(Identity, Option<PathBuf>, Option<String>), RunError> {
+    let root = Uid::effective().is_root();
+    let lookup_err =
+        |e: nix::errno::Errno| RunError::User(format!("cannot read the user database: {e}"));
+    let target = match user {
+        Some(spec) => {
+            if !root {
+                return Err(RunError::User(
+                    "--user needs seal run to be started as root".into(),
+                ));
+            }
+            let found = match spec.parse::<u32>() {
+                Ok(uid) => User::from_uid(Uid::from_raw(uid)).map_err(lookup_err)?,
+                Err(_) => User::from_name(spec).map_err(lookup_err)?,
+            };
+            Some(found.ok_or_else(|| {
+                RunError::User(format!(
+                    "no such user: {}",
+                    crate::core::escape::quoted(spec)
+                ))
+            })?)
+        }
+        None if root => match std::env::var("SUDO_UID")
+            .ok()
+            .and_then(|u| u.parse::<u32>().ok())
+        {
+            Some(uid) if uid != 0 => {
+                let gid = std::env::var("SUDO_GID")
+                    .ok()
+                    .and_then(|g| g.parse::<u32>().ok());
+                let found = User::from_uid(Uid::from_raw(uid)).map_err(lookup_err)?;
+                match found {
+                    Some(mut u) => {
+                        if let Some(g) = gid {
+                            u.gid = Gid::from_raw(g);
+                        }
+                        Some(u)
+                    }
+                    None => {
+                        return Ok((
+                            Identity {
+                                uid: Uid::from_raw(uid),
+                                gid: Gid::from_raw(gid.unwrap_or(uid)),
+                                groups: vec![Gid::from_raw(gid.unwrap_or(uid))],
+                                switch: true,
+                            },
+                            None,
+                            None,
+                        ));
+                    }
+                }
+            }
+            _ => None,
+        },
+        None => None,
+    };
+    match target {
+        Some(u) => {
+            let name = std::ffi::CString::new(u.name.clone())
+                .map_err(|_| RunError::User("bad user name".into()))?;
+            let groups = nix::unistd::getgrouplist(&name, u.gid).unwrap_or_else(|_| vec![u.gid]);
+            Ok((
+                Identity {
+                    uid: u.uid,
+                    gid: u.gid,
+                    groups,
+                    switch: u.uid != Uid::current() || u.gid != Gid::current(),
+                },
+                Some(u.dir),
+                Some(u.name),
+            ))
+        }
+        None => Ok((
+            Identity {
+                uid: Uid::current(),
+                gid: Gid::current(),
+                groups: Vec::new(),
+                switch: false,
+            },
+            None,
+            None,
+        )),
+    }
+}
+
+/// Builds the namespace, mounts the view, runs the command; returns its exit
+/// status (128+N when a signal ended it).
+pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
+    if let Some((location, reason)) = prepared.impossible_mask() {
+        return Err(RunError::MaskImpossible {
+            location: location.to_path_buf(),
+            reason: reason.to_string(),
+        });
+    }
+    let unprivileged = !Uid::effective().is_root();
+    if unprivileged {
+        crate::mount::check_fuse_device().map_err(|e| {
+            RunError::Unprivileged(format!(
+                "{e}\nseal run without root needs user namespaces and a /dev/fuse this user may open; \
+                 run it as root (sudo seal run ...) or make /dev/fuse usable (mode 0666, as most \
+                 distributions ship it)"
+            ))
+        })?;
+    }
+    let launch = Launch::new(
+        &prepared.request.command,
+        &prepared.env,
+        &prepared.cwd,
+        prepared.identity.clone(),
+    )
+    .map_err(RunError::Command)?;
+    namespace::enter_namespaces(unprivileged).map_err(|e| {
+        if unprivileged {
+            RunError::Unprivileged(format!(
+                "cannot create a user namespace ({e}); this kernel does not let unprivileged users \
+                 create one. Run seal run as root instead."
+            ))
+        } else {
+            RunError::Namespace(e)
+        }
+    })?;
+    let masked = namespace::apply_masks(&prepared.plan).map_err(|(location, e)| {
+        RunError::MaskImpossible {
+            location,
+            reason: e.to_string(),
+        }
+    })?;
+    tracing::info!("{masked} project-external locations masked");
+    let child = namespace::spawn(&launch).map_err(RunError::Command)?;
+    let request = MountRequest {
+        project_dir: prepared.request.project_dir.clone(),
+        mountpoint: prepared.project_path.clone(),
+        audit_log: prepared.request.audit_log.clone(),
+        allow_other: true,
+    };
+    let view = (|| {
+        let gate =
+            crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)?;
+        let session = crate::mount::mount(gate, &prepared.project_path, true)?;
+        session.spawn().map_err(MountError::Mount)
+    })();
+    let view = match view {
+        Ok(v) => v,
+        // Dropping `child` closes the go pipe: the init exits without running anything.
+        Err(e) => return Err(RunError::Mount(e)),
+    };
+    let pid = child.go().map_err(RunError::Command)?;
+    let code = namespace::supervise(pid);
+    drop(view);
+    Ok(code)
+}
+
+/// One line of `--dry-run`: a bundle or artifact and whether the command
+/// would see it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SeenEntry {
+    pub path: String,
+    pub kind: &'static str,
+    pub state: String,
+    pub visible: bool,
+    pub why: String,
+}
+
+/// What the command would see: every bundle of the verification set and
+/// every unverified artifact on the built-in surfaces.
+pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
+    use crate::core::lockfile::Policy;
+    use crate::core::verify::BundleState;
+    let warn = prepared.lockfile.policy == Policy::Warn;
+    let mut out: Vec<SeenEntry> = prepared
+        .report
+        .bundles
+        .iter()
+        .map(|b| {
+            let visible = match b.state {
+                BundleState::Verified => true,
+                BundleState::Removed => false,
+                BundleState::Unverified | BundleState::Mismatch => warn,
+            };
+            SeenEntry {
+                path: b.name.as_display(),
+                kind: "bundle",
+                state: b.state.as_str().to_string(),
+                visible,
+                why: match (b.state, visible) {
+                    (BundleState::Verified, _) => "verified".to_string(),
+                    (BundleState::Removed, _) => "not on disk".to_string(),
+                    (_, true) => "warn mode: visible, every load logged".to_string(),
+                    (_, false) => "block mode: hidden".to_string(),
+                },
+            }
+        })
+        .collect();
+    let mut listings = Listings::new(prepared.request.project.as_fd());
+    let mut stack = vec![ViewPath::root()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = listings.list(&dir.raw) else {
+            continue;
+        };
+        for entry in entries.iter() {
+            if entry.name == ".git" {
+                continue;
+            }
+            let path = dir.child(&entry.name);
+            match place(&prepared.lockfile, &path) {
+                Place::Artifact { root_len, rule } if root_len == path.depth() => {
+                    let empty = entry.kind == EntryKind::Dir
+                        && !crate::core::discovery::has_trackable_entry(&mut listings, &path.raw)
+                            .unwrap_or(true);
+                    if !empty {
+                        out.push(SeenEntry {
+                            path: path.display(),
+                            kind: "artifact",
+                            state: "Unverified".to_string(),
+                            visible: warn,
+                            why: format!(
+                                "{}; no sealed root covers it ({})",
+                                rule.describe(),
+                                if warn {
+                                    "warn mode: visible, every load logged"
+                                } else {
+                                    "block mode: hidden"
+                                }
+                            ),
+                        });
+                    }
+                }
+                Place::Unmappable { root_len } if root_len == path.depth() => out.push(SeenEntry {
+                    path: path.display(),
+                    kind: "artifact",
+                    state: "Unverified".to_string(),
+                    visible: warn,
+                    why: "a discovery pattern produces it but its name is not UTF-8".to_string(),
+                }),
+                Place::Ordinary | Place::Container if entry.kind == EntryKind::Dir => {
+                    stack.push(path)
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Project-relative raw path of an absolute path inside the project.
+pub fn relative_in_project(project: &Path, path: &Path) -> Option<RawPath> {
+    let rest = path.strip_prefix(project).ok()?;
+    Some(RawPath(rest.iter().map(OsString::from).collect()))
+}
