@@ -39,6 +39,9 @@ pub enum Problem {
     NfcTwins { path: String },
     /// A name that is not UTF-8 cannot be recorded in the lockfile.
     NotUtf8 { path: String },
+    /// A UTF-8 name that a lockfile path cannot hold (a backslash in a file
+    /// name; a backslash, CR or LF in a bundle root's name).
+    BadName { path: String, reason: String },
     /// The root is reached through a symlinked directory.
     ThroughSymlink { path: String },
 }
@@ -52,6 +55,7 @@ impl Problem {
             | Problem::Unreadable { path, .. }
             | Problem::NfcTwins { path }
             | Problem::NotUtf8 { path }
+            | Problem::BadName { path, .. }
             | Problem::ThroughSymlink { path } => path,
         }
     }
@@ -76,6 +80,9 @@ impl fmt::Display for Problem {
                 )
             }
             Problem::NotUtf8 { .. } => write!(f, "{path} has a name that is not valid UTF-8"),
+            Problem::BadName { reason, .. } => {
+                write!(f, "{path} has a name seal.json cannot record: it {reason}")
+            }
             Problem::ThroughSymlink { .. } => {
                 write!(f, "{path} is a symlink on the way to the sealed root")
             }
@@ -222,6 +229,15 @@ fn walk(
             } else {
                 format!("{rel}/{name}")
             };
+            // SPEC: recorded paths must not contain backslashes, so such a
+            // file can be neither pinned nor verified.
+            if child_rel.contains('\\') {
+                problems.push(Problem::BadName {
+                    path: child_rel,
+                    reason: crate::core::paths::PathRule::Backslash.to_string(),
+                });
+                continue;
+            }
             if !seen.insert(child_rel.clone()) {
                 problems.push(Problem::NfcTwins { path: child_rel });
                 continue;
@@ -461,6 +477,30 @@ mod tests {
             "{kinds:?}"
         );
         assert!(kinds.iter().any(|p| p.contains("NFC")), "{kinds:?}");
+    }
+
+    #[test]
+    fn backslash_names_are_problems_not_recorded_paths() {
+        let t = tempfile::tempdir().unwrap();
+        let b = t.path().join("b");
+        fs::create_dir_all(b.join("dir\\x")).unwrap();
+        fs::write(b.join("dir\\x/inner"), "1").unwrap();
+        fs::write(b.join("back\\slash"), "2").unwrap();
+        fs::write(b.join("ok"), "3").unwrap();
+        let o = observe(t.path(), &["b"], EntryKind::Dir);
+        let paths: Vec<&str> = o.files.keys().map(FilePath::as_str).collect();
+        assert_eq!(paths, ["ok"]);
+        for p in &o.files {
+            assert!(FilePath::parse(p.0.as_str()).is_ok());
+        }
+        let problems: Vec<String> = o.problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(
+            problems,
+            [
+                "back\\\\slash has a name seal.json cannot record: it contains a backslash (paths use forward slashes)",
+                "dir\\\\x has a name seal.json cannot record: it contains a backslash (paths use forward slashes)",
+            ]
+        );
     }
 
     #[test]
