@@ -37,10 +37,7 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
     let expansion = expand(&mut listings, &lock.discovery)?;
     let mut blockers = Vec::new();
     for root in &expansion.unmappable {
-        blockers.push(format!(
-            "./{}: a name on its path is not UTF-8",
-            root.raw.display()
-        ));
+        blockers.push(format!("./{}: {}", root.raw.display(), root.reason()));
     }
     for (key, locations) in &expansion.roots {
         let [(raw, kind)] = locations.as_slice() else {

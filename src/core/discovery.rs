@@ -95,6 +95,23 @@ pub struct UnmappableRoot {
     pub raw: RawPath,
 }
 
+impl UnmappableRoot {
+    /// The key rule the path breaks when it is UTF-8 (a backslash, CR or LF in
+    /// a name); `None` when a name on it is not UTF-8.
+    pub fn key_rule(&self) -> Option<super::paths::PathRule> {
+        let text = self.raw.to_os_string().into_string().ok()?;
+        BundleKey::parse(&format!("./{text}")).err()
+    }
+
+    /// Why no bundle key can name this root, for messages.
+    pub fn reason(&self) -> String {
+        match self.key_rule() {
+            Some(rule) => format!("its path {rule}, which a bundle key cannot hold"),
+            None => "a name on its path is not valid UTF-8".to_string(),
+        }
+    }
+}
+
 /// What the discovery patterns produce on disk.
 #[derive(Debug, Default)]
 pub struct Expansion {
@@ -258,6 +275,7 @@ pub fn locate(listings: &mut Listings<'_>, key: &BundleKey) -> Result<Located, D
 mod tests {
     use super::*;
     use std::fs;
+    use std::os::unix::ffi::OsStrExt;
 
     fn project() -> tempfile::TempDir {
         tempfile::tempdir().unwrap()
@@ -355,6 +373,28 @@ mod tests {
             locate(&mut l, &key).unwrap(),
             Located::Twins { .. }
         ));
+    }
+
+    #[test]
+    fn unmappable_roots_say_why() {
+        let t = project();
+        touch(t.path(), "s/cr\rname/f");
+        touch(t.path(), "s/back\\slash/f");
+        std::fs::create_dir_all(t.path().join(std::ffi::OsStr::from_bytes(b"s/\xff"))).unwrap();
+        std::fs::write(t.path().join(std::ffi::OsStr::from_bytes(b"s/\xff/f")), "x").unwrap();
+        let fd = super::super::fs::open_project(t.path()).unwrap();
+        let mut l = Listings::new(fd.as_fd());
+        let e = expand(&mut l, &[Pattern::parse("s/*").unwrap()]).unwrap();
+        let mut reasons: Vec<String> = e.unmappable.iter().map(UnmappableRoot::reason).collect();
+        reasons.sort();
+        assert_eq!(
+            reasons,
+            [
+                "a name on its path is not valid UTF-8",
+                "its path contains a backslash (paths use forward slashes), which a bundle key cannot hold",
+                "its path contains a carriage return or line feed, which a bundle key cannot hold",
+            ]
+        );
     }
 
     #[test]

@@ -169,14 +169,18 @@ pub fn survey<'l>(
         });
     }
     for root in expansion.unmappable {
-        out.push(Surveyed {
-            name: RootName::Unmappable(format!("./{}", lossy(&root.raw))),
-            recorded: None,
-            presence: Presence::Unverifiable {
-                problem: Problem::NotUtf8 {
-                    path: lossy(&root.raw),
-                },
+        let path = lossy(&root.raw);
+        let problem = match root.key_rule() {
+            Some(rule) => Problem::BadName {
+                path: path.clone(),
+                reason: format!("{rule}, which a bundle key cannot hold"),
             },
+            None => Problem::NotUtf8 { path: path.clone() },
+        };
+        out.push(Surveyed {
+            name: RootName::Unmappable(format!("./{path}")),
+            recorded: None,
+            presence: Presence::Unverifiable { problem },
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
