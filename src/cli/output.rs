@@ -26,7 +26,8 @@ pub fn verify_human(report: &ProjectReport, verbose: bool) -> String {
         .iter()
         .filter(|b| b.state != BundleState::Verified)
         .collect();
-    rows.sort_by(|a, b| a.name.cmp(&b.name));
+    // By the name as shown: a root that cannot be a key sorts among the keys.
+    rows.sort_by_cached_key(|b| b.name.as_display());
     for b in rows {
         let _ = writeln!(
             out,
@@ -220,6 +221,29 @@ mod tests {
         assert!(
             v.contains("    modified: a\n    missing:  gone\\u{001b}\n"),
             "{v}"
+        );
+    }
+
+    #[test]
+    fn human_lines_are_sorted_by_name_whatever_the_kind_of_name() {
+        let mut r = report(
+            &[
+                ("./s/d", BundleState::Unverified),
+                ("./s/b", BundleState::Unverified),
+            ],
+            Policy::Block,
+        );
+        r.bundles.push(BundleReport {
+            name: RootName::Unmappable("./s/cr\rname".into()),
+            state: BundleState::Unverified,
+            modified: vec![],
+            added: vec![],
+            missing: vec![],
+            problems: vec![],
+        });
+        assert_eq!(
+            verify_human(&r, false),
+            "0 verified, 3 unverified, 0 removed, 0 mismatch\n  Unverified ./s/b\n  Unverified ./s/cr\\rname\n  Unverified ./s/d\nResult: Blocked (block mode)\n"
         );
     }
 
