@@ -909,10 +909,8 @@ fn content_hash_uses_nfc_paths() {
 
 #[test]
 fn several_problems_are_all_reported() {
-    let text = format!(
-        "{{\"version\": 2, \"discovery\": [\"a/\"], \"policy\": \"Block\", \"bundles\": {{}}, \"x\": 1}}"
-    );
-    let e = parse_err(&text);
+    let text = "{\"version\": 2, \"discovery\": [\"a/\"], \"policy\": \"Block\", \"bundles\": {}, \"x\": 1}";
+    let e = parse_err(text);
     let got: Vec<Rule> = e.violations.iter().map(|v| v.rule).collect();
     assert_eq!(
         got,
