@@ -2066,3 +2066,42 @@ fn eight_concurrent_pins_never_corrupt_or_lose_updates() {
     );
     assert_eq!(p.top_names(), ["s", "seal.json"]);
 }
+
+#[test]
+fn the_project_lockfile_is_never_a_bundle() {
+    // `*` matches every top-level entry, but not the lockfile itself: pinning
+    // it would be circular and leave the project Blocked forever.
+    let p = Project::new();
+    p.file("a/f", "1").file("b.md", "2");
+    p.set_lock(&lockfile(&["*"], "block", &[]));
+    let out = p.seal(&["verify", "--json"], "");
+    assert_eq!(
+        (out.code, out.stdout),
+        (1, report("Blocked", &[], &["./a", "./b.md"], &[], &[]))
+    );
+    p.ok(&["pin"], "y\n");
+    assert_eq!(
+        p.lock(),
+        lockfile(
+            &["*"],
+            "block",
+            &[b("./a", &[("f", b"1")]), b("./b.md", &[(".", b"2")])]
+        )
+    );
+    let out = p.ok(&["verify", "--json"], "");
+    assert_eq!(
+        out.stdout,
+        report("Verified", &["./a", "./b.md"], &[], &[], &[])
+    );
+    let out = p.refused(&["pin", "seal.json"], "y\n");
+    assert!(out.stderr.contains("project lockfile"), "{}", out.stderr);
+    // A seal.json inside a bundle root position elsewhere is ordinary content.
+    p.file("a/seal.json", "{}");
+    let out = p.seal(&["verify", "-v"], "");
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("    added:    seal.json\n"),
+        "{}",
+        out.stderr
+    );
+}

@@ -193,6 +193,11 @@ fn plan_targeted(ctx: &Context, lock: &Lockfile, paths: &[OsString]) -> Result<P
     let mut keys: Vec<BundleKey> = Vec::new();
     for arg in paths {
         let key = resolve_argument(ctx, &mut listings, arg)?;
+        if key.rel_path() == crate::core::lockfile::LOCKFILE_NAME {
+            return Err(CliError::Refused(
+                "./seal.json is the project lockfile; it cannot be sealed as a bundle".into(),
+            ));
+        }
         if !keys.contains(&key) {
             keys.push(key);
         }

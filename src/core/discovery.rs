@@ -155,6 +155,12 @@ pub fn expand(
                     if !last && entry.kind != EntryKind::Dir {
                         continue;
                     }
+                    // The project's own lockfile is never a sealed root (SPEC
+                    // §What Gets Hashed: no circular hashing); `*` would
+                    // otherwise produce ./seal.json, which no pin can satisfy.
+                    if last && dir.0.is_empty() && entry.name == super::lockfile::LOCKFILE_NAME {
+                        continue;
+                    }
                     let raw = dir.join(&entry.name);
                     let nfc_path = match (&nfc, name_nfc) {
                         (Some(v), Some(n)) => {
@@ -373,6 +379,18 @@ mod tests {
             locate(&mut l, &key).unwrap(),
             Located::Twins { .. }
         ));
+    }
+
+    #[test]
+    fn the_project_lockfile_is_never_a_root() {
+        let t = project();
+        touch(t.path(), "seal.json");
+        touch(t.path(), "a/f");
+        touch(t.path(), "s/seal.json");
+        assert_eq!(keys(t.path(), &["*"]), ["./a", "./s"]);
+        assert!(keys(t.path(), &["seal.json"]).is_empty());
+        // Only the one at the project root: elsewhere it is ordinary content.
+        assert_eq!(keys(t.path(), &["s/*"]), ["./s/seal.json"]);
     }
 
     #[test]
