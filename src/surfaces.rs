@@ -928,3 +928,73 @@ pub fn parent_names() -> Vec<String> {
     names.dedup();
     names
 }
+
+#[cfg(test)]
+mod doc_tests {
+    use super::*;
+
+    /// docs/SURFACES.md must list every row of the tables (as `code`).
+    #[test]
+    fn surfaces_doc_lists_every_row() {
+        let doc = include_str!("../docs/SURFACES.md");
+        let mut missing = Vec::new();
+        for row in PROJECT_ROWS {
+            if !doc.contains(&format!("`{}`", row.pattern)) {
+                missing.push(row.pattern.to_string());
+            }
+        }
+        for name in AGENT_DIRS.iter().chain(INSTRUCTION_FILES) {
+            if !doc.contains(&format!("`{name}`")) {
+                missing.push(name.to_string());
+            }
+        }
+        for g in EXTERNAL_GROUPS {
+            for name in g.names {
+                let shown = if g.dir.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{}/{name}", g.dir)
+                };
+                if !doc.contains(&format!("`{shown}`")) && !doc.contains(&format!("`{name}`")) {
+                    missing.push(shown);
+                }
+            }
+        }
+        for r in EXTERNAL_ROWS {
+            let shown = if r.path.is_empty() { "" } else { r.path };
+            if !shown.is_empty() && !doc.contains(&format!("`{shown}`")) {
+                missing.push(shown.to_string());
+            }
+            if let Base::EnvDir(v) | Base::EnvFile(v) | Base::EnvDirList(v) = r.base {
+                if !doc.contains(&format!("`{v}`")) {
+                    missing.push(v.to_string());
+                }
+            }
+        }
+        for g in EXTERNAL_GROUPS {
+            if let Base::EnvDir(v) = g.base {
+                if !doc.contains(&format!("`{v}`")) {
+                    missing.push(v.to_string());
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "docs/SURFACES.md does not list: {missing:?}"
+        );
+    }
+
+    /// Prints the project table as Markdown (`cargo test print_surface_table -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn print_surface_table() {
+        for r in PROJECT_ROWS {
+            let unit = match r.unit {
+                Unit::Dir => "directory",
+                Unit::File => "file",
+                Unit::Either => "file or directory",
+            };
+            println!("| `{}` | {unit} | {} | {} |", r.pattern, r.agents, r.source);
+        }
+    }
+}
