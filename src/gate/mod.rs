@@ -162,6 +162,11 @@ impl Place {
 /// Classifies `path` against the lockfile's patterns, then the built-in
 /// surfaces (lockfile roots win: a key covers whatever surface it sits in).
 pub fn place(lock: &Lockfile, path: &ViewPath) -> Place {
+    // The project's own lockfile is never a sealed root (SPEC §What Gets
+    // Hashed); it is shown read-only like any ordinary file.
+    if path.depth() == 1 && path.raw.0[0] == crate::core::lockfile::LOCKFILE_NAME {
+        return Place::Ordinary;
+    }
     for pattern in &lock.discovery {
         if let Some(root_len) = pattern.root_len_within(path.names()) {
             let root = path.prefix(root_len);

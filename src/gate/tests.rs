@@ -286,6 +286,10 @@ fn places() {
         place(&lock, &vp("x/y/GEMINI.md")),
         Place::Artifact { root_len: 3, .. }
     ));
+    lock.discovery.push(Pattern::parse("*").unwrap());
+    assert_eq!(place(&lock, &vp("seal.json")), Place::Ordinary, "the lockfile is always ordinary");
+    assert!(matches!(place(&lock, &vp("other.json")), Place::Sealed { .. }));
+    lock.discovery.pop();
     let bad = ViewPath::root()
         .child(OsStr::new("prompts"))
         .child(std::os::unix::ffi::OsStrExt::from_bytes(b"\xff"));
