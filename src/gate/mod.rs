@@ -548,11 +548,7 @@ impl Gate {
                         {
                             verdict.state = RootState::NotABundle;
                         }
-                        kept = observed
-                            .kept
-                            .into_iter()
-                            .map(|(p, s)| (p, Arc::new(s)))
-                            .collect();
+                        kept = with_digests(observed.kept, &observed.files);
                     }
                     verdict.report = Some(report);
                 }
@@ -578,11 +574,7 @@ impl Gate {
         let keeper = SnapshotKeeper { wanted: &wanted_fn };
         let kind = root_kind(&mut listings, &root.raw);
         let kept = match kind.map(|k| observe_root(&mut listings, &root.raw, k, &keeper, None)) {
-            Some(Ok(observed)) => observed
-                .kept
-                .into_iter()
-                .map(|(p, s)| (p, Arc::new(s)))
-                .collect(),
+            Some(Ok(observed)) => with_digests(observed.kept, &observed.files),
             _ => HashMap::new(),
         };
         let verdict = Verdict {
@@ -722,6 +714,22 @@ impl Gate {
             verify_us: None,
         });
     }
+}
+
+/// Snapshots labelled with the digest their bytes were hashed to in the same
+/// read: the FUSE layer shares a passthrough backing between handles only
+/// when these digests are equal, so an unlabelled snapshot must never occur.
+fn with_digests(
+    kept: std::collections::BTreeMap<FilePath, Snapshot>,
+    files: &std::collections::BTreeMap<FilePath, crate::core::digest::Digest>,
+) -> HashMap<FilePath, Arc<Snapshot>> {
+    kept.into_iter()
+        .map(|(p, s)| {
+            let digest = files.get(&p).copied();
+            debug_assert!(digest.is_some(), "a kept file has no digest");
+            (p, Arc::new(s.verified_as(digest)))
+        })
+        .collect()
 }
 
 /// The kind of the entry at `raw` (by listing its parent), if it exists.
