@@ -277,9 +277,21 @@ fn join_lossy(rel: &str, name: &std::ffi::OsStr) -> String {
     }
 }
 
-/// Below this many bytes in total, hashing stays on the calling thread:
-/// starting threads would cost more than it saves.
-const PARALLEL_THRESHOLD_FILES: usize = 8;
+/// Below this many files, hashing stays on the calling thread: starting
+/// threads costs more than it saves for a small bundle (the mount verifies a
+/// bundle at every open).
+const PARALLEL_THRESHOLD_FILES: usize = 32;
+
+/// The number of cores, read once (the std call reads cgroup files).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+thread_local! {
+    /// One read buffer per thread, reused by every verification on it.
+    static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; BUF_SIZE]);
+}
 
 fn hash_jobs<K: Keeper>(
     project: BorrowedFd<'_>,
@@ -288,39 +300,22 @@ fn hash_jobs<K: Keeper>(
     progress: Option<&HashProgress>,
     observed: &mut Observed<K::Kept>,
 ) {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len());
-    let results: Mutex<Vec<(FilePath, FileResult<K::Kept>)>> =
-        Mutex::new(Vec::with_capacity(jobs.len()));
+    let hash = |job: &Job| BUFFER.with(|buf| hash_one(project, job, keeper, &mut buf.borrow_mut(), progress));
+    let workers = cores().min(jobs.len());
+    let results: Mutex<Vec<(FilePath, FileResult<K::Kept>)>> = Mutex::new(Vec::with_capacity(jobs.len()));
     if workers <= 1 || jobs.len() < PARALLEL_THRESHOLD_FILES {
-        let mut buf = vec![0u8; BUF_SIZE];
         let mut out = results.lock().unwrap_or_else(|e| e.into_inner());
-        for job in &jobs {
-            out.push((
-                job.path.clone(),
-                hash_one(project, job, keeper, &mut buf, progress),
-            ));
-        }
+        out.extend(jobs.iter().map(|job| (job.path.clone(), hash(job))));
     } else {
         let next = AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 scope.spawn(|| {
-                    let mut buf = vec![0u8; BUF_SIZE];
                     let mut local = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break };
-                        local.push((
-                            job.path.clone(),
-                            hash_one(project, job, keeper, &mut buf, progress),
-                        ));
+                    while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        local.push((job.path.clone(), hash(job)));
                     }
-                    results
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .extend(local);
+                    results.lock().unwrap_or_else(|e| e.into_inner()).extend(local);
                 });
             }
         });
