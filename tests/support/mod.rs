@@ -20,11 +20,16 @@ pub fn seal_bin() -> &'static str {
 /// returning false.
 pub fn fuse_available() -> bool {
     let root = nix::unistd::geteuid().is_root();
-    let fuse = std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse").is_ok();
+    let fuse = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .is_ok();
     if root && fuse {
         return true;
     }
-    let why = format!("FUSE tests need root and /dev/fuse (root: {root}, /dev/fuse usable: {fuse})");
+    let why =
+        format!("FUSE tests need root and /dev/fuse (root: {root}, /dev/fuse usable: {fuse})");
     if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
         panic!("{why}; CI must run them");
     }
@@ -40,7 +45,10 @@ pub struct Project {
 impl Project {
     pub fn new() -> Project {
         Project {
-            dir: tempfile::Builder::new().prefix("sealfs-project-").tempdir().unwrap(),
+            dir: tempfile::Builder::new()
+                .prefix("sealfs-project-")
+                .tempdir()
+                .unwrap(),
         }
     }
 
@@ -66,7 +74,12 @@ impl Project {
             .spawn()
             .unwrap();
         use std::io::Write;
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         (
             out.status.code().unwrap_or(-1),
@@ -103,7 +116,10 @@ pub struct Mounted {
 impl Mounted {
     /// Mounts `project` on a fresh temporary directory with extra arguments.
     pub fn new(project: &Project, extra: &[&str]) -> Mounted {
-        let dir = tempfile::Builder::new().prefix("sealfs-view-").tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("sealfs-view-")
+            .tempdir()
+            .unwrap();
         let mountpoint = dir.path().to_path_buf();
         let mut m = Mounted::at(project, &mountpoint, extra);
         m._mount_dir = Some(dir);
@@ -140,9 +156,16 @@ impl Mounted {
                 break;
             }
             if let Ok(Some(status)) = child.try_wait() {
-                panic!("seal mount exited with {status}: {:?}", lines.lock().unwrap());
+                panic!(
+                    "seal mount exited with {status}: {:?}",
+                    lines.lock().unwrap()
+                );
             }
-            assert!(Instant::now() < deadline, "seal mount did not become ready: {:?}", lines.lock().unwrap());
+            assert!(
+                Instant::now() < deadline,
+                "seal mount did not become ready: {:?}",
+                lines.lock().unwrap()
+            );
         }
         Mounted {
             child: Some(child),
@@ -158,7 +181,10 @@ impl Mounted {
 
     /// Unmounts and waits for the daemon; returns its exit code.
     pub fn unmount(&mut self) -> Option<i32> {
-        let _ = Command::new("umount").arg(&self.mountpoint).stderr(Stdio::null()).status();
+        let _ = Command::new("umount")
+            .arg(&self.mountpoint)
+            .stderr(Stdio::null())
+            .status();
         let mut child = self.child.take()?;
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
@@ -168,7 +194,10 @@ impl Mounted {
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                let _ = Command::new("umount").arg("-l").arg(&self.mountpoint).status();
+                let _ = Command::new("umount")
+                    .arg("-l")
+                    .arg(&self.mountpoint)
+                    .status();
                 return None;
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -182,6 +211,313 @@ impl Drop for Mounted {
             self.unmount();
         }
         // A daemon killed by a test leaves a stale mount: clear it.
-        let _ = Command::new("umount").arg("-l").arg(&self.mountpoint).stderr(Stdio::null()).status();
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(&self.mountpoint)
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Helpers for the `seal mount` tests (tests/mount*.rs).
+
+impl Project {
+    /// Reads a file of the project from the disk.
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.path().join(rel)).unwrap()
+    }
+
+    /// Removes a file (or an empty directory) of the project.
+    pub fn remove(&self, rel: &str) -> &Project {
+        let p = self.path().join(rel);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p).unwrap(),
+            _ => std::fs::remove_file(&p).unwrap(),
+        }
+        self
+    }
+
+    /// Creates a symlink `rel` pointing at `target`.
+    pub fn symlink(&self, target: impl AsRef<Path>, rel: &str) -> &Project {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, p).unwrap();
+        self
+    }
+
+    /// Creates a FIFO `rel`.
+    pub fn mkfifo(&self, rel: &str) -> &Project {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+        self
+    }
+
+    /// Creates a directory `rel` (and its parents).
+    pub fn mkdir(&self, rel: &str) -> &Project {
+        std::fs::create_dir_all(self.path().join(rel)).unwrap();
+        self
+    }
+
+    /// The canonical path of the project.
+    pub fn canonical(&self) -> PathBuf {
+        std::fs::canonicalize(self.path()).unwrap()
+    }
+}
+
+impl Mounted {
+    /// The daemon's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("daemon still owned").id()
+    }
+
+    /// Sends `signal` to the daemon.
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid() as i32), signal).unwrap();
+    }
+
+    /// Waits up to `timeout` for the daemon to exit on its own; returns its
+    /// exit code (None when killed by a signal). Panics on timeout.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let mut child = self.child.take().expect("daemon still owned");
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("seal mount did not exit within {timeout:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The daemon's stderr so far, one string.
+    pub fn stderr(&self) -> String {
+        self.stderr_lines.lock().unwrap().join("\n")
+    }
+}
+
+/// True when a FUSE filesystem is mounted exactly at `path` in this mount
+/// namespace (per /proc/self/mountinfo).
+pub fn fuse_mounted_at(path: &Path) -> bool {
+    let want = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let want = want.to_string_lossy().replace(' ', "\\040");
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines().any(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = fields.iter().position(|f| *f == "-") else {
+            return false;
+        };
+        fields.get(4) == Some(&want.as_str())
+            && fields.get(sep + 1).is_some_and(|t| t.starts_with("fuse"))
+    })
+}
+
+/// A fresh temporary directory that is not inside any project (audit logs,
+/// scratch files).
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("sealfs-scratch-")
+        .tempdir()
+        .unwrap()
+}
+
+/// The records of a JSON-lines audit log.
+pub fn audit_records(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad audit line {l:?}: {e}")))
+        .collect()
+}
+
+/// The errno of a failed result (None on success).
+pub fn errno_of<T>(r: &std::io::Result<T>) -> Option<i32> {
+    r.as_ref().err().map(|e| e.raw_os_error().unwrap_or(-1))
+}
+
+/// Runs `cmd` with a timeout; returns (exit code, stdout, stderr). Panics if
+/// it does not end in time (it is killed first).
+pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> (i32, Vec<u8>, String) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut v).unwrap();
+        v
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).unwrap();
+        String::from_utf8_lossy(&v).into_owned()
+    });
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    (
+        status.code().unwrap_or(-1),
+        out_t.join().unwrap(),
+        err_t.join().unwrap(),
+    )
+}
+
+/// What a tree walk records about one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// `d`, `f`, `l`, `p` (FIFO) or `?`.
+    pub kind: char,
+    pub mode: u32,
+    pub size: u64,
+    pub mtime: (i64, i64),
+    /// File bytes' length and a cheap checksum when contents were read, or the
+    /// error of the read; the target of a symlink.
+    pub detail: String,
+}
+
+/// Walks `root` without following symlinks. With `contents`, every regular
+/// file is read (through the view this is an open, so a gated one).
+pub fn tree(root: &Path, contents: bool) -> std::collections::BTreeMap<String, Node> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![String::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = if rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(&rel)
+        };
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) => panic!("read_dir {}: {e}", dir.display()),
+        };
+        for entry in entries {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let full = root.join(&path);
+            let md = match std::fs::symlink_metadata(&full) {
+                Ok(m) => m,
+                Err(e) => panic!("{path} is listed but lstat fails: {e}"),
+            };
+            let ft = md.file_type();
+            let kind = if ft.is_dir() {
+                'd'
+            } else if ft.is_file() {
+                'f'
+            } else if ft.is_symlink() {
+                'l'
+            } else if std::os::unix::fs::FileTypeExt::is_fifo(&ft) {
+                'p'
+            } else {
+                '?'
+            };
+            let detail = match kind {
+                'l' => std::fs::read_link(&full)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                'f' if contents => match std::fs::read(&full) {
+                    Ok(bytes) => format!("{} bytes, sum {:016x}", bytes.len(), checksum(&bytes)),
+                    Err(e) => format!("read error: {e}"),
+                },
+                _ => String::new(),
+            };
+            if kind == 'd' {
+                stack.push(path.clone());
+            }
+            out.insert(
+                path,
+                Node {
+                    kind,
+                    mode: md.mode(),
+                    size: md.size(),
+                    mtime: (md.mtime(), md.mtime_nsec()),
+                    detail,
+                },
+            );
+        }
+    }
+    out
+}
+
+/// FNV-1a, enough to tell two byte strings apart in a diff.
+pub fn checksum(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// True when `path` is `hidden` or below it.
+pub fn under(path: &str, hidden: &str) -> bool {
+    path == hidden || path.starts_with(&format!("{hidden}/"))
+}
+
+/// Asserts that the view at `mountpoint` lists exactly the disk tree of
+/// `project` minus `hidden` (and everything below them), with the same
+/// kinds, modes, sizes, times and (when `contents`) bytes; and that a lookup
+/// of every hidden path through the view fails with ENOENT.
+pub fn assert_view(project: &Path, mountpoint: &Path, hidden: &[&str], contents: bool) {
+    let disk = tree(project, contents);
+    for h in hidden {
+        assert!(
+            disk.contains_key(*h),
+            "test bug: hidden path {h} is not on the disk"
+        );
+    }
+    let expected: std::collections::BTreeMap<_, _> = disk
+        .into_iter()
+        .filter(|(p, _)| !hidden.iter().any(|h| under(p, h)))
+        .collect();
+    let seen = tree(mountpoint, contents);
+    if seen != expected {
+        let mut diff = String::new();
+        for (p, n) in &expected {
+            match seen.get(p) {
+                None => diff.push_str(&format!("  missing in view: {p} {n:?}\n")),
+                Some(m) if m != n => {
+                    diff.push_str(&format!("  differs: {p}\n    disk {n:?}\n    view {m:?}\n"))
+                }
+                _ => {}
+            }
+        }
+        for (p, n) in &seen {
+            if !expected.contains_key(p) {
+                diff.push_str(&format!("  extra in view: {p} {n:?}\n"));
+            }
+        }
+        panic!("the view differs from the disk minus {hidden:?}:\n{diff}");
+    }
+    for h in hidden {
+        let r = std::fs::symlink_metadata(mountpoint.join(h));
+        assert_eq!(
+            errno_of(&r),
+            Some(libc::ENOENT),
+            "lookup of hidden {h} through the view: {r:?}"
+        );
     }
 }

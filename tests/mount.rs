@@ -1,0 +1,703 @@
+//! `seal mount` through a real FUSE mount: what the view shows and hides.
+//!
+//! Every test mounts its own temporary project on its own temporary
+//! mountpoint through `support::Mounted`, which unmounts on drop. The view is
+//! compared with the disk after each change: the same tree, kinds, modes,
+//! sizes, times and bytes, minus exactly the paths that must be hidden, whose
+//! lookups must fail with ENOENT (see `support::assert_view`).
+//!
+//! Ordinary directories have a one-second attribute TTL in the kernel, so a
+//! test that changes an ordinary directory's entries checks the hidden paths
+//! at once and waits for the TTL ([`settle`]) before comparing times.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use support::*;
+
+const SKILL: &[u8] =
+    b"---\nname: x\ndescription: the approved skill\n---\nDo the approved thing.\n";
+const HELPER: &[u8] = b"def hi():\n    return 42\n";
+const CLAUDE: &[u8] = b"Be careful.\n";
+
+/// A project with a verified skill bundle, a pinned `CLAUDE.md` (when
+/// `claude_md`) and ordinary files, initialised with `seal init`.
+fn fixture(warn: bool, claude_md: bool) -> Project {
+    let p = Project::new();
+    p.write(".claude/skills/x/SKILL.md", SKILL)
+        .write(".claude/skills/x/helper.py", HELPER)
+        .write(".claude/skills/x/scripts/run.sh", "#!/bin/sh\necho ok\n")
+        .write("src/main.rs", "fn main() {}\n")
+        .write("src/deep/notes.md", "ordinary notes\n")
+        .write("README.md", "readme\n")
+        .mkdir("empty");
+    if claude_md {
+        p.write("CLAUDE.md", CLAUDE);
+    }
+    p.init(if warn { &["--warn"] } else { &[] });
+    p
+}
+
+/// A mount with an audit log outside the project.
+struct View {
+    m: Mounted,
+    audit: PathBuf,
+    _scratch: tempfile::TempDir,
+}
+
+impl View {
+    fn new(p: &Project) -> View {
+        let scratch = scratch();
+        let audit = scratch.path().join("audit.jsonl");
+        let m = Mounted::new(p, &["--audit-log", audit.to_str().unwrap()]);
+        View {
+            m,
+            audit,
+            _scratch: scratch,
+        }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.m.path(rel)
+    }
+
+    fn root(&self) -> &Path {
+        &self.m.mountpoint
+    }
+
+    fn records(&self) -> Vec<serde_json::Value> {
+        audit_records(&self.audit)
+    }
+
+    /// Names listed by readdir of `rel` in the view.
+    fn listing(&self, rel: &str) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.path(rel))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// Waits out the kernel's one-second TTL for ordinary entries.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(1200));
+}
+
+fn assert_hidden(v: &View, rel: &str) {
+    let st = fs::symlink_metadata(v.path(rel));
+    assert_eq!(errno_of(&st), Some(libc::ENOENT), "lstat {rel}: {st:?}");
+    let open = fs::File::open(v.path(rel));
+    assert_eq!(errno_of(&open), Some(libc::ENOENT), "open {rel}: {open:?}");
+}
+
+fn as_strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| a.iter().map(|x| x.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// The records of `event` about `path`.
+fn records_of<'a>(
+    records: &'a [serde_json::Value],
+    event: &str,
+    path: &str,
+) -> Vec<&'a serde_json::Value> {
+    records
+        .iter()
+        .filter(|r| r["event"] == event && r["path"] == path)
+        .collect()
+}
+
+/// Checks the fields every record must have, and that no record carries an
+/// absolute host path.
+fn assert_well_formed(records: &[serde_json::Value], project: &Path) {
+    let project = project.to_string_lossy();
+    for r in records {
+        for field in ["time", "event", "op", "path", "outcome", "comm"] {
+            assert!(r[field].is_string(), "{field} missing in {r}");
+        }
+        assert!(r["pid"].as_u64().is_some_and(|p| p > 0), "pid in {r}");
+        assert!(r["path"].as_str().unwrap().starts_with('.'), "{r}");
+        let line = r.to_string();
+        assert!(!line.contains(project.as_ref()), "host path in {line}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A verified bundle, and each kind of change to it.
+
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    Modify,
+    Add,
+    Remove,
+    Symlink,
+    Fifo,
+}
+
+const X: &str = ".claude/skills/x";
+const X_KEY: &str = "./.claude/skills/x";
+
+fn apply(p: &Project, c: Change) {
+    match c {
+        Change::Modify => {
+            p.write(".claude/skills/x/SKILL.md", b"Do the UNAPPROVED thing.\n");
+        }
+        Change::Add => {
+            p.write(".claude/skills/x/extra.md", b"added later\n");
+        }
+        Change::Remove => {
+            p.remove(".claude/skills/x/helper.py");
+        }
+        Change::Symlink => {
+            p.symlink("SKILL.md", ".claude/skills/x/link.md");
+        }
+        Change::Fifo => {
+            p.mkfifo(".claude/skills/x/pipe");
+        }
+    }
+}
+
+fn revert(p: &Project, c: Change) {
+    match c {
+        Change::Modify => {
+            p.write(".claude/skills/x/SKILL.md", SKILL);
+        }
+        Change::Add => {
+            p.remove(".claude/skills/x/extra.md");
+        }
+        Change::Remove => {
+            p.write(".claude/skills/x/helper.py", HELPER);
+        }
+        Change::Symlink => {
+            p.remove(".claude/skills/x/link.md");
+        }
+        Change::Fifo => {
+            p.remove(".claude/skills/x/pipe");
+        }
+    }
+}
+
+/// Checks that `r` names the change `c` in its file lists.
+fn assert_names_change(r: &serde_json::Value, c: Change) {
+    let (field, want) = match c {
+        Change::Modify => ("modified", "SKILL.md"),
+        Change::Add => ("added", "extra.md"),
+        Change::Remove => ("missing", "helper.py"),
+        Change::Symlink => ("problems", "link.md"),
+        Change::Fifo => ("problems", "pipe"),
+    };
+    let listed = as_strings(&r[field]);
+    assert!(
+        listed.iter().any(|f| f.contains(want)),
+        "{field} of {r} should name {want}"
+    );
+    assert_eq!(r["outcome"], "Mismatch", "{r}");
+    assert_eq!(r["key"], X_KEY, "{r}");
+}
+
+fn changed_bundle_under_block(c: Change) {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(false, true);
+    let v = View::new(&p);
+    // Verified: readable, with the disk's bytes.
+    assert_eq!(
+        fs::read(v.path(".claude/skills/x/SKILL.md")).unwrap(),
+        SKILL
+    );
+    assert_view(p.path(), v.root(), &[], true);
+    let before = v.records().len();
+
+    apply(&p, c);
+    assert_hidden(&v, X);
+    assert_hidden(&v, ".claude/skills/x/SKILL.md");
+    assert_eq!(v.listing(".claude/skills"), Vec::<String>::new());
+    assert_view(p.path(), v.root(), &[X], true);
+    // Ordinary files and the other bundle are untouched.
+    assert_eq!(fs::read(v.path("CLAUDE.md")).unwrap(), CLAUDE);
+    assert_eq!(fs::read(v.path("src/main.rs")).unwrap(), b"fn main() {}\n");
+
+    let records = v.records();
+    assert_well_formed(&records, p.path());
+    let after: Vec<_> = records[before..]
+        .iter()
+        .filter(|r| r["key"] == X_KEY)
+        .collect();
+    assert!(!after.is_empty(), "no audit record after the change");
+    for r in &after {
+        assert_eq!(r["event"], "hide", "only hides once changed: {r}");
+        assert_names_change(r, c);
+    }
+    assert!(
+        after
+            .iter()
+            .any(|r| r["op"] == "lookup" && r["path"] == X_KEY),
+        "the hidden lookup of the root is logged: {after:?}"
+    );
+
+    revert(&p, c);
+    assert_eq!(
+        fs::read(v.path(".claude/skills/x/SKILL.md")).unwrap(),
+        SKILL
+    );
+    assert_eq!(v.listing(".claude/skills"), ["x"]);
+    assert_view(p.path(), v.root(), &[], true);
+}
+
+fn changed_bundle_under_warn(c: Change) {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(true, true);
+    let v = View::new(&p);
+    assert_view(p.path(), v.root(), &[], true);
+    let before = v.records().len();
+
+    apply(&p, c);
+    // Visible, with what is on the disk now, and every load is a warning.
+    assert_eq!(
+        fs::read(v.path(".claude/skills/x/SKILL.md")).unwrap(),
+        p.read(".claude/skills/x/SKILL.md")
+    );
+    assert_view(p.path(), v.root(), &[], true);
+    let records = v.records();
+    assert_well_formed(&records, p.path());
+    let warns = records_of(&records[before..], "warn", "./.claude/skills/x/SKILL.md");
+    assert!(!warns.is_empty(), "no warn record: {records:?}");
+    for r in &warns {
+        assert_eq!(r["op"], "open", "{r}");
+        assert_eq!(r["comm"].as_str().map(|s| !s.is_empty()), Some(true));
+        assert!(r["verify_us"].is_u64(), "{r}");
+        assert_names_change(r, c);
+    }
+    assert!(
+        records[before..]
+            .iter()
+            .filter(|r| r["key"] == X_KEY)
+            .all(|r| r["event"] != "allow"),
+        "a changed bundle is never logged as allowed"
+    );
+
+    revert(&p, c);
+    let n = v.records().len();
+    assert_eq!(
+        fs::read(v.path(".claude/skills/x/SKILL.md")).unwrap(),
+        SKILL
+    );
+    let records = v.records();
+    let allowed = records_of(&records[n..], "allow", "./.claude/skills/x/SKILL.md");
+    assert_eq!(allowed.len(), 1, "{:?}", &records[n..]);
+    assert_eq!(allowed[0]["outcome"], "Verified");
+}
+
+#[test]
+fn modified_file_hides_bundle_under_block() {
+    changed_bundle_under_block(Change::Modify);
+}
+
+#[test]
+fn added_file_hides_bundle_under_block() {
+    changed_bundle_under_block(Change::Add);
+}
+
+#[test]
+fn removed_file_hides_bundle_under_block() {
+    changed_bundle_under_block(Change::Remove);
+}
+
+#[test]
+fn symlink_in_bundle_hides_it_under_block() {
+    changed_bundle_under_block(Change::Symlink);
+}
+
+#[test]
+fn fifo_in_bundle_hides_it_under_block() {
+    changed_bundle_under_block(Change::Fifo);
+}
+
+#[test]
+fn modified_file_shows_bundle_with_warning_under_warn() {
+    changed_bundle_under_warn(Change::Modify);
+}
+
+#[test]
+fn added_file_shows_bundle_with_warning_under_warn() {
+    changed_bundle_under_warn(Change::Add);
+}
+
+#[test]
+fn removed_file_shows_bundle_with_warning_under_warn() {
+    changed_bundle_under_warn(Change::Remove);
+}
+
+#[test]
+fn symlink_in_bundle_shows_it_with_warning_under_warn() {
+    changed_bundle_under_warn(Change::Symlink);
+}
+
+#[test]
+fn fifo_in_bundle_shows_it_with_warning_under_warn() {
+    changed_bundle_under_warn(Change::Fifo);
+}
+
+#[test]
+fn verified_bundles_are_served_with_the_disk_bytes_and_logged() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(false, true);
+    let v = View::new(&p);
+    assert_eq!(
+        v.listing(""),
+        [
+            ".claude",
+            "CLAUDE.md",
+            "README.md",
+            "empty",
+            "seal.json",
+            "src"
+        ]
+    );
+    assert_eq!(
+        v.listing(".claude/skills/x"),
+        ["SKILL.md", "helper.py", "scripts"]
+    );
+    assert_view(p.path(), v.root(), &[], true);
+    // seal.json is visible and read-only.
+    assert_eq!(fs::read(v.path("seal.json")).unwrap(), p.read("seal.json"));
+    let records = v.records();
+    assert_well_formed(&records, p.path());
+    for rel in [
+        "./.claude/skills/x/SKILL.md",
+        "./.claude/skills/x/helper.py",
+        "./.claude/skills/x/scripts/run.sh",
+        "./CLAUDE.md",
+    ] {
+        let allowed = records_of(&records, "allow", rel);
+        assert!(
+            !allowed.is_empty(),
+            "no allow record for {rel}: {records:?}"
+        );
+        assert_eq!(allowed[0]["op"], "open");
+        assert_eq!(allowed[0]["outcome"], "Verified");
+    }
+    assert!(
+        records.iter().all(|r| r["event"] == "allow"),
+        "nothing but allows for a verified project: {records:?}"
+    );
+    assert!(
+        records.iter().all(|r| r["path"] != "./src/main.rs"),
+        "ordinary files are not gate decisions"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Paths no lockfile entry covers.
+
+#[test]
+fn unpinned_bundle_is_hidden_under_block() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(false, true);
+    let v = View::new(&p);
+    assert_view(p.path(), v.root(), &[], true);
+    p.write(".claude/skills/y/SKILL.md", "not pinned\n");
+    assert_hidden(&v, ".claude/skills/y");
+    assert_hidden(&v, ".claude/skills/y/SKILL.md");
+    assert_eq!(v.listing(".claude/skills"), ["x"]);
+    settle();
+    assert_view(p.path(), v.root(), &[".claude/skills/y"], true);
+    let records = v.records();
+    let hides = records_of(&records, "hide", "./.claude/skills/y");
+    assert!(!hides.is_empty(), "{records:?}");
+    assert!(
+        hides
+            .iter()
+            .all(|r| r["outcome"] == "Unverified" && r["key"] == "./.claude/skills/y")
+    );
+    assert!(
+        records
+            .iter()
+            .all(|r| r["key"] != "./.claude/skills/y" || r["event"] == "hide")
+    );
+}
+
+#[test]
+fn unpinned_bundle_is_shown_with_warning_under_warn() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(true, true);
+    let v = View::new(&p);
+    p.write(".claude/skills/y/SKILL.md", "not pinned\n");
+    assert_eq!(
+        fs::read(v.path(".claude/skills/y/SKILL.md")).unwrap(),
+        b"not pinned\n"
+    );
+    assert_eq!(v.listing(".claude/skills"), ["x", "y"]);
+    settle();
+    assert_view(p.path(), v.root(), &[], true);
+    let records = v.records();
+    let warns = records_of(&records, "warn", "./.claude/skills/y/SKILL.md");
+    assert!(!warns.is_empty(), "{records:?}");
+    assert!(warns.iter().all(|r| r["outcome"] == "Unverified"));
+}
+
+/// New agent artifacts no lockfile pattern covers.
+const ARTIFACTS: &[&str] = &[
+    ".claude/commands/x.md",
+    "CLAUDE.md",
+    "AGENTS.md",
+    "src/CLAUDE.md",
+    "src/deep/AGENTS.md",
+    "src/deep/CLAUDE.local.md",
+];
+
+#[test]
+fn new_commands_and_instruction_files_are_hidden_under_block() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(false, false);
+    let v = View::new(&p);
+    assert_view(p.path(), v.root(), &[], true);
+    for a in ARTIFACTS {
+        p.write(a, format!("injected {a}\n"));
+    }
+    for a in ARTIFACTS {
+        assert_hidden(&v, a);
+    }
+    // The directories on the way stay (they hold nothing loadable now).
+    assert_eq!(v.listing(".claude/commands"), Vec::<String>::new());
+    assert_eq!(v.listing("src/deep"), ["notes.md"]);
+    assert_eq!(v.listing("src"), ["deep", "main.rs"]);
+    assert_eq!(
+        v.listing(""),
+        [".claude", "README.md", "empty", "seal.json", "src"]
+    );
+    settle();
+    assert_view(p.path(), v.root(), ARTIFACTS, true);
+    let records = v.records();
+    assert_well_formed(&records, p.path());
+    for a in ARTIFACTS {
+        let hides = records_of(&records, "hide", &format!("./{a}"));
+        assert!(!hides.is_empty(), "no hide record for {a}: {records:?}");
+        assert!(
+            hides[0]["outcome"]
+                .as_str()
+                .unwrap()
+                .starts_with("unverified artifact"),
+            "{}",
+            hides[0]
+        );
+    }
+}
+
+#[test]
+fn new_commands_and_instruction_files_are_shown_with_warning_under_warn() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(true, false);
+    let v = View::new(&p);
+    for a in ARTIFACTS {
+        p.write(a, format!("injected {a}\n"));
+    }
+    for a in ARTIFACTS {
+        assert_eq!(
+            fs::read(v.path(a)).unwrap(),
+            format!("injected {a}\n").as_bytes()
+        );
+    }
+    settle();
+    assert_view(p.path(), v.root(), &[], true);
+    let records = v.records();
+    for a in ARTIFACTS {
+        let warns = records_of(&records, "warn", &format!("./{a}"));
+        assert!(!warns.is_empty(), "no warn record for {a}: {records:?}");
+        assert_eq!(warns[0]["op"], "open");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The lockfile is live.
+
+fn invalid_lockfile_hides_everything(warn: bool) {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(warn, true);
+    let good = p.read("seal.json");
+    let v = View::new(&p);
+    assert_view(p.path(), v.root(), &[], true);
+    let sealed = [X, "CLAUDE.md"];
+
+    for broken in [&b"{ broken"[..], b"", b"{\"version\": 2}"] {
+        p.write("seal.json", broken);
+        for s in sealed {
+            assert_hidden(&v, s);
+        }
+        assert_eq!(
+            fs::read(v.path("seal.json")).unwrap(),
+            broken,
+            "seal.json shows its bytes"
+        );
+        assert_eq!(v.listing(".claude/skills"), Vec::<String>::new());
+        // A new artifact while invalid is hidden too, even under warn.
+        p.write("src/AGENTS.md", "new\n");
+        assert_hidden(&v, "src/AGENTS.md");
+        settle();
+        assert_view(p.path(), v.root(), &[X, "CLAUDE.md", "src/AGENTS.md"], true);
+        p.remove("src/AGENTS.md");
+
+        // Fixing it restores the view without a remount.
+        p.write("seal.json", &good);
+        assert_eq!(
+            fs::read(v.path(".claude/skills/x/SKILL.md")).unwrap(),
+            SKILL
+        );
+        assert_eq!(fs::read(v.path("CLAUDE.md")).unwrap(), CLAUDE);
+        settle();
+        assert_view(p.path(), v.root(), &[], true);
+    }
+
+    // A missing seal.json fails closed the same way.
+    p.remove("seal.json");
+    for s in sealed {
+        assert_hidden(&v, s);
+    }
+    settle();
+    assert_view(p.path(), v.root(), &sealed, true);
+    p.write("seal.json", &good);
+    assert_eq!(
+        fs::read(v.path(".claude/skills/x/SKILL.md")).unwrap(),
+        SKILL
+    );
+    settle();
+    assert_view(p.path(), v.root(), &[], true);
+
+    let records = v.records();
+    assert_well_formed(&records, p.path());
+    let closed: Vec<_> = records
+        .iter()
+        .filter(|r| r["event"] == "fail-closed")
+        .collect();
+    assert!(!closed.is_empty(), "{records:?}");
+    assert!(
+        closed
+            .iter()
+            .all(|r| r["outcome"].as_str().unwrap().starts_with("fail-closed"))
+    );
+    assert!(
+        closed
+            .iter()
+            .any(|r| r["outcome"].as_str().unwrap().contains("missing")),
+        "{closed:?}"
+    );
+}
+
+#[test]
+fn invalid_lockfile_while_mounted_hides_everything_until_fixed() {
+    invalid_lockfile_hides_everything(false);
+}
+
+#[test]
+fn invalid_lockfile_fails_closed_under_warn_too() {
+    invalid_lockfile_hides_everything(true);
+}
+
+// ---------------------------------------------------------------------------
+// Symlinks outside bundles (src/gate/links.rs).
+
+#[test]
+fn symlinks_outside_bundles_cannot_go_around_the_gate() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(false, true);
+    let real = p.canonical();
+    let mp_dir = tempfile::Builder::new()
+        .prefix("sealfs-view-")
+        .tempdir()
+        .unwrap();
+    let mp = fs::canonicalize(mp_dir.path()).unwrap();
+    let up = "../".repeat(mp.components().count() + 2);
+    let real_rel = real.strip_prefix("/").unwrap().display().to_string();
+    let hidden_links: Vec<(&str, String)> = vec![
+        ("docs/abs-file", format!("{}/src/main.rs", real.display())),
+        (
+            "docs/abs-bundle",
+            format!("{}/.claude/skills/x/SKILL.md", real.display()),
+        ),
+        ("docs/abs-root", real.display().to_string()),
+        ("docs/escape", format!("{up}{real_rel}/CLAUDE.md")),
+        (
+            "docs/proc-root",
+            format!("/proc/self/root{}/CLAUDE.md", real.display()),
+        ),
+        ("docs/proc-cwd", "/proc/self/cwd".to_string()),
+        ("docs/dev-fd", "/dev/fd/0".to_string()),
+    ];
+    let shown_links: Vec<(&str, String)> = vec![
+        (
+            "docs/rel-bundle",
+            "../.claude/skills/x/SKILL.md".to_string(),
+        ),
+        ("docs/rel-file", "../src/main.rs".to_string()),
+        ("docs/env", "/usr/bin/env".to_string()),
+        (
+            "docs/view",
+            format!("{}/.claude/skills/x/SKILL.md", mp.display()),
+        ),
+        ("docs/dangling", "nowhere".to_string()),
+    ];
+    for (l, t) in hidden_links.iter().chain(&shown_links) {
+        p.symlink(t, l);
+    }
+    let v = Mounted::at(&p, &mp, &[]);
+    let hidden: Vec<&str> = hidden_links.iter().map(|(l, _)| *l).collect();
+    for h in &hidden {
+        let r = fs::symlink_metadata(v.path(h));
+        assert_eq!(errno_of(&r), Some(libc::ENOENT), "{h}: {r:?}");
+        assert_eq!(errno_of(&fs::read(v.path(h))), Some(libc::ENOENT), "{h}");
+    }
+    assert_view(p.path(), &mp, &hidden, true);
+    for (l, t) in &shown_links {
+        assert_eq!(fs::read_link(v.path(l)).unwrap(), Path::new(t), "{l}");
+    }
+    // A relative link into a sealed root follows the gate.
+    assert_eq!(fs::read(v.path("docs/rel-bundle")).unwrap(), SKILL);
+    assert_eq!(fs::read(v.path("docs/view")).unwrap(), SKILL);
+    assert_eq!(
+        fs::read(v.path("docs/rel-file")).unwrap(),
+        b"fn main() {}\n"
+    );
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::ino(&fs::metadata(v.path("docs/env")).unwrap()),
+        std::os::unix::fs::MetadataExt::ino(&fs::metadata("/usr/bin/env").unwrap())
+    );
+    p.write(".claude/skills/x/SKILL.md", b"tampered\n");
+    assert!(
+        fs::symlink_metadata(v.path("docs/rel-bundle")).is_ok(),
+        "the link itself stays"
+    );
+    for l in ["docs/rel-bundle", "docs/view"] {
+        let r = fs::read(v.path(l));
+        assert_eq!(
+            errno_of(&r),
+            Some(libc::ENOENT),
+            "{l} followed into a hidden bundle: {r:?}"
+        );
+    }
+    p.write(".claude/skills/x/SKILL.md", SKILL);
+    assert_eq!(fs::read(v.path("docs/rel-bundle")).unwrap(), SKILL);
+    drop(v);
+}
