@@ -39,6 +39,10 @@ impl std::fmt::Display for DiscoveryError {
 pub struct Listings<'a> {
     root: BorrowedFd<'a>,
     cache: HashMap<RawPath, std::rc::Rc<Vec<DirEntry>>>,
+    /// Directories opened so far (each relative to its parent's descriptor,
+    /// with `O_NOFOLLOW`), so that a deep path is opened one component at a
+    /// time once, not from the root again for every listing.
+    dirs: HashMap<RawPath, OwnedFd>,
 }
 
 impl<'a> Listings<'a> {
@@ -46,11 +50,31 @@ impl<'a> Listings<'a> {
         Listings {
             root,
             cache: HashMap::new(),
+            dirs: HashMap::new(),
         }
     }
 
     pub fn root(&self) -> BorrowedFd<'a> {
         self.root
+    }
+
+    /// Opens directory `dir` (and its parents) unless already open.
+    fn ensure_open(&mut self, dir: &RawPath) -> io::Result<()> {
+        let Some((name, parent)) = dir.0.split_last() else {
+            return Ok(());
+        };
+        if self.dirs.contains_key(dir) {
+            return Ok(());
+        }
+        let parent = RawPath(parent.to_vec());
+        self.ensure_open(&parent)?;
+        let parent_fd = match self.dirs.get(&parent) {
+            Some(fd) => fd.as_fd(),
+            None => self.root,
+        };
+        let fd = open_dir_at(parent_fd, name)?;
+        self.dirs.insert(dir.clone(), fd);
+        Ok(())
     }
 
     /// The entries of directory `dir` (a project-relative raw path).
@@ -62,13 +86,12 @@ impl<'a> Listings<'a> {
             dir: dir.clone(),
             source,
         };
-        let entries = if dir.0.is_empty() {
-            list_dir(self.root).map_err(err)?
-        } else {
-            let fd = open_dirs(self.root, dir).map_err(err)?;
-            list_dir(fd.as_fd()).map_err(err)?
+        self.ensure_open(dir).map_err(err)?;
+        let fd = match self.dirs.get(dir) {
+            Some(fd) => fd.as_fd(),
+            None => self.root,
         };
-        let entries = std::rc::Rc::new(entries);
+        let entries = std::rc::Rc::new(list_dir(fd).map_err(err)?);
         self.cache.insert(dir.clone(), entries.clone());
         Ok(entries)
     }

@@ -11,6 +11,7 @@
 use std::ffi::OsStr;
 use std::fmt;
 use std::io::{self, Write};
+
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use nix::errno::Errno;
@@ -86,13 +87,46 @@ pub fn read_lockfile(project: BorrowedFd<'_>) -> Result<Vec<u8>, StoreError> {
     if kind != EntryKind::File {
         return Err(StoreError::NotRegular(kind));
     }
-    let mut bytes = Vec::with_capacity(stat.st_size as usize);
-    io::Read::read_to_end(&mut std::fs::File::from(fd), &mut bytes).map_err(|source| {
-        StoreError::Io {
-            action: "read",
-            source,
+    read_all(fd, stat.st_size as usize + 1)
+}
+
+/// Reads `seal.json` as quickly as possible for the mount, which re-reads it
+/// for every decision: no `fstat` (a directory fails to read, a FIFO reads
+/// empty; both then fail to parse, which fails closed).
+pub fn read_lockfile_unchecked(
+    project: BorrowedFd<'_>,
+    size_hint: usize,
+) -> Result<Vec<u8>, StoreError> {
+    let fd = match openat(
+        project,
+        LOCKFILE_NAME,
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT) => return Err(StoreError::Missing),
+        Err(Errno::ELOOP) => return Err(StoreError::NotRegular(EntryKind::Symlink)),
+        Err(e) => return Err(io_error("open")(e)),
+    };
+    read_all(fd, size_hint + 1)
+}
+
+/// Reads until end of file with plain `read` calls (no size probing).
+fn read_all(fd: OwnedFd, capacity: usize) -> Result<Vec<u8>, StoreError> {
+    let mut bytes = vec![0u8; capacity.max(512)];
+    let mut len = 0;
+    loop {
+        if len == bytes.len() {
+            bytes.resize(bytes.len() * 2, 0);
         }
-    })?;
+        match nix::unistd::read(fd.as_fd(), &mut bytes[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(io_error("read")(e)),
+        }
+    }
+    bytes.truncate(len);
     Ok(bytes)
 }
 

@@ -7,7 +7,7 @@ use std::os::fd::BorrowedFd;
 use std::sync::{Arc, Mutex};
 
 use crate::core::lockfile::{Lockfile, LockfileError};
-use crate::core::store::{StoreError, read_lockfile};
+use crate::core::store::{StoreError, read_lockfile_unchecked};
 
 /// What the current `seal.json` says.
 #[derive(Debug, Clone)]
@@ -58,7 +58,8 @@ impl LiveLockfile {
 
     /// The current view, after reading the file again.
     pub fn current(&self, project: BorrowedFd<'_>) -> LockView {
-        let read = read_lockfile(project);
+        let hint = self.cached.lock().map(|c| c.bytes.len()).unwrap_or(4096);
+        let read = read_lockfile_unchecked(project, hint);
         let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
         let last_valid = match &cached.view {
             LockView::Valid(l) => l.clone(),

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -63,9 +63,10 @@ struct Backing {
 
 /// An open file or directory.
 enum Handle {
-    /// An ordinary file (read here when not passed through).
+    /// An ordinary file (read here when not passed through; no file is kept
+    /// when a kept backing serves it).
     Real {
-        file: File,
+        file: Option<File>,
         _backing: Option<Arc<Backing>>,
     },
     /// Verified bytes.
@@ -87,12 +88,19 @@ struct DirItem {
 pub struct SealFs {
     gate: Arc<Gate>,
     inodes: Mutex<Inodes>,
-    handles: Mutex<HashMap<u64, Handle>>,
+    handles: Mutex<HashMap<u64, Arc<Handle>>>,
     next_fh: AtomicU64,
     /// Cleared when the kernel refuses passthrough (then everything is read here).
     passthrough: AtomicBool,
     backings: Mutex<HashMap<u64, (BackingOf, Weak<Backing>)>>,
+    /// Backings of ordinary files kept after their handles close, so that
+    /// reopening an unchanged file costs one `fstatat` (bounded; dropped when
+    /// the kernel forgets the inode).
+    kept_ordinary: Mutex<HashMap<u64, (BackingOf, Arc<Backing>)>>,
 }
+
+/// How many ordinary backings (open descriptors) are kept at most.
+const KEPT_ORDINARY_MAX: usize = 4096;
 
 impl SealFs {
     pub fn new(gate: Arc<Gate>) -> SealFs {
@@ -103,14 +111,52 @@ impl SealFs {
             next_fh: AtomicU64::new(1),
             passthrough: AtomicBool::new(false),
             backings: Mutex::new(HashMap::new()),
+            kept_ordinary: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The kept backing of `ino` if the real file at its path is still the
+    /// one it was made from.
+    fn kept_ordinary_backing(&self, ino: u64, path: &ViewPath) -> Option<Arc<Backing>> {
+        let (of, backing) = {
+            let kept = self.kept_ordinary.lock().unwrap_or_else(|e| e.into_inner());
+            kept.get(&ino).cloned()?
+        };
+        // A stat that followed a symlink on the way could only match the
+        // identity of the file opened safely before, so it is safe to compare.
+        let st = fstatat(
+            self.gate.project_fd(),
+            path.raw.to_os_string().as_os_str(),
+            AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .ok()?;
+        let now = BackingOf::RealFile {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        };
+        (now == of && EntryKind::from_mode(st.st_mode) == EntryKind::File).then_some(backing)
+    }
+
+    fn keep_ordinary_backing(&self, ino: u64, backing: Arc<Backing>) {
+        let of = {
+            let backings = self.backings.lock().unwrap_or_else(|e| e.into_inner());
+            match backings.get(&ino) {
+                Some((of, _)) => *of,
+                None => return,
+            }
+        };
+        let mut kept = self.kept_ordinary.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() >= KEPT_ORDINARY_MAX {
+            kept.clear();
+        }
+        kept.insert(ino, (of, backing));
     }
 
     fn inodes(&self) -> std::sync::MutexGuard<'_, Inodes> {
         self.inodes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn handles(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Handle>> {
+    fn handles(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Handle>>> {
         self.handles.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -182,6 +228,15 @@ impl SealFs {
         match self.gate.open(&path, who) {
             OpenDecision::Deny => Err(FsError::NotFound),
             OpenDecision::Ordinary => {
+                // A backing kept from an earlier open of the same real file
+                // (same device and inode now) is reused without reopening.
+                if let Some(backing) = self.kept_ordinary_backing(ino.0, &path) {
+                    let fh = self.add_handle(Handle::Real {
+                        file: None,
+                        _backing: Some(backing.clone()),
+                    });
+                    return Ok((fh, FopenFlags::FOPEN_PASSTHROUGH, Some(backing)));
+                }
                 let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
                     .map_err(not_found_if_gone)?;
                 let st = fstat_fd(fd.as_fd())?;
@@ -193,21 +248,28 @@ impl SealFs {
                     ino: st.st_ino,
                 };
                 let backing = self.backing_for(ino.0, of, &fd, reply)?;
+                if let Some(b) = &backing {
+                    self.keep_ordinary_backing(ino.0, b.clone());
+                }
                 let flags = if backing.is_some() {
                     FopenFlags::FOPEN_PASSTHROUGH
                 } else {
                     FopenFlags::empty()
                 };
                 let fh = self.add_handle(Handle::Real {
-                    file: File::from(fd),
+                    file: Some(File::from(fd)),
                     _backing: backing.clone(),
                 });
                 Ok((fh, flags, backing))
             }
             OpenDecision::Snapshot(snapshot) => {
-                let of = BackingOf::Verified(snapshot.digest().unwrap_or(Digest([0; 32])));
-                let fd: OwnedFd = snapshot.file().try_clone()?.into();
-                let backing = self.backing_for(ino.0, of, &fd, reply)?;
+                // Every snapshot carries the digest its bytes were hashed to;
+                // one without could never share a backing safely.
+                let Some(digest) = snapshot.digest() else {
+                    return Err(FsError::NotFound);
+                };
+                let backing =
+                    self.backing_for(ino.0, BackingOf::Verified(digest), snapshot.file(), reply)?;
                 let flags = if backing.is_some() {
                     FopenFlags::FOPEN_PASSTHROUGH
                 } else {
@@ -231,7 +293,7 @@ impl SealFs {
         &self,
         ino: u64,
         of: BackingOf,
-        fd: &OwnedFd,
+        fd: impl AsFd,
         reply: &ReplyOpen,
     ) -> Result<Option<Arc<Backing>>, FsError> {
         if !self.passthrough.load(Ordering::Relaxed) {
@@ -266,7 +328,7 @@ impl SealFs {
 
     fn add_handle(&self, handle: Handle) -> u64 {
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles().insert(fh, handle);
+        self.handles().insert(fh, Arc::new(handle));
         fh
     }
 
@@ -316,6 +378,22 @@ impl SealFs {
         }
         Ok(items)
     }
+}
+
+/// Reads up to `size` bytes at `offset`, fewer only at end of file.
+fn read_fully_at(file: &File, offset: u64, size: usize) -> Result<Vec<u8>, FsError> {
+    let mut buf = vec![0u8; size];
+    let mut filled = 0;
+    while filled < size {
+        match file.read_at(&mut buf[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(FsError::Io(e)),
+        }
+    }
+    buf.truncate(filled);
+    Ok(buf)
 }
 
 fn not_found_if_gone(e: io::Error) -> FsError {
@@ -395,14 +473,19 @@ impl Filesystem for SealFs {
     }
 
     fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
-        self.inodes().forget(ino.0, nlookup);
+        if self.inodes().forget(ino.0, nlookup) {
+            self.kept_ordinary
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&ino.0);
+        }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
         let result = (|| {
             let path = self.path_of(ino)?;
             let st = self.lstat(&path)?;
-            let size = fh.and_then(|fh| match self.handles().get(&fh.0) {
+            let size = fh.and_then(|fh| match self.handles().get(&fh.0).map(|h| &**h) {
                 Some(Handle::Verified { snapshot, .. }) => Some(snapshot.len()),
                 _ => None,
             });
@@ -442,29 +525,18 @@ impl Filesystem for SealFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let result = match self.handles().get(&fh.0) {
+        // Take the handle out of the table before reading, so that one slow
+        // read never holds the table's lock.
+        let handle = self.handles().get(&fh.0).cloned();
+        let result = match handle.as_deref() {
             Some(Handle::Verified { snapshot, .. }) => {
                 snapshot.read_at(offset, size as usize).map_err(FsError::Io)
             }
-            Some(Handle::Real { file, .. }) => {
-                let mut buf = vec![0u8; size as usize];
-                let mut filled = 0;
-                loop {
-                    match file.read_at(&mut buf[filled..], offset + filled as u64) {
-                        Ok(0) => break,
-                        Ok(n) => {
-                            filled += n;
-                            if filled == buf.len() {
-                                break;
-                            }
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => return reply.error(FsError::Io(e).errno()),
-                    }
-                }
-                buf.truncate(filled);
-                Ok(buf)
-            }
+            Some(Handle::Real {
+                file: Some(file), ..
+            }) => read_fully_at(file, offset, size as usize),
+            // Passed through: the kernel reads the backing file itself.
+            Some(Handle::Real { file: None, .. }) => Err(FsError::Unsupported),
             Some(Handle::Dir { .. }) => {
                 Err(FsError::Io(io::Error::from_raw_os_error(libc::EISDIR)))
             }
@@ -512,7 +584,7 @@ impl Filesystem for SealFs {
         mut reply: ReplyDirectory,
     ) {
         let handles = self.handles();
-        let Some(Handle::Dir { entries }) = handles.get(&fh.0) else {
+        let Some(Handle::Dir { entries }) = handles.get(&fh.0).map(|h| &**h) else {
             return reply.error(FsError::Stale.errno());
         };
         // Offsets: entry i of the listing (".", "..", then the names) is
@@ -543,7 +615,7 @@ impl Filesystem for SealFs {
         };
         let names: Vec<(usize, OsString, u64)> = {
             let handles = self.handles();
-            let Some(Handle::Dir { entries }) = handles.get(&fh.0) else {
+            let Some(Handle::Dir { entries }) = handles.get(&fh.0).map(|h| &**h) else {
                 return reply.error(FsError::Stale.errno());
             };
             entries

@@ -87,22 +87,25 @@ impl Inodes {
         }
     }
 
-    /// Drops `n` lookups of `ino`; the inode goes away at zero.
-    pub fn forget(&mut self, ino: u64, n: u64) {
+    /// Drops `n` lookups of `ino`; the inode goes away at zero (then returns
+    /// true).
+    pub fn forget(&mut self, ino: u64, n: u64) -> bool {
         if ino == ROOT {
-            return;
+            return false;
         }
         let Some(node) = self.nodes.get_mut(&ino) else {
-            return;
+            return false;
         };
         node.lookups = node.lookups.saturating_sub(n);
-        if node.lookups == 0 {
-            let path = node.path.raw.clone();
-            self.nodes.remove(&ino);
-            if self.by_path.get(&path) == Some(&ino) {
-                self.by_path.remove(&path);
-            }
+        if node.lookups > 0 {
+            return false;
         }
+        let path = node.path.raw.clone();
+        self.nodes.remove(&ino);
+        if self.by_path.get(&path) == Some(&ino) {
+            self.by_path.remove(&path);
+        }
+        true
     }
 
     pub fn len(&self) -> usize {
