@@ -292,10 +292,12 @@ pub fn spawn(launch: &Launch) -> io::Result<Child> {
         }
     });
     // SAFETY: the caller guarantees this process is single-threaded here (no
-    // FUSE or helper thread has been started yet), so the child, a copy of
-    // this process created in a new PID namespace, may run arbitrary code on
-    // its own stack; it only uses data prepared before the clone and ends
-    // with `_exit` (via the clone callback's return).
+    // FUSE or helper thread has been started yet), so the child — a copy of
+    // this process in a new PID namespace, running `body` on `stack` — cannot
+    // inherit a lock held by another thread. `stack` outlives the call (the
+    // child has its own copy of this memory), and the child ends when `body`
+    // returns, through the `exit` system call of the clone wrapper, without
+    // running the supervisor's destructors.
     let pid = unsafe {
         nix::sched::clone(
             body,
@@ -320,7 +322,8 @@ fn init(launch: &Launch, go: OwnedFd) -> i32 {
     let Ok(signals) = SignalFd::new(&handled_signals()) else {
         return 125;
     };
-    // SAFETY: single-threaded child; the grandchild only prepares and execs.
+    // SAFETY: the init is single-threaded (see `spawn`), so the forked
+    // command process may run any code before it execs.
     let command = match unsafe { fork() } {
         Ok(ForkResult::Child) => exec_command(launch),
         Ok(ForkResult::Parent { child }) => child,
@@ -361,7 +364,10 @@ pub fn sent_by_a_process(code: i32) -> bool {
 fn exec_command(launch: &Launch) -> ! {
     let fail = |msg: &[u8], code: i32| -> ! {
         let _ = nix::unistd::write(std::io::stderr(), msg);
-        // SAFETY: see `spawn`.
+        // SAFETY: `_exit` only ends this process (the forked command, which
+        // failed before exec); it skips the destructors and atexit handlers
+        // of the supervisor whose memory this process copied, which must not
+        // run twice.
         unsafe { libc::_exit(code) }
     };
     let _ = SigSet::empty().thread_set_mask();
