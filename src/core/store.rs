@@ -66,19 +66,25 @@ fn io_error(action: &'static str) -> impl FnOnce(Errno) -> StoreError {
     }
 }
 
-/// Reads `seal.json` from the project directory (never through a symlink).
-pub fn read_lockfile(project: BorrowedFd<'_>) -> Result<Vec<u8>, StoreError> {
-    let fd = match openat(
+/// Opens `seal.json` for reading, never through a symlink and never blocking
+/// (a FIFO named seal.json opens and reads empty).
+fn open_lockfile(project: BorrowedFd<'_>) -> Result<OwnedFd, StoreError> {
+    openat(
         project,
         LOCKFILE_NAME,
         OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(Errno::ENOENT) => return Err(StoreError::Missing),
-        Err(Errno::ELOOP) => return Err(StoreError::NotRegular(EntryKind::Symlink)),
-        Err(e) => return Err(io_error("open")(e)),
-    };
+    )
+    .map_err(|e| match e {
+        Errno::ENOENT => StoreError::Missing,
+        Errno::ELOOP => StoreError::NotRegular(EntryKind::Symlink),
+        e => io_error("open")(e),
+    })
+}
+
+/// Reads `seal.json` from the project directory (never through a symlink).
+pub fn read_lockfile(project: BorrowedFd<'_>) -> Result<Vec<u8>, StoreError> {
+    let fd = open_lockfile(project)?;
     let stat = fstat_fd(fd.as_fd()).map_err(|source| StoreError::Io {
         action: "read",
         source,
@@ -97,17 +103,7 @@ pub fn read_lockfile_unchecked(
     project: BorrowedFd<'_>,
     size_hint: usize,
 ) -> Result<Vec<u8>, StoreError> {
-    let fd = match openat(
-        project,
-        LOCKFILE_NAME,
-        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(Errno::ENOENT) => return Err(StoreError::Missing),
-        Err(Errno::ELOOP) => return Err(StoreError::NotRegular(EntryKind::Symlink)),
-        Err(e) => return Err(io_error("open")(e)),
-    };
+    let fd = open_lockfile(project)?;
     read_all(fd, size_hint + 1)
 }
 
