@@ -300,9 +300,12 @@ fn hash_jobs<K: Keeper>(
     progress: Option<&HashProgress>,
     observed: &mut Observed<K::Kept>,
 ) {
-    let hash = |job: &Job| BUFFER.with(|buf| hash_one(project, job, keeper, &mut buf.borrow_mut(), progress));
+    let hash = |job: &Job| {
+        BUFFER.with(|buf| hash_one(project, job, keeper, &mut buf.borrow_mut(), progress))
+    };
     let workers = cores().min(jobs.len());
-    let results: Mutex<Vec<(FilePath, FileResult<K::Kept>)>> = Mutex::new(Vec::with_capacity(jobs.len()));
+    let results: Mutex<Vec<(FilePath, FileResult<K::Kept>)>> =
+        Mutex::new(Vec::with_capacity(jobs.len()));
     if workers <= 1 || jobs.len() < PARALLEL_THRESHOLD_FILES {
         let mut out = results.lock().unwrap_or_else(|e| e.into_inner());
         out.extend(jobs.iter().map(|job| (job.path.clone(), hash(job))));
@@ -315,7 +318,10 @@ fn hash_jobs<K: Keeper>(
                     while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
                         local.push((job.path.clone(), hash(job)));
                     }
-                    results.lock().unwrap_or_else(|e| e.into_inner()).extend(local);
+                    results
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend(local);
                 });
             }
         });

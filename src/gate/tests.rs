@@ -287,8 +287,15 @@ fn places() {
         Place::Artifact { root_len: 3, .. }
     ));
     lock.discovery.push(Pattern::parse("*").unwrap());
-    assert_eq!(place(&lock, &vp("seal.json")), Place::Ordinary, "the lockfile is always ordinary");
-    assert!(matches!(place(&lock, &vp("other.json")), Place::Sealed { .. }));
+    assert_eq!(
+        place(&lock, &vp("seal.json")),
+        Place::Ordinary,
+        "the lockfile is always ordinary"
+    );
+    assert!(matches!(
+        place(&lock, &vp("other.json")),
+        Place::Sealed { .. }
+    ));
     lock.discovery.pop();
     let bad = ViewPath::root()
         .child(OsStr::new("prompts"))
