@@ -513,7 +513,8 @@ fn every_kind_of_write_gets_erofs() {
     assert_eq!(tree(p.path(), true), before, "the disk changed");
     // Remounted read-write by root: the daemon itself refuses every write.
     let st = Command::new("mount")
-        .args(["-o", "remount,rw"])
+        // -i: no /sbin/mount.fuse helper (it would try to run the fsname).
+        .args(["-i", "-o", "remount,rw"])
         .arg(&m.mountpoint)
         .status()
         .unwrap();
