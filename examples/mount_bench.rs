@@ -1,0 +1,400 @@
+//! Latency and throughput helper for `scripts/bench-mount.sh`.
+//!
+//! Shell timing cannot resolve single opens (a few microseconds natively), and
+//! a Python loop adds about as much per call as a native open costs, which
+//! would shrink every ratio to native. This helper times the system calls
+//! themselves with `Instant` and does the whole interleaved run, so that the
+//! three views are measured in the same loop under the same conditions.
+//!
+//! ```text
+//! mount_bench gen DIR                       make the tree (deterministic)
+//! mount_bench run NAME=DIR [NAME=DIR...] [--reps N]
+//!                                           interleaved run, prints the table
+//! mount_bench workload NAME DIR             run each workload once (for counting)
+//! ```
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const SMALL_FILES: usize = 20_000;
+const TOP_DIRS: usize = 10;
+const SUB_DIRS: usize = 30;
+const GIB: u64 = 1 << 30;
+/// The ordinary one-gigabyte file.
+const BIG: &str = "data/big.bin";
+/// The one-gigabyte file inside a pinned bundle.
+const BUNDLE_BIG: &str = ".claude/skills/huge/blob.bin";
+/// The verified 10-file bundle (SKILL.md and f1..f9.md, 4.5 KB each).
+const BUNDLE_TEN: &str = ".claude/skills/ten";
+/// A file of the verified 10-file bundle.
+const BUNDLE_SMALL: &str = ".claude/skills/ten/f1.md";
+/// An ordinary 4 KiB file.
+const FOUR_K: &str = "src/a0/b0/4k.txt";
+/// The subtree of the 20,000 small files.
+const SMALL_TREE: &str = "src";
+/// Kernel TTL of ordinary entries in the view is one second.
+const EXPIRE: Duration = Duration::from_millis(1200);
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("gen") => generate(Path::new(&args[1])),
+        Some("run") => run(&args[1..]),
+        Some("workload") => {
+            let name = &args[1];
+            let root = PathBuf::from(&args[2]);
+            workload(name, &root);
+        }
+        _ => {
+            eprintln!(
+                "usage: mount_bench gen DIR | run NAME=DIR... [--reps N] | workload NAME DIR"
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The tree.
+
+fn pattern(buf: &mut [u8], seed: u64) {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    for w in buf.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        w.copy_from_slice(&x.to_le_bytes()[..w.len()]);
+    }
+}
+
+fn write_big(path: &Path, size: u64, seed: u64) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut f = File::create(path).unwrap();
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut done = 0;
+    while done < size {
+        pattern(&mut chunk, seed ^ done);
+        f.write_all(&chunk).unwrap();
+        done += chunk.len() as u64;
+    }
+}
+
+fn generate(root: &Path) {
+    fs::create_dir_all(root).unwrap();
+    let mut buf = vec![0u8; 4096];
+    for i in 0..SMALL_FILES {
+        let dir = root.join(format!(
+            "{SMALL_TREE}/a{}/b{}",
+            i % TOP_DIRS,
+            (i / TOP_DIRS) % SUB_DIRS
+        ));
+        if i < TOP_DIRS * SUB_DIRS {
+            fs::create_dir_all(&dir).unwrap();
+        }
+        // 256 B .. 4 KiB.
+        let len = 256 + (i * 7919) % (4096 - 256);
+        pattern(&mut buf[..len], i as u64);
+        fs::write(dir.join(format!("f{i}.txt")), &buf[..len]).unwrap();
+    }
+    pattern(&mut buf, 4);
+    fs::write(root.join(FOUR_K), &buf).unwrap();
+    for i in 0..10 {
+        let mut b = vec![0u8; 4500];
+        pattern(&mut b, 1000 + i);
+        let name = if i == 0 {
+            "SKILL.md".to_string()
+        } else {
+            format!("f{i}.md")
+        };
+        let p = root.join(BUNDLE_TEN).join(name);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, b).unwrap();
+    }
+    write_big(&root.join(BIG), GIB, 1);
+    write_big(&root.join(BUNDLE_BIG), GIB, 2);
+    fs::write(root.join(".claude/skills/huge/SKILL.md"), "huge\n").unwrap();
+    fs::write(root.join("README.md"), "bench tree\n").unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Workloads.
+
+/// readdir + lstat of every entry under `dir`; returns (time, entries).
+fn walk(dir: &Path) -> (Duration, usize) {
+    let t = Instant::now();
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let md = fs::symlink_metadata(&p).unwrap();
+            n += 1;
+            if md.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    (t.elapsed(), n)
+}
+
+fn small_files(root: &Path) -> Vec<PathBuf> {
+    (0..SMALL_FILES)
+        .map(|i| {
+            root.join(format!(
+                "{SMALL_TREE}/a{}/b{}/f{i}.txt",
+                i % TOP_DIRS,
+                (i / TOP_DIRS) % SUB_DIRS
+            ))
+        })
+        .collect()
+}
+
+/// open + read to the end + close of every small file.
+fn read_all(files: &[PathBuf]) -> Duration {
+    let mut buf = vec![0u8; 8192];
+    let t = Instant::now();
+    for p in files {
+        let mut f = File::open(p).unwrap();
+        while f.read(&mut buf).unwrap() > 0 {}
+    }
+    t.elapsed()
+}
+
+/// Times `n` lstat calls of `path`.
+fn lstat_latencies(path: &Path, n: usize, out: &mut Vec<u64>) {
+    for _ in 0..n {
+        let t = Instant::now();
+        fs::symlink_metadata(path).unwrap();
+        out.push(t.elapsed().as_nanos() as u64);
+    }
+}
+
+/// Times `n` opens of `path` (the open call only; each handle is closed
+/// before the next open, untimed).
+fn open_latencies(path: &Path, n: usize, out: &mut Vec<u64>) {
+    for _ in 0..n {
+        let t = Instant::now();
+        let f = File::open(path).unwrap();
+        out.push(t.elapsed().as_nanos() as u64);
+        drop(f);
+    }
+}
+
+/// (open time, read time, bytes) of a sequential read with 1 MiB reads.
+fn seq_read(path: &Path) -> (Duration, Duration, u64) {
+    let mut buf = vec![0u8; 1 << 20];
+    let t = Instant::now();
+    let mut f = File::open(path).unwrap();
+    let opened = t.elapsed();
+    let t = Instant::now();
+    let mut n = 0u64;
+    loop {
+        let k = f.read(&mut buf).unwrap();
+        if k == 0 {
+            break;
+        }
+        n += k as u64;
+    }
+    (opened, t.elapsed(), n)
+}
+
+fn percentile(sorted: &[u64], p: usize) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    sorted[(sorted.len() * p / 100).min(sorted.len() - 1)]
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
+}
+
+// ---------------------------------------------------------------------------
+// The interleaved run.
+
+#[derive(Default)]
+struct Samples {
+    /// Per metric, one value per repetition (seconds or GB/s).
+    per_rep: BTreeMap<&'static str, Vec<f64>>,
+    /// Per latency metric, every sample (ns).
+    latencies: BTreeMap<&'static str, Vec<u64>>,
+}
+
+fn run(args: &[String]) {
+    let mut views: Vec<(String, PathBuf)> = Vec::new();
+    let mut reps = 5;
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == "--reps" {
+            reps = args[i + 1].parse().unwrap();
+            i += 2;
+            continue;
+        }
+        let (name, dir) = args[i].split_once('=').expect("NAME=DIR");
+        views.push((name.to_string(), PathBuf::from(dir)));
+        i += 1;
+    }
+    // Warm every view: page cache of all files, lookups, snapshots once.
+    for (name, root) in &views {
+        eprintln!("warming {name} ...");
+        walk(root);
+        read_all(&small_files(root));
+        seq_read(&root.join(BIG));
+        seq_read(&root.join(BUNDLE_BIG));
+        let mut sink = Vec::new();
+        open_latencies(&root.join(FOUR_K), 100, &mut sink);
+        open_latencies(&root.join(BUNDLE_SMALL), 20, &mut sink);
+    }
+    let mut samples: BTreeMap<String, Samples> = BTreeMap::new();
+    for rep in 0..reps {
+        // Rotate the order each repetition so that no view always runs first.
+        let mut order: Vec<usize> = (0..views.len()).collect();
+        order.rotate_left(rep % views.len());
+        for &v in &order {
+            let (name, root) = &views[v];
+            eprintln!("rep {}/{reps}: {name}", rep + 1);
+            let s = samples.entry(name.clone()).or_default();
+            let mut put = |k: &'static str, x: f64| s.per_rep.entry(k).or_default().push(x);
+            let small = root.join(SMALL_TREE);
+            std::thread::sleep(EXPIRE);
+            let (t, n_small) = walk(&small);
+            put("walk src, TTL expired (s)", t.as_secs_f64());
+            let (t, _) = walk(&small);
+            put("walk src, repeated (s)", t.as_secs_f64());
+            put(
+                "open+read+close 20,000 files (s)",
+                read_all(&small_files(root)).as_secs_f64(),
+            );
+            std::thread::sleep(EXPIRE);
+            let (t, n_all) = walk(root);
+            put("walk whole tree, TTL expired (s)", t.as_secs_f64());
+            let (t, _) = walk(root);
+            put("walk whole tree, repeated (s)", t.as_secs_f64());
+            assert!(
+                n_small >= SMALL_FILES && n_all > n_small,
+                "{name}: {n_small} {n_all}"
+            );
+            let (o, r, n) = seq_read(&root.join(BIG));
+            assert_eq!(n, GIB, "{name}: short read of {BIG}");
+            put("1 GiB ordinary: open (s)", o.as_secs_f64());
+            put("1 GiB ordinary: read (s)", r.as_secs_f64());
+            let (o, r, n) = seq_read(&root.join(BUNDLE_BIG));
+            assert_eq!(n, GIB, "{name}: short read of {BUNDLE_BIG}");
+            put("1 GiB in bundle: open (s)", o.as_secs_f64());
+            put("1 GiB in bundle: read (s)", r.as_secs_f64());
+            let lat = s.latencies.entry("4 KiB ordinary open (us)").or_default();
+            open_latencies(&root.join(FOUR_K), 2000, lat);
+            let lat = s.latencies.entry("10-file bundle open (us)").or_default();
+            open_latencies(&root.join(BUNDLE_SMALL), 300, lat);
+            let lat = s
+                .latencies
+                .entry("10-file bundle root lstat (us)")
+                .or_default();
+            lstat_latencies(&root.join(BUNDLE_TEN), 300, lat);
+        }
+    }
+    report(&views, &mut samples);
+}
+
+fn report(views: &[(String, PathBuf)], samples: &mut BTreeMap<String, Samples>) {
+    let names: Vec<&String> = views.iter().map(|(n, _)| n).collect();
+    let base = names[0].clone();
+    let mut rows: Vec<(String, Vec<f64>)> = Vec::new();
+    let metrics: Vec<&'static str> = samples[&base].per_rep.keys().copied().collect();
+    for m in &metrics {
+        let vals = names
+            .iter()
+            .map(|n| median(samples.get_mut(*n).unwrap().per_rep.get_mut(m).unwrap()))
+            .collect();
+        rows.push((m.to_string(), vals));
+    }
+    let lat_metrics: Vec<&'static str> = samples[&base].latencies.keys().copied().collect();
+    for m in &lat_metrics {
+        for (p, label) in [(50, "p50"), (99, "p99")] {
+            let vals = names
+                .iter()
+                .map(|n| {
+                    let v = samples.get_mut(*n).unwrap().latencies.get_mut(m).unwrap();
+                    v.sort_unstable();
+                    percentile(v, p) as f64 / 1000.0
+                })
+                .collect();
+            rows.push((
+                format!("{} {label}", m.trim_end_matches(" (us)")) + " (us)",
+                vals,
+            ));
+        }
+    }
+    // GB/s for the read phases.
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(10);
+    print!("{:width$}", "metric (median of reps)");
+    for n in &names {
+        print!(" | {n:>10}");
+    }
+    for n in &names[1..] {
+        print!(" | {:>12}", format!("{n}/{base}"));
+    }
+    println!();
+    println!(
+        "{}",
+        "-".repeat(width + names.len() * 13 + (names.len() - 1) * 15)
+    );
+    for (label, vals) in &rows {
+        print!("{label:width$}");
+        for v in vals {
+            print!(" | {:>10}", fmt(*v));
+        }
+        for v in &vals[1..] {
+            let r = if vals[0] > 0.0 { v / vals[0] } else { f64::NAN };
+            print!(" | {:>11.2}x", r);
+        }
+        println!();
+    }
+    for (label, vals) in &rows {
+        if label.ends_with("read (s)") {
+            let gbps: Vec<String> = vals
+                .iter()
+                .zip(&names)
+                .map(|(v, n)| format!("{n} {:.2} GB/s", GIB as f64 / v / 1e9))
+                .collect();
+            println!("{label}: {}", gbps.join(", "));
+        }
+    }
+}
+
+fn fmt(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// Runs one workload once (for a request-counting pass; the caller cuts the
+/// daemon's debug log around it).
+fn workload(name: &str, root: &Path) {
+    match name {
+        "walk" => {
+            walk(&root.join(SMALL_TREE));
+        }
+        "read-small" => {
+            read_all(&small_files(root));
+        }
+        "open-4k" => open_latencies(&root.join(FOUR_K), 1000, &mut Vec::new()),
+        "open-bundle" => open_latencies(&root.join(BUNDLE_SMALL), 100, &mut Vec::new()),
+        "lstat-bundle-root" => lstat_latencies(&root.join(BUNDLE_TEN), 100, &mut Vec::new()),
+        "seq-ordinary" => {
+            seq_read(&root.join(BIG));
+        }
+        "seq-bundle" => {
+            seq_read(&root.join(BUNDLE_BIG));
+        }
+        other => panic!("unknown workload {other}"),
+    }
+}

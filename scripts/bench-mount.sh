@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Benchmarks `seal mount` against the native tree (and `bindfs -r` when
+# installed) in ONE interleaved run, warm cache.
+#
+#   scripts/bench-mount.sh                 # build, make the tree, measure, count
+#   REPS=9 scripts/bench-mount.sh          # more repetitions (default 5)
+#   BENCH_TREE=/tmp/x scripts/...          # where the tree lives
+#   KEEP_TREE=1 scripts/...                # keep the 2+ GiB tree for the next run
+#   COUNT=0 scripts/...                    # skip the request-counting pass
+#
+# 1. Builds `seal` and the timing helper (examples/mount_bench.rs) --release.
+# 2. Makes a tree: 20,000 small files (256 B..4 KiB) in 300 directories under
+#    src/, a 4 KiB file, a 1 GiB ordinary file, a 1 GiB file inside a bundle,
+#    and a 10-file ~45 KB bundle; `seal init` pins both bundles.
+# 3. Mounts it with `seal mount` and `bindfs -r` (if installed).
+# 4. The helper warms every view, then repeats, rotating the order of the
+#    views each time: walk+lstat of src/ after > 1 s (the view's ordinary TTL
+#    is 1 s, so every entry is looked up again) and at once again; open+read+
+#    close of the 20,000 files; the same two walks over the whole tree (which
+#    includes the bundle roots: a lookup of a bundle root is a fresh
+#    verification, so this walk hashes the 1 GiB bundle); a 1 GiB sequential
+#    read of the ordinary file and of the bundle file, open and read phases
+#    apart (a bundle open verifies, i.e. hashes the whole bundle, first); 2,000
+#    opens of the 4 KiB file and 300 opens of a file of the 10-file bundle
+#    (p50/p99 over all repetitions), and 300 lstat of that bundle's root (one
+#    fresh verification each, no open). Medians of the repetitions.
+# 5. Counting pass: restarts the seal daemon with SEAL_LOG=fuser=debug and
+#    runs each workload once, counting the FUSE requests it caused by opcode;
+#    then `strace -c -f` on the daemon for the open loops and a walk.
+#
+# Why a compiled helper: a native open costs a few microseconds; `date`-based
+# shell timing cannot see that, and a Python loop adds about as much per call
+# as the open itself, which would shrink every ratio towards 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPS=${REPS:-5}
+TREE=${BENCH_TREE:-/tmp/sealfs-mount-bench}
+TARGET=${CARGO_TARGET_DIR:-target}
+COUNT=${COUNT:-1}
+
+[[ $(id -u) == 0 ]] || { echo "bench-mount: run as root (FUSE mounts)" >&2; exit 2; }
+
+echo "building seal and the helper (release)..." >&2
+cargo build --release --quiet --bin seal --example mount_bench
+SEAL="$PWD/$TARGET/release/seal"
+[[ "$TARGET" = /* ]] && SEAL="$TARGET/release/seal"
+HELPER="${SEAL%/seal}/examples/mount_bench"
+
+PROJECT="$TREE/project"
+SEAL_MP="$TREE/seal-view"
+BINDFS_MP="$TREE/bindfs-view"
+LOG="$TREE/daemon.log"
+SEAL_PID=
+
+cleanup() {
+  set +e
+  for mp in "$SEAL_MP" "$BINDFS_MP"; do
+    if grep -q " $mp " /proc/self/mountinfo; then umount "$mp" 2>/dev/null || umount -l "$mp"; fi
+  done
+  if [[ -n "$SEAL_PID" ]] && kill -0 "$SEAL_PID" 2>/dev/null; then
+    kill -TERM "$SEAL_PID"; wait "$SEAL_PID" 2>/dev/null
+  fi
+  if [[ "${KEEP_TREE:-0}" != 1 ]]; then rm -rf "$TREE"; fi
+}
+trap cleanup EXIT
+
+SPEC="v2 20000 small, 1 GiB ordinary, 1 GiB bundle, 10-file bundle"
+if [[ ! -f "$TREE/.bench-spec" || "$(cat "$TREE/.bench-spec")" != "$SPEC" ]]; then
+  echo "making the tree in $PROJECT ..." >&2
+  rm -rf "$TREE"
+  mkdir -p "$PROJECT"
+  "$HELPER" gen "$PROJECT"
+  (cd "$PROJECT" && echo y | "$SEAL" init >/dev/null 2>&1)
+  echo "$SPEC" >"$TREE/.bench-spec"
+fi
+(cd "$PROJECT" && "$SEAL" verify) >&2
+mkdir -p "$SEAL_MP" "$BINDFS_MP"
+
+start_seal() { # [env assignments...]
+  : >"$LOG"
+  (cd "$PROJECT" && exec env "$@" "$SEAL" mount "$SEAL_MP" 2>>"$LOG") &
+  SEAL_PID=$!
+  for _ in $(seq 200); do
+    grep -q "serving the sealed view" "$LOG" && return 0
+    kill -0 "$SEAL_PID" 2>/dev/null || { cat "$LOG" >&2; exit 1; }
+    sleep 0.05
+  done
+  echo "seal mount did not become ready" >&2; cat "$LOG" >&2; exit 1
+}
+stop_seal() {
+  umount "$SEAL_MP"
+  wait "$SEAL_PID" || { echo "seal mount exited with $?" >&2; exit 1; }
+  SEAL_PID=
+}
+
+VIEWS=("native=$PROJECT")
+start_seal
+VIEWS+=("seal=$SEAL_MP")
+BINDFS=no
+if ! command -v bindfs >/dev/null; then
+  echo "bindfs not installed; trying apt-get install -y bindfs" >&2
+  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bindfs >/dev/null 2>&1 ||
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bindfs >/dev/null 2>&1)) || true
+fi
+if command -v bindfs >/dev/null; then
+  bindfs -r "$PROJECT" "$BINDFS_MP"
+  VIEWS+=("bindfs=$BINDFS_MP")
+  BINDFS="yes ($(bindfs --version 2>&1 | head -1))"
+fi
+
+echo >&2
+echo "kernel $(uname -r), $(nproc) CPUs; bindfs: $BINDFS; reps: $REPS" >&2
+"$HELPER" run "${VIEWS[@]}" --reps "$REPS"
+
+if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
+stop_seal
+
+[[ "$COUNT" == 1 ]] || exit 0
+
+# --- counting pass ------------------------------------------------------------
+echo
+echo "FUSE requests per workload (seal mount, SEAL_LOG=fuser=debug; one run each):"
+start_seal SEAL_LOG=fuser=debug
+count() { # label workload [sleep-before]
+  local label=$1 work=$2 pause=${3:-0}
+  sleep "$pause"
+  local before after
+  before=$(wc -l <"$LOG")
+  "$HELPER" workload "$work" "$SEAL_MP"
+  sleep 0.3 # let asynchronous RELEASE / FORGET arrive
+  after=$(wc -l <"$LOG")
+  printf '  %-34s' "$label:"
+  sed -n "$((before + 1)),${after}p" "$LOG" | sed 's/\x1b\[[0-9;]*m//g' |
+    grep -o 'fuser::request: FUSE([ 0-9]*) ino 0x[0-9a-f]* [A-Z_]*' | awk '{print $NF}' |
+    sort | uniq -c | sort -rn | awk '{printf " %s %s", $2, $1} END {print ""}'
+}
+"$HELPER" workload walk "$SEAL_MP" # warm
+count "walk src, TTL expired" walk 1.2
+count "walk src, repeated" walk
+count "open+read+close 20,000 files" read-small
+count "1000 opens of the 4 KiB file" open-4k
+count "100 opens in the 10-file bundle" open-bundle
+count "100 lstat of the 10-file bundle root" lstat-bundle-root
+count "1 GiB ordinary sequential read" seq-ordinary
+count "1 GiB bundle sequential read" seq-bundle
+stop_seal
+
+strace_daemon() { # label workload [prep-workload]
+  echo
+  echo "daemon system calls during: $1 (strace -c -f):"
+  [[ -n "${3:-}" ]] && "$HELPER" workload "$3" "$SEAL_MP"
+  strace -c -f -p "$SEAL_PID" -o "$TREE/strace.txt" 2>/dev/null &
+  local st=$!
+  sleep 0.5
+  "$HELPER" workload "$2" "$SEAL_MP"
+  sleep 0.3
+  kill -INT "$st"
+  wait "$st" 2>/dev/null || true
+  sed -n '1,16p' "$TREE/strace.txt"
+}
+if command -v strace >/dev/null; then
+  start_seal
+  strace_daemon "1000 opens of the 4 KiB file" open-4k open-4k
+  strace_daemon "100 opens in the 10-file bundle" open-bundle
+  strace_daemon "100 lstat of the 10-file bundle root" lstat-bundle-root
+  strace_daemon "walk src, repeated" walk walk
+  stop_seal
+fi
