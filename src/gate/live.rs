@@ -56,6 +56,16 @@ impl LiveLockfile {
         }
     }
 
+    /// The view from the last read, without reading again (for scheduling
+    /// only: every decision uses [`LiveLockfile::current`]).
+    pub fn last(&self) -> LockView {
+        self.cached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .view
+            .clone()
+    }
+
     /// The current view, after reading the file again.
     pub fn current(&self, project: BorrowedFd<'_>) -> LockView {
         let hint = self.cached.lock().map(|c| c.bytes.len()).unwrap_or(4096);

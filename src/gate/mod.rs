@@ -329,6 +329,17 @@ impl Gate {
         self.live.current(self.project.as_fd())
     }
 
+    /// [`Gate::caching`] on the lockfile as last read (no new read): for
+    /// scheduling requests, never for deciding them.
+    pub fn cached_caching(&self, path: &ViewPath) -> Caching {
+        place(self.live.last().patterns_source(), path).caching()
+    }
+
+    /// Whether `path` is a container (as of the last lockfile read).
+    pub fn is_container(&self, path: &ViewPath) -> bool {
+        place(self.live.last().patterns_source(), path) == Place::Container
+    }
+
     /// Whether the kernel may cache answers about `path`.
     pub fn caching(&self, path: &ViewPath) -> Caching {
         place(self.lock_view().patterns_source(), path).caching()

@@ -84,8 +84,9 @@ struct DirItem {
     ino_hint: u64,
 }
 
-/// The filesystem.
-pub struct SealFs {
+/// The state of the view, shared by the FUSE threads and the verification
+/// workers.
+pub struct View {
     gate: Arc<Gate>,
     inodes: Mutex<Inodes>,
     handles: Mutex<HashMap<u64, Arc<Handle>>>,
@@ -99,12 +100,72 @@ pub struct SealFs {
     kept_ordinary: Mutex<HashMap<u64, (BackingOf, Arc<Backing>)>>,
 }
 
+/// The filesystem: the shared view, and where requests that may verify a
+/// bundle run. At most `FUSE_THREADS - 2` such requests run on FUSE threads
+/// at once; more wait for a verification worker, so two FUSE threads always
+/// remain for ordinary requests however many bundles are being hashed.
+pub struct SealFs {
+    view: Arc<View>,
+    inline_busy: Arc<std::sync::atomic::AtomicUsize>,
+    inline_max: usize,
+    queue: std::sync::mpsc::Sender<Box<dyn FnOnce() + Send>>,
+}
+
+/// Threads that run the verifications the FUSE threads hand off.
+const VERIFY_WORKERS: usize = 2;
+
+impl SealFs {
+    pub fn new(gate: Arc<Gate>, fuse_threads: usize) -> SealFs {
+        let (queue, jobs) = std::sync::mpsc::channel::<Box<dyn FnOnce() + Send>>();
+        let jobs = Arc::new(Mutex::new(jobs));
+        for i in 0..VERIFY_WORKERS {
+            let jobs = jobs.clone();
+            let _ = std::thread::Builder::new()
+                .name(format!("seal-verify-{i}"))
+                .spawn(move || {
+                    loop {
+                        let job = jobs.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        match job {
+                            Ok(job) => job(),
+                            Err(_) => break,
+                        }
+                    }
+                });
+        }
+        SealFs {
+            view: Arc::new(View::new(gate)),
+            inline_busy: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            inline_max: fuse_threads.saturating_sub(2).max(1),
+            queue,
+        }
+    }
+
+    /// Runs `work` here, unless it may verify a bundle and the FUSE threads
+    /// already doing so are at their limit: then on a verification worker.
+    fn dispatch(&self, heavy: bool, work: impl FnOnce(&View) + Send + 'static) {
+        if !heavy {
+            return work(&self.view);
+        }
+        if self.inline_busy.fetch_add(1, Ordering::AcqRel) < self.inline_max {
+            work(&self.view);
+            self.inline_busy.fetch_sub(1, Ordering::AcqRel);
+            return;
+        }
+        self.inline_busy.fetch_sub(1, Ordering::AcqRel);
+        let view = self.view.clone();
+        if let Err(job) = self.queue.send(Box::new(move || work(&view))) {
+            // No worker left (shutting down): run it here after all.
+            (job.0)();
+        }
+    }
+}
+
 /// How many ordinary backings (open descriptors) are kept at most.
 const KEPT_ORDINARY_MAX: usize = 4096;
 
-impl SealFs {
-    pub fn new(gate: Arc<Gate>) -> SealFs {
-        SealFs {
+impl View {
+    fn new(gate: Arc<Gate>) -> View {
+        View {
             gate,
             inodes: Mutex::new(Inodes::default()),
             handles: Mutex::new(HashMap::new()),
@@ -162,6 +223,24 @@ impl SealFs {
 
     fn path_of(&self, ino: INodeNo) -> Result<ViewPath, FsError> {
         self.inodes().path(ino.0).ok_or(FsError::Stale)
+    }
+
+    /// Whether a request about `ino` (or its child `name`) may have to verify
+    /// a bundle (decided on the last lockfile read; it only steers where the
+    /// request runs, never what it decides).
+    fn may_verify(&self, ino: INodeNo, name: Option<&OsStr>) -> bool {
+        let Ok(mut path) = self.path_of(ino) else {
+            return false;
+        };
+        if let Some(name) = name {
+            path = path.child(name);
+        }
+        self.gate.cached_caching(&path) == Caching::Fresh
+    }
+
+    /// Whether `ino` is a directory on the way down to sealed roots or surfaces.
+    fn is_container(&self, ino: INodeNo) -> bool {
+        self.path_of(ino).is_ok_and(|p| self.gate.is_container(&p))
     }
 
     /// `lstat` of a view path, never crossing a symlink.
@@ -458,7 +537,7 @@ impl Filesystem for SealFs {
         if config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_ok()
             && config.set_max_stack_depth(2).is_ok()
         {
-            self.passthrough.store(true, Ordering::Relaxed);
+            self.view.passthrough.store(true, Ordering::Relaxed);
         } else {
             tracing::info!("the kernel offers no FUSE passthrough; serving reads from the daemon");
         }
@@ -466,15 +545,21 @@ impl Filesystem for SealFs {
     }
 
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        match self.lookup_entry(parent, name, who(req)) {
-            Ok((attr, ttl)) => reply.entry(&ttl, &attr, Generation(0)),
-            Err(e) => reply.error(e.errno()),
-        }
+        let who = who(req);
+        let name = name.to_os_string();
+        let heavy = self.view.may_verify(parent, Some(&name));
+        self.dispatch(heavy, move |view| {
+            match view.lookup_entry(parent, &name, who) {
+                Ok((attr, ttl)) => reply.entry(&ttl, &attr, Generation(0)),
+                Err(e) => reply.error(e.errno()),
+            }
+        });
     }
 
     fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
-        if self.inodes().forget(ino.0, nlookup) {
-            self.kept_ordinary
+        if self.view.inodes().forget(ino.0, nlookup) {
+            self.view
+                .kept_ordinary
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&ino.0);
@@ -483,13 +568,16 @@ impl Filesystem for SealFs {
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
         let result = (|| {
-            let path = self.path_of(ino)?;
-            let st = self.lstat(&path)?;
-            let size = fh.and_then(|fh| match self.handles().get(&fh.0).map(|h| &**h) {
+            let path = self.view.path_of(ino)?;
+            let st = self.view.lstat(&path)?;
+            let size = fh.and_then(|fh| match self.view.handles().get(&fh.0).map(|h| &**h) {
                 Some(Handle::Verified { snapshot, .. }) => Some(snapshot.len()),
                 _ => None,
             });
-            Ok::<_, FsError>((attr_of(&st, ino.0, size), ttl(self.gate.caching(&path))))
+            Ok::<_, FsError>((
+                attr_of(&st, ino.0, size),
+                ttl(self.view.gate.caching(&path)),
+            ))
         })();
         match result {
             Ok((attr, ttl)) => reply.attr(&ttl, &attr),
@@ -498,20 +586,28 @@ impl Filesystem for SealFs {
     }
 
     fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
-        match self.path_of(ino).and_then(|p| self.readlink_path(&p)) {
+        match self
+            .view
+            .path_of(ino)
+            .and_then(|p| self.view.readlink_path(&p))
+        {
             Ok(target) => reply.data(std::os::unix::ffi::OsStrExt::as_bytes(target.as_os_str())),
             Err(e) => reply.error(e.errno()),
         }
     }
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        match self.open_file(ino, flags, who(req), &reply) {
-            Ok((fh, flags, Some(backing))) => {
-                reply.opened_passthrough(FileHandle(fh), flags, &backing.id)
+        let who = who(req);
+        let heavy = self.view.may_verify(ino, None);
+        self.dispatch(heavy, move |view| {
+            match view.open_file(ino, flags, who, &reply) {
+                Ok((fh, flags, Some(backing))) => {
+                    reply.opened_passthrough(FileHandle(fh), flags, &backing.id)
+                }
+                Ok((fh, flags, None)) => reply.opened(FileHandle(fh), flags),
+                Err(e) => reply.error(e.errno()),
             }
-            Ok((fh, flags, None)) => reply.opened(FileHandle(fh), flags),
-            Err(e) => reply.error(e.errno()),
-        }
+        });
     }
 
     fn read(
@@ -527,7 +623,7 @@ impl Filesystem for SealFs {
     ) {
         // Take the handle out of the table before reading, so that one slow
         // read never holds the table's lock.
-        let handle = self.handles().get(&fh.0).cloned();
+        let handle = self.view.handles().get(&fh.0).cloned();
         let result = match handle.as_deref() {
             Some(Handle::Verified { snapshot, .. }) => {
                 snapshot.read_at(offset, size as usize).map_err(FsError::Io)
@@ -535,7 +631,7 @@ impl Filesystem for SealFs {
             Some(Handle::Real {
                 file: Some(file), ..
             }) => read_fully_at(file, offset, size as usize),
-            // Passed through: the kernel reads the backing file itself.
+            // Passed through: the kernel reads the backing file itself.view.
             Some(Handle::Real { file: None, .. }) => Err(FsError::Unsupported),
             Some(Handle::Dir { .. }) => {
                 Err(FsError::Io(io::Error::from_raw_os_error(libc::EISDIR)))
@@ -560,19 +656,22 @@ impl Filesystem for SealFs {
     ) {
         // Dropping the handle drops its snapshot and backing reference; the
         // memory goes with the last one.
-        let handle = self.handles().remove(&fh.0);
+        let handle = self.view.handles().remove(&fh.0);
         drop(handle);
         reply.ok();
     }
 
     fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        match self.list(ino, who(req)) {
+        let who = who(req);
+        // Listing a container decides about the sealed roots inside it.
+        let heavy = self.view.may_verify(ino, None) || self.view.is_container(ino);
+        self.dispatch(heavy, move |view| match view.list(ino, who) {
             Ok(entries) => {
-                let fh = self.add_handle(Handle::Dir { entries });
+                let fh = view.add_handle(Handle::Dir { entries });
                 reply.opened(FileHandle(fh), FopenFlags::empty());
             }
             Err(e) => reply.error(e.errno()),
-        }
+        });
     }
 
     fn readdir(
@@ -583,7 +682,7 @@ impl Filesystem for SealFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let handles = self.handles();
+        let handles = self.view.handles();
         let Some(Handle::Dir { entries }) = handles.get(&fh.0).map(|h| &**h) else {
             return reply.error(FsError::Stale.errno());
         };
@@ -610,11 +709,11 @@ impl Filesystem for SealFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        let Ok(dir) = self.path_of(ino) else {
+        let Ok(dir) = self.view.path_of(ino) else {
             return reply.error(FsError::Stale.errno());
         };
         let names: Vec<(usize, OsString, u64)> = {
-            let handles = self.handles();
+            let handles = self.view.handles();
             let Some(Handle::Dir { entries }) = handles.get(&fh.0).map(|h| &**h) else {
                 return reply.error(FsError::Stale.errno());
             };
@@ -633,10 +732,12 @@ impl Filesystem for SealFs {
             } else {
                 (dir.child(&name), true)
             };
-            let Ok(st) = self.lstat(&path) else { continue };
-            let caching = self.gate.caching(&path);
+            let Ok(st) = self.view.lstat(&path) else {
+                continue;
+            };
+            let caching = self.view.gate.caching(&path);
             let child = if remember {
-                self.inodes().remember(&path)
+                self.view.inodes().remember(&path)
             } else {
                 ino_hint
             };
@@ -651,7 +752,7 @@ impl Filesystem for SealFs {
             ) {
                 if remember {
                     // Not sent: give the lookup back.
-                    self.inodes().forget(child, 1);
+                    self.view.inodes().forget(child, 1);
                 }
                 break;
             }
@@ -667,12 +768,12 @@ impl Filesystem for SealFs {
         _flags: OpenFlags,
         reply: ReplyEmpty,
     ) {
-        self.handles().remove(&fh.0);
+        self.view.handles().remove(&fh.0);
         reply.ok();
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        match nix::sys::statvfs::fstatvfs(self.gate.project_fd()) {
+        match nix::sys::statvfs::fstatvfs(self.view.gate.project_fd()) {
             Ok(s) => reply.statfs(
                 s.blocks(),
                 s.blocks_free(),

@@ -21,9 +21,9 @@ use crate::gate::audit::AuditLog;
 use crate::gate::links::{LinkRule, normalize};
 use crate::gate::{Gate, GateConfig};
 
-/// FUSE worker threads. Verifications run on the thread that received the
-/// request, so several threads keep ordinary requests flowing while bundles
-/// are hashed.
+/// FUSE worker threads. A verification runs on the thread that received the
+/// request while fewer than `FUSE_THREADS - 2` do so, else on a verification
+/// worker, so ordinary requests always find a free thread.
 pub const FUSE_THREADS: usize = 6;
 
 /// What to mount.
@@ -139,7 +139,7 @@ pub fn mount(
     };
     config.n_threads = Some(FUSE_THREADS);
     config.clone_fd = true;
-    Session::new(fuse::SealFs::new(gate), mountpoint, &config).map_err(|e| {
+    Session::new(fuse::SealFs::new(gate, FUSE_THREADS), mountpoint, &config).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
             MountError::StaleMount(mountpoint.to_path_buf())
         } else {
@@ -150,17 +150,11 @@ pub fn mount(
 
 /// Serves `session` until it is unmounted (by `umount`, `fusermount3 -u`) or
 /// SIGINT / SIGTERM arrives, which unmounts it.
-pub fn serve_until_unmounted(mut session: Session<fuse::SealFs>) -> Result<(), MountError> {
+pub fn serve_until_unmounted(
+    mut session: Session<fuse::SealFs>,
+    signals: SigSet,
+) -> Result<(), MountError> {
     let mut unmounter = session.unmount_callable();
-    let mut signals = SigSet::empty();
-    signals.add(Signal::SIGINT);
-    signals.add(Signal::SIGTERM);
-    signals.add(Signal::SIGHUP);
-    // The session's threads inherit this mask, so only the waiter below
-    // receives these signals.
-    signals
-        .thread_block()
-        .map_err(|e| MountError::Mount(std::io::Error::from_raw_os_error(e as i32)))?;
     std::thread::Builder::new()
         .name("seal-signals".into())
         .spawn(move || {
@@ -175,6 +169,21 @@ pub fn serve_until_unmounted(mut session: Session<fuse::SealFs>) -> Result<(), M
     session.run().map_err(MountError::Mount)
 }
 
+/// Blocks SIGINT, SIGTERM and SIGHUP in this thread, so that every thread
+/// started afterwards (FUSE and verification threads) inherits the mask and
+/// only [`serve_until_unmounted`]'s waiter receives them. Call it before
+/// [`mount`].
+pub fn block_termination_signals() -> Result<SigSet, MountError> {
+    let mut signals = SigSet::empty();
+    signals.add(Signal::SIGINT);
+    signals.add(Signal::SIGTERM);
+    signals.add(Signal::SIGHUP);
+    signals
+        .thread_block()
+        .map_err(|e| MountError::Mount(std::io::Error::from_raw_os_error(e as i32)))?;
+    Ok(signals)
+}
+
 /// Runs `seal mount`: checks, mounts, prints one readiness line, serves.
 pub fn run_mount(
     request: &MountRequest,
@@ -184,9 +193,10 @@ pub fn run_mount(
     let view_root = check_mountpoint(&request.mountpoint, &request.project_dir)?;
     let gate = prepare_gate(project, request, &view_root)?;
     check_fuse_device()?;
+    let signals = block_termination_signals()?;
     let session = mount(gate, &request.mountpoint, request.allow_other)?;
     on_ready(&view_root);
-    serve_until_unmounted(session)
+    serve_until_unmounted(session, signals)
 }
 
 /// The readiness line's escaped rendering of a path.
