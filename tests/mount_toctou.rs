@@ -106,10 +106,12 @@ fn swap_test(how: Swap) {
             while !stop.load(Ordering::Relaxed) {
                 swap_once(&p, how, &evil, &tmp);
                 // Hold each state for a little while, varying, so that opens
-                // meet both states and both transitions.
-                spin(i % 7 * 40);
+                // meet both states and both transitions; now and then for a
+                // few milliseconds, so that whole verifications fit in one
+                // state even on a slow, loaded machine.
+                hold(if i % 16 == 8 { 3000 } else { i % 7 * 40 });
                 swap_once(&p, how, &good, &tmp);
-                spin(i % 5 * 60);
+                hold(if i % 16 == 0 { 3000 } else { i % 5 * 60 });
                 i += 1;
                 swaps.fetch_add(1, Ordering::Relaxed);
             }
@@ -181,7 +183,13 @@ fn swap_test(how: Swap) {
     );
 }
 
-fn spin(micros: u64) {
+/// Waits `micros`: spinning for short waits (a sleep would last much longer),
+/// sleeping for long ones (to leave the CPU to the readers).
+fn hold(micros: u64) {
+    if micros >= 1000 {
+        std::thread::sleep(Duration::from_micros(micros));
+        return;
+    }
     let until = Instant::now() + Duration::from_micros(micros);
     while Instant::now() < until {
         std::hint::spin_loop();
