@@ -2105,3 +2105,31 @@ fn the_project_lockfile_is_never_a_bundle() {
         out.stderr
     );
 }
+
+#[test]
+fn bundles_with_thousands_of_directories_work_under_a_low_open_file_limit() {
+    // 1500 directories in one bundle, run with RLIMIT_NOFILE 256: the walk
+    // must not keep a descriptor per directory.
+    let p = s_project("block");
+    for i in 0..1500 {
+        p.file(&format!("s/a/d{i}/f"), format!("{i}"));
+    }
+    let limited = |args: &str, stdin: &[u8]| {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &format!("ulimit -n 256 && exec '{SEAL}' {args}")])
+            .current_dir(p.root());
+        run(cmd, stdin)
+    };
+    let out = limited("pin", b"y\n");
+    assert_eq!(out.code, 0, "{}", &out.stderr[..out.stderr.len().min(2000)]);
+    assert!(
+        out.stderr.contains("  + new       ./s/a  (1500 files)"),
+        "{}",
+        out.stderr
+    );
+    let out = limited("verify --json", b"");
+    assert_eq!(
+        (out.code, out.stdout),
+        (0, report("Verified", &["./s/a"], &[], &[], &[]))
+    );
+}

@@ -33,6 +33,9 @@ impl std::fmt::Display for DiscoveryError {
     }
 }
 
+/// The most directory descriptors a [`Listings`] keeps open at once.
+const MAX_OPEN_DIRS: usize = 128;
+
 /// Directory listings made during one operation. Each directory is read at most
 /// once per operation; a new operation starts with an empty cache, so nothing
 /// is reused across verifications.
@@ -81,6 +84,12 @@ impl<'a> Listings<'a> {
     pub fn list(&mut self, dir: &RawPath) -> Result<std::rc::Rc<Vec<DirEntry>>, DiscoveryError> {
         if let Some(hit) = self.cache.get(dir) {
             return Ok(hit.clone());
+        }
+        // Keep the open descriptors bounded: a bundle with thousands of
+        // directories must not run into RLIMIT_NOFILE (1024 by default).
+        // Forgotten directories are reopened from their parents on demand.
+        if !self.dirs.contains_key(dir) && self.dirs.len() >= MAX_OPEN_DIRS {
+            self.dirs.clear();
         }
         let err = |source| DiscoveryError {
             dir: dir.clone(),
