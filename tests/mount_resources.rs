@@ -89,7 +89,16 @@ impl MemCgroup {
 
 impl Drop for MemCgroup {
     fn drop(&mut self) {
-        // Empty once the daemon has exited.
+        // A daemon still inside (a test failed before unmounting) moves back
+        // to the parent, so that the directory can go.
+        if let (Ok(procs), Some(parent)) = (
+            fs::read_to_string(self.dir.join("cgroup.procs")),
+            self.dir.parent(),
+        ) {
+            for pid in procs.lines() {
+                let _ = fs::write(parent.join("cgroup.procs"), pid);
+            }
+        }
         for _ in 0..100 {
             if fs::remove_dir(&self.dir).is_ok() {
                 return;
