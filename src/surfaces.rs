@@ -331,12 +331,36 @@ fn row_patterns() -> &'static [(Pattern, &'static SurfaceRow)] {
     })
 }
 
+/// The rows by their first segment (every row starts with a literal one), so
+/// that a path outside every surface is classified with one hash lookup.
+fn rows_by_first_segment()
+-> &'static std::collections::HashMap<&'static str, Vec<(Pattern, &'static SurfaceRow)>> {
+    static CELL: std::sync::OnceLock<
+        std::collections::HashMap<&'static str, Vec<(Pattern, &'static SurfaceRow)>>,
+    > = std::sync::OnceLock::new();
+    CELL.get_or_init(|| {
+        let mut map: std::collections::HashMap<&'static str, Vec<(Pattern, &'static SurfaceRow)>> =
+            std::collections::HashMap::new();
+        for (pattern, row) in row_patterns() {
+            let first = row.pattern.split('/').next().unwrap_or_default();
+            assert!(
+                !first.contains('*'),
+                "surface rows start with a literal segment"
+            );
+            map.entry(first).or_default().push((pattern.clone(), *row));
+        }
+        map
+    })
+}
+
 /// Classifies a project-relative path given as NFC segments.
 pub fn classify(segments: &[&str]) -> SurfaceClass {
     if segments.is_empty() {
         return SurfaceClass::Container;
     }
-    let rows = row_patterns();
+    let rows: &[(Pattern, &SurfaceRow)] = rows_by_first_segment()
+        .get(segments[0])
+        .map_or(&[], Vec::as_slice);
     for (pattern, row) in rows {
         if let Some(root_len) = pattern.root_len_within(segments.iter().copied()) {
             return SurfaceClass::Artifact {

@@ -166,13 +166,14 @@ pub fn segment_matches(glob: &str, name: &str) -> bool {
     if !glob.contains('*') {
         return glob == name;
     }
-    let glob: Vec<char> = glob.chars().collect();
-    let name: Vec<char> = name.chars().collect();
-    // Classic greedy wildcard matching with backtracking to the last star.
+    // Matching bytes is matching characters here: `*` is ASCII, and a literal
+    // run (valid UTF-8) can only match at a character boundary of the name.
+    let (glob, name) = (glob.as_bytes(), name.as_bytes());
+    // Greedy wildcard matching with backtracking to the last star.
     let (mut g, mut n) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while n < name.len() {
-        if g < glob.len() && glob[g] == '*' {
+        if g < glob.len() && glob[g] == b'*' {
             star = Some((g, n));
             g += 1;
         } else if g < glob.len() && glob[g] == name[n] {
@@ -186,7 +187,7 @@ pub fn segment_matches(glob: &str, name: &str) -> bool {
             return false;
         }
     }
-    glob[g..].iter().all(|&c| c == '*')
+    glob[g..].iter().all(|&c| c == b'*')
 }
 
 /// True when some real directory-entry name (non-empty, not `.` or `..`, no `/`)
@@ -335,6 +336,11 @@ mod tests {
         assert!(segment_matches("a?", "a?"));
         assert!(segment_matches("[x]", "[x]"));
         assert!(!segment_matches("[x]", "x"));
+        assert!(segment_matches("caf*", "café"));
+        assert!(segment_matches("*é", "café"));
+        assert!(!segment_matches("*e", "café"));
+        assert!(segment_matches("日*語", "日本語"));
+        assert!(!segment_matches("日*本", "日本語"));
     }
 
     #[test]

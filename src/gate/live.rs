@@ -7,6 +7,15 @@ use std::os::fd::BorrowedFd;
 use std::sync::{Arc, Mutex};
 
 use crate::core::lockfile::{Lockfile, LockfileError};
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
+
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::{Mode, fstat, fstatat};
+
+use crate::core::fs::EntryKind;
+use crate::core::lockfile::LOCKFILE_NAME;
 use crate::core::store::{StoreError, read_lockfile_unchecked};
 
 /// What the current `seal.json` says.
@@ -43,6 +52,12 @@ struct Cached {
 /// Re-reads `seal.json` on every call; reparses only on change.
 pub struct LiveLockfile {
     cached: Mutex<Cached>,
+    /// The lockfile kept open between reads: while `seal.json` is still the
+    /// same file (device and inode, checked by `fstatat` at every read), its
+    /// bytes are read again with `pread` instead of being opened anew. An
+    /// edit in place is seen by the next `pread`; a replacement by rename is
+    /// seen by the identity check.
+    open: Mutex<Option<(File, u64, u64)>>,
 }
 
 impl LiveLockfile {
@@ -53,6 +68,7 @@ impl LiveLockfile {
                 bytes,
                 view: LockView::Valid(Arc::new(lock)),
             }),
+            open: Mutex::new(None),
         }
     }
 
@@ -69,7 +85,7 @@ impl LiveLockfile {
     /// The current view, after reading the file again.
     pub fn current(&self, project: BorrowedFd<'_>) -> LockView {
         let hint = self.cached.lock().map(|c| c.bytes.len()).unwrap_or(4096);
-        let read = read_lockfile_unchecked(project, hint);
+        let read = self.read(project, hint);
         let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
         let last_valid = match &cached.view {
             LockView::Valid(l) => l.clone(),
@@ -101,6 +117,78 @@ impl LiveLockfile {
     }
 }
 
+impl LiveLockfile {
+    /// The bytes of `seal.json` now.
+    fn read(&self, project: BorrowedFd<'_>, hint: usize) -> Result<Vec<u8>, StoreError> {
+        let st = match fstatat(project, LOCKFILE_NAME, AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(nix::errno::Errno::ENOENT) => return Err(StoreError::Missing),
+            Err(e) => {
+                return Err(StoreError::Io {
+                    action: "inspect",
+                    source: std::io::Error::from_raw_os_error(e as i32),
+                });
+            }
+        };
+        let kind = EntryKind::from_mode(st.st_mode);
+        if kind != EntryKind::File {
+            return Err(StoreError::NotRegular(kind));
+        }
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((file, dev, ino)) = open.as_ref() {
+            if *dev == st.st_dev && *ino == st.st_ino {
+                return pread_all(file, hint);
+            }
+        }
+        *open = None;
+        let bytes = read_lockfile_unchecked(project, hint)?;
+        // Keep a descriptor of the file just read for the next time.
+        if let Ok(fd) = nix::fcntl::openat(
+            project,
+            LOCKFILE_NAME,
+            OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            if let Ok(st) = fstat(fd.as_fd()) {
+                if EntryKind::from_mode(st.st_mode) == EntryKind::File {
+                    *open = Some((File::from(fd), st.st_dev, st.st_ino));
+                }
+            }
+        }
+        Ok(bytes)
+    }
+}
+
+/// Reads the whole file from offset 0 with `pread`.
+fn pread_all(file: &File, hint: usize) -> Result<Vec<u8>, StoreError> {
+    let mut bytes = vec![0u8; hint + 4096];
+    let mut len = 0;
+    loop {
+        if len == bytes.len() {
+            bytes.resize(bytes.len() * 2, 0);
+        }
+        match file.read_at(&mut bytes[len..], len as u64) {
+            Ok(0) => break,
+            Ok(n) => {
+                len += n;
+                if len < bytes.len() {
+                    // A short read of a regular file is its end.
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(source) => {
+                return Err(StoreError::Io {
+                    action: "read",
+                    source,
+                });
+            }
+        }
+    }
+    bytes.truncate(len);
+    Ok(bytes)
+}
+
 fn invalid(last_valid: Arc<Lockfile>, e: &LockfileError) -> LockView {
     LockView::Invalid {
         last_valid,
@@ -130,6 +218,23 @@ mod tests {
         assert!(live.current(fd.as_fd()).is_valid());
         let warn = Lockfile::empty(Policy::Warn).to_canonical_bytes();
         std::fs::write(t.path().join("seal.json"), &warn).unwrap();
+        match live.current(fd.as_fd()) {
+            LockView::Valid(l) => assert_eq!(l.policy, Policy::Warn),
+            other => panic!("{other:?}"),
+        }
+        // Replaced by rename (a new inode): the kept descriptor is not reused.
+        std::fs::write(t.path().join("new.json"), &good).unwrap();
+        std::fs::rename(t.path().join("new.json"), t.path().join("seal.json")).unwrap();
+        match live.current(fd.as_fd()) {
+            LockView::Valid(l) => assert_eq!(l.policy, Policy::Block),
+            other => panic!("{other:?}"),
+        }
+        // Edited in place, same length: seen too.
+        let block = std::fs::read(t.path().join("seal.json")).unwrap();
+        let mut edited = block.clone();
+        let at = edited.windows(6).position(|w| w == b"block\"").unwrap();
+        edited[at..at + 6].copy_from_slice(b"warn\" ");
+        std::fs::write(t.path().join("seal.json"), &edited).unwrap();
         match live.current(fd.as_fd()) {
             LockView::Valid(l) => assert_eq!(l.policy, Policy::Warn),
             other => panic!("{other:?}"),

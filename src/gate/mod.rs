@@ -354,9 +354,21 @@ impl Gate {
         link_target: Option<&OsStr>,
         who: Who,
     ) -> Visibility {
-        let view = self.lock_view();
+        self.lookup_in(&self.lock_view(), path, kind, link_target, who)
+    }
+
+    /// [`Gate::lookup`] against a lockfile view the caller read for this
+    /// request (a directory listing decides all its entries on one read).
+    pub fn lookup_in(
+        &self,
+        view: &LockView,
+        path: &ViewPath,
+        kind: EntryKind,
+        link_target: Option<&OsStr>,
+        who: Who,
+    ) -> Visibility {
         let place = place(view.patterns_source(), path);
-        if self.decide_visible(&view, &place, path, kind, link_target, who) {
+        if self.decide_visible(view, &place, path, kind, link_target, who) {
             Visibility::Shown(place.caching())
         } else {
             Visibility::Hidden

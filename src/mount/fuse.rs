@@ -36,12 +36,20 @@ use nix::sys::stat::{FileStat, fstatat};
 use super::error::FsError;
 use super::inodes::{Inodes, ROOT};
 use crate::core::digest::Digest;
-use crate::core::fs::{EntryKind, fstat_fd, list_dir, open_dir_beneath, open_file_beneath};
+use crate::core::fs::{
+    EntryKind, fstat_fd, list_dir, open_dir_beneath, open_dir_path_beneath, open_file_beneath,
+};
 use crate::gate::{Caching, Gate, OpenDecision, ViewPath, Visibility, Who};
 use crate::snapshot::Snapshot;
 
 /// How long the kernel may cache ordinary entries and attributes.
 const ORDINARY_TTL: Duration = Duration::from_secs(1);
+
+/// How long the kernel may cache attributes, of every path. Attributes never
+/// decide visibility (an entry with a zero TTL is looked up again on every
+/// path walk, and that lookup returns fresh attributes); caching them spares
+/// the GETATTR the kernel's permission check would send after each lookup.
+const ATTR_TTL: Duration = Duration::from_secs(1);
 
 fn ttl(caching: Caching) -> Duration {
     match caching {
@@ -249,22 +257,17 @@ impl View {
         match path.parent() {
             None => Ok(fstat_fd(project)?),
             Some(parent) => {
-                let dir = open_dir_beneath(project, &parent.raw).map_err(not_found_if_gone)?;
+                let dir = open_dir_path_beneath(project, &parent.raw).map_err(not_found_if_gone)?;
                 let name = path.raw.0.last().ok_or(FsError::Stale)?;
-                fstatat(dir.as_fd(), name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW).map_err(|e| {
-                    match e {
-                        nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR => FsError::NotFound,
-                        e => FsError::Io(io::Error::from_raw_os_error(e as i32)),
-                    }
-                })
+                lstat_in(dir.as_fd(), name)
             }
         }
     }
 
     fn readlink_path(&self, path: &ViewPath) -> Result<OsString, FsError> {
         let parent = path.parent().ok_or(FsError::NotFound)?;
-        let dir =
-            open_dir_beneath(self.gate.project_fd(), &parent.raw).map_err(not_found_if_gone)?;
+        let dir = open_dir_path_beneath(self.gate.project_fd(), &parent.raw)
+            .map_err(not_found_if_gone)?;
         let name = path.raw.0.last().ok_or(FsError::Stale)?;
         readlinkat(dir.as_fd(), name.as_os_str())
             .map_err(|e| FsError::Io(io::Error::from_raw_os_error(e as i32)))
@@ -436,6 +439,8 @@ impl View {
                 ino_hint: parent_ino,
             },
         ];
+        // One lockfile read decides the whole listing.
+        let view = self.gate.lock_view();
         for entry in list_dir(dir.as_fd())? {
             let child = path.child(&entry.name);
             let target = if entry.kind == EntryKind::Symlink {
@@ -445,7 +450,8 @@ impl View {
             };
             if self
                 .gate
-                .visible(&child, entry.kind, target.as_deref(), who)
+                .lookup_in(&view, &child, entry.kind, target.as_deref(), who)
+                .is_shown()
             {
                 let ino_hint = self.inodes().peek(&child.raw).unwrap_or(entry.ino);
                 items.push(DirItem {
@@ -473,6 +479,14 @@ fn read_fully_at(file: &File, offset: u64, size: usize) -> Result<Vec<u8>, FsErr
     }
     buf.truncate(filled);
     Ok(buf)
+}
+
+/// `lstat` of `name` in the directory `dir`.
+fn lstat_in(dir: std::os::fd::BorrowedFd<'_>, name: &OsStr) -> Result<FileStat, FsError> {
+    fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW).map_err(|e| match e {
+        nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR => FsError::NotFound,
+        e => FsError::Io(io::Error::from_raw_os_error(e as i32)),
+    })
 }
 
 fn not_found_if_gone(e: io::Error) -> FsError {
@@ -550,7 +564,7 @@ impl Filesystem for SealFs {
         let heavy = self.view.may_verify(parent, Some(&name));
         self.dispatch(heavy, move |view| {
             match view.lookup_entry(parent, &name, who) {
-                Ok((attr, ttl)) => reply.entry(&ttl, &attr, Generation(0)),
+                Ok((attr, ttl)) => reply.entry_with_ttls(&ATTR_TTL, &ttl, &attr, Generation(0)),
                 Err(e) => reply.error(e.errno()),
             }
         });
@@ -574,10 +588,7 @@ impl Filesystem for SealFs {
                 Some(Handle::Verified { snapshot, .. }) => Some(snapshot.len()),
                 _ => None,
             });
-            Ok::<_, FsError>((
-                attr_of(&st, ino.0, size),
-                ttl(self.view.gate.caching(&path)),
-            ))
+            Ok::<_, FsError>((attr_of(&st, ino.0, size), ATTR_TTL))
         })();
         match result {
             Ok((attr, ttl)) => reply.attr(&ttl, &attr),
@@ -724,6 +735,10 @@ impl Filesystem for SealFs {
                 .map(|(i, e)| (i, e.name.clone(), e.ino_hint))
                 .collect()
         };
+        // Stat every entry relative to one handle on the directory.
+        let Ok(dir_fd) = open_dir_path_beneath(self.view.gate.project_fd(), &dir.raw) else {
+            return reply.error(FsError::NotFound.errno());
+        };
         for (i, name, ino_hint) in names {
             let dots = name == "." || name == "..";
             // The kernel takes no lookup reference for "." and "..".
@@ -732,10 +747,16 @@ impl Filesystem for SealFs {
             } else {
                 (dir.child(&name), true)
             };
-            let Ok(st) = self.view.lstat(&path) else {
+            let st = if dots {
+                self.view.lstat(&path)
+            } else {
+                lstat_in(dir_fd.as_fd(), &name)
+            };
+            let Ok(st) = st else {
                 continue;
             };
-            let caching = self.view.gate.caching(&path);
+            // The opendir just read the lockfile to decide this listing.
+            let caching = self.view.gate.cached_caching(&path);
             let child = if remember {
                 self.view.inodes().remember(&path)
             } else {
