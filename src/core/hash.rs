@@ -12,13 +12,13 @@
 //! Anything that stops a file from being verified becomes a [`Problem`]:
 //! `verify` turns problems into Mismatch, `pin` aborts on them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use sha2::{Digest as _, Sha256};
 
@@ -171,7 +171,17 @@ pub fn observe_root<K: Keeper>(
             path: FilePath::single_file(),
             raw: raw_root.to_os_string(),
         }],
-        EntryKind::Dir => walk(listings, raw_root, &mut observed.problems)?,
+        EntryKind::Dir if cores() > 1 => {
+            walk_and_hash(listings, raw_root, keeper, progress, &mut observed)?;
+            return Ok(observed);
+        }
+        EntryKind::Dir => {
+            let mut jobs = Vec::new();
+            walk(listings, raw_root, &mut observed.problems, &mut |batch| {
+                jobs.append(batch)
+            })?;
+            jobs
+        }
         other => {
             observed.problems.push(Problem::Unsupported {
                 path: ".".to_string(),
@@ -190,11 +200,15 @@ pub fn observe_root<K: Keeper>(
 
 /// Collects the regular files under a directory root, recording problems for
 /// everything that is neither a file nor a directory.
+///
+/// The files of each directory are handed to `emit` as soon as that directory
+/// has been listed, so hashing can start while the walk goes on.
 fn walk(
     listings: &mut Listings<'_>,
     raw_root: &RawPath,
     problems: &mut Vec<Problem>,
-) -> Result<Vec<Job>, DiscoveryError> {
+    emit: &mut dyn FnMut(&mut Vec<Job>),
+) -> Result<(), DiscoveryError> {
     let root_is_project = raw_root.0.is_empty();
     let mut jobs = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -255,8 +269,9 @@ fn walk(
                 }),
             }
         }
+        emit(&mut jobs);
     }
-    Ok(jobs)
+    Ok(())
 }
 
 fn display_rel(rel: &str) -> String {
@@ -293,6 +308,126 @@ thread_local! {
     static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; BUF_SIZE]);
 }
 
+/// Jobs handed from the walking thread to the hashing threads.
+struct Queue {
+    /// Pending jobs, and whether the walk has finished.
+    state: Mutex<(VecDeque<Job>, bool)>,
+    ready: Condvar,
+}
+
+impl Queue {
+    fn new() -> Queue {
+        Queue {
+            state: Mutex::new((VecDeque::new(), false)),
+            ready: Condvar::new(),
+        }
+    }
+
+    fn push_all(&self, jobs: &mut Vec<Job>) {
+        if jobs.is_empty() {
+            return;
+        }
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .extend(jobs.drain(..));
+        self.ready.notify_all();
+    }
+
+    fn close(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.ready.notify_all();
+    }
+
+    /// The next job; `None` once the walk has finished and nothing is left.
+    fn pop(&self) -> Option<Job> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(job) = state.0.pop_front() {
+                return Some(job);
+            }
+            if state.1 {
+                return None;
+            }
+            state = self.ready.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Closes the queue however the walk ends, so no hashing thread waits forever.
+struct CloseOnDrop<'q>(&'q Queue);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// Walks a directory root and hashes its files at the same time: once the
+/// walk has found [`PARALLEL_THRESHOLD_FILES`] files, `cores() - 1` threads
+/// start hashing them while this thread keeps walking; when the walk is done
+/// this thread hashes too. A root with fewer files is hashed on this thread
+/// alone. Each file is still read exactly once.
+fn walk_and_hash<K: Keeper>(
+    listings: &mut Listings<'_>,
+    raw_root: &RawPath,
+    keeper: &K,
+    progress: Option<&HashProgress>,
+    observed: &mut Observed<K::Kept>,
+) -> Result<(), DiscoveryError> {
+    let project = listings.root();
+    let queue = Queue::new();
+    let results: Mutex<Vec<(FilePath, FileResult<K::Kept>)>> = Mutex::new(Vec::new());
+    let work = || {
+        let mut local = Vec::new();
+        BUFFER.with(|buf| {
+            let buf = &mut buf.borrow_mut();
+            while let Some(job) = queue.pop() {
+                let result = hash_one(project, &job, keeper, buf, progress);
+                local.push((job.path, result));
+            }
+        });
+        results
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(local);
+    };
+    let problems = &mut observed.problems;
+    std::thread::scope(|scope| {
+        let close = CloseOnDrop(&queue);
+        let mut held = Vec::new();
+        let mut started = false;
+        walk(listings, raw_root, problems, &mut |batch| {
+            if let Some(p) = progress {
+                p.files_total
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            }
+            if started {
+                queue.push_all(batch);
+                return;
+            }
+            held.append(batch);
+            if held.len() >= PARALLEL_THRESHOLD_FILES {
+                queue.push_all(&mut held);
+                for _ in 1..cores() {
+                    scope.spawn(work);
+                }
+                started = true;
+            }
+        })?;
+        queue.push_all(&mut held);
+        drop(close);
+        work();
+        Ok::<(), DiscoveryError>(())
+    })?;
+    collect(
+        results.into_inner().unwrap_or_else(|e| e.into_inner()),
+        observed,
+    );
+    Ok(())
+}
+
 fn hash_jobs<K: Keeper>(
     project: BorrowedFd<'_>,
     jobs: Vec<Job>,
@@ -326,7 +461,15 @@ fn hash_jobs<K: Keeper>(
             }
         });
     }
-    for (path, result) in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    collect(
+        results.into_inner().unwrap_or_else(|e| e.into_inner()),
+        observed,
+    );
+}
+
+/// Files the per-file results into `observed`; problems end up sorted by path.
+fn collect<K>(results: Vec<(FilePath, FileResult<K>)>, observed: &mut Observed<K>) {
+    for (path, result) in results {
         match result {
             Ok((digest, kept)) => {
                 if let Some(kept) = kept {
