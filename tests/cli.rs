@@ -2133,3 +2133,35 @@ fn bundles_with_thousands_of_directories_work_under_a_low_open_file_limit() {
         (0, report("Verified", &["./s/a"], &[], &[], &[]))
     );
 }
+
+#[test]
+fn a_lockfile_that_is_not_a_regular_file_is_refused() {
+    // A symlinked seal.json is never followed, even to a valid lockfile.
+    let p = Project::new();
+    p.file("real.json", EMPTY_BLOCK);
+    p.symlink("real.json", "seal.json");
+    for args in [&["verify"][..], &["verify", "--json"], &["pin"]] {
+        let out = p.refused(args, "y\n");
+        assert!(
+            out.stderr.contains("seal.json is a symlink"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.path("real.json")).unwrap(),
+        EMPTY_BLOCK
+    );
+    // A FIFO named seal.json fails at once instead of blocking.
+    let q = Project::new();
+    q.fifo("seal.json");
+    for args in [&["verify"][..], &["pin"], &["init"]] {
+        let out = q.seal(args, "y\n");
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+    }
+    // A directory too.
+    let r = Project::new();
+    r.dir("seal.json");
+    let out = r.refused(&["verify"], "");
+    assert!(out.stderr.contains("seal.json"), "{}", out.stderr);
+}
