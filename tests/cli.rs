@@ -371,6 +371,7 @@ fn parents_are_never_searched() {
     let mut cmd = Command::new(SEAL);
     cmd.arg("verify").current_dir(p.path("sub/deeper"));
     let out = run(cmd, b"");
+    check_streams(&[OsStr::new("verify")], &out);
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("seal.json not found"), "{}", out.stderr);
 }
@@ -504,6 +505,8 @@ fn dash_c_runs_in_the_named_directory() {
         let mut cmd = Command::new(SEAL);
         cmd.args(args).current_dir("/");
         let out = run(cmd, b"");
+        let os: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        check_streams(&os, &out);
         assert_eq!(out.code, 0, "{args:?}: {out:?}");
     }
     let mut cmd = Command::new(SEAL);
