@@ -1824,6 +1824,60 @@ fn an_unreadable_directory_in_a_bundle_is_a_mismatch_and_aborts_pin() {
     assert_eq!(p.lock(), before);
 }
 
+#[test]
+fn an_unreadable_bundle_root_is_a_mismatch_not_a_fatal_error() {
+    let p = unreadable_project(|p| {
+        std::fs::set_permissions(p.path("s/a"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    });
+    let out = seal_as_nobody(&p, &["verify", "--json"], "");
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (1, report("Blocked", &[], &[], &[], &["./s/a"]).as_str()),
+        "{}",
+        out.stderr
+    );
+    let out = seal_as_nobody(&p, &["verify", "-v"], "");
+    assert!(
+        out.stderr
+            .contains("    problem:  . cannot be read: Permission denied"),
+        "{}",
+        out.stderr
+    );
+    let before = p.lock();
+    let out = seal_as_nobody(&p, &["pin"], "y\n");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("./s/a: . cannot be read"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(p.lock(), before);
+    // Under warn the policy decides, as for any Mismatch: Warning, exit 0.
+    let warn = before.replace("\"policy\": \"block\"", "\"policy\": \"warn\"");
+    std::fs::write(p.path("seal.json"), &warn).unwrap();
+    let out = seal_as_nobody(&p, &["verify", "--json"], "");
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, report("Warning", &[], &[], &[], &["./s/a"]).as_str())
+    );
+    // An unreadable new root is Unverified.
+    let q = unreadable_project(|p| {
+        p.file("s/new/f", "x");
+        chown_tree(p.root());
+        std::fs::set_permissions(p.path("s/new"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    });
+    let out = seal_as_nobody(&q, &["verify", "--json"], "");
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (
+            1,
+            report("Blocked", &["./s/a"], &["./s/new"], &[], &[]).as_str()
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Hostile names
 // ---------------------------------------------------------------------------

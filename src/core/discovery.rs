@@ -237,14 +237,20 @@ fn record_root(
 }
 
 /// True when the directory holds anything other than directories and `.git`
-/// (at any depth): a file, or an entry that would make it a Mismatch.
+/// (at any depth): a file, or an entry that would make it a Mismatch. A
+/// directory that cannot be listed counts as holding something.
 pub fn has_trackable_entry(
     listings: &mut Listings<'_>,
     dir: &RawPath,
 ) -> Result<bool, DiscoveryError> {
     let mut stack = vec![dir.clone()];
     while let Some(d) = stack.pop() {
-        for entry in listings.list(&d)?.iter() {
+        // A directory that cannot be listed might hold files: count it as a
+        // root (fail closed), so hashing reports the read error on it.
+        let Ok(entries) = listings.list(&d) else {
+            return Ok(true);
+        };
+        for entry in entries.iter() {
             if entry.name == ".git"
                 || (d.0.is_empty() && entry.name == super::lockfile::LOCKFILE_NAME)
             {

@@ -215,16 +215,17 @@ fn walk(
     // (raw dir path, NFC path of that dir relative to the root)
     let mut stack: Vec<(RawPath, String)> = vec![(raw_root.clone(), String::new())];
     while let Some((dir, rel)) = stack.pop() {
+        // SPEC: a read failure makes the bundle a Mismatch (pin aborts on
+        // it), never a fatal error, also when the root itself is unreadable.
         let entries = match listings.list(&dir) {
             Ok(entries) => entries,
-            Err(e) if dir != *raw_root => {
+            Err(e) => {
                 problems.push(Problem::Unreadable {
                     path: display_rel(&rel),
                     error: e.source.to_string(),
                 });
                 continue;
             }
-            Err(e) => return Err(e),
         };
         for entry in entries.iter() {
             if entry.name == ".git"
