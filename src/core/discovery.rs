@@ -11,7 +11,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use super::fs::{DirEntry, EntryKind, RawPath, list_dir, nfc_name, open_dir_at};
+use super::fs::{DirEntry, EntryKind, RawPath, list_dir, list_fresh_dir, nfc_name, open_dir_at};
 use super::paths::BundleKey;
 use super::pattern::{Pattern, segment_matches};
 
@@ -96,11 +96,14 @@ impl<'a> Listings<'a> {
             source,
         };
         self.ensure_open(dir).map_err(err)?;
-        let fd = match self.dirs.get(dir) {
-            Some(fd) => fd.as_fd(),
-            None => self.root,
+        // A directory this operation opened is read through its own
+        // descriptor (fresh, offset 0); the project root's descriptor is
+        // shared, so it is reopened for listing.
+        let entries = match self.dirs.get(dir) {
+            Some(fd) => list_fresh_dir(fd.as_fd()).map_err(err)?,
+            None => list_dir(self.root).map_err(err)?,
         };
-        let entries = std::rc::Rc::new(list_dir(fd).map_err(err)?);
+        let entries = std::rc::Rc::new(entries);
         self.cache.insert(dir.clone(), entries.clone());
         Ok(entries)
     }

@@ -13,7 +13,6 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use nix::dir::{Dir, Type};
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, OpenHow, ResolveFlag, open, openat, openat2};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
@@ -40,18 +39,6 @@ impl EntryKind {
             SFlag::S_IFSOCK => EntryKind::Socket,
             SFlag::S_IFCHR => EntryKind::CharDevice,
             _ => EntryKind::BlockDevice,
-        }
-    }
-
-    fn from_dirent(t: Type) -> EntryKind {
-        match t {
-            Type::Directory => EntryKind::Dir,
-            Type::File => EntryKind::File,
-            Type::Symlink => EntryKind::Symlink,
-            Type::Fifo => EntryKind::Fifo,
-            Type::Socket => EntryKind::Socket,
-            Type::CharacterDevice => EntryKind::CharDevice,
-            Type::BlockDevice => EntryKind::BlockDevice,
         }
     }
 
@@ -179,24 +166,38 @@ pub fn fstat_fd(fd: BorrowedFd<'_>) -> io::Result<FileStat> {
 /// The listing reopens the directory so the caller's descriptor keeps its own
 /// offset.
 pub fn list_dir(dir: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
-    let mut handle = Dir::openat(
+    let fresh = openat(
         dir,
         ".",
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
     .map_err(io_err)?;
+    list_fresh_dir(fresh.as_fd())
+}
+
+/// Lists a directory through a descriptor nobody else reads from (its offset
+/// is used): `getdents64` straight into a buffer, nothing else.
+pub fn list_fresh_dir(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
+    let mut raw = rustix::fs::RawDir::new(fd, &mut buf);
     let mut out = Vec::new();
-    for entry in handle.iter() {
-        let entry = entry.map_err(io_err)?;
+    while let Some(entry) = raw.next() {
+        let entry = entry.map_err(io::Error::from)?;
         let bytes = entry.file_name().to_bytes();
         if bytes == b"." || bytes == b".." {
             continue;
         }
         let name = OsString::from_vec(bytes.to_vec());
         let kind = match entry.file_type() {
-            Some(t) => EntryKind::from_dirent(t),
-            None => EntryKind::from_mode(lstat_at(dir, &name)?.st_mode),
+            rustix::fs::FileType::RegularFile => EntryKind::File,
+            rustix::fs::FileType::Directory => EntryKind::Dir,
+            rustix::fs::FileType::Symlink => EntryKind::Symlink,
+            rustix::fs::FileType::Fifo => EntryKind::Fifo,
+            rustix::fs::FileType::Socket => EntryKind::Socket,
+            rustix::fs::FileType::CharacterDevice => EntryKind::CharDevice,
+            rustix::fs::FileType::BlockDevice => EntryKind::BlockDevice,
+            rustix::fs::FileType::Unknown => EntryKind::from_mode(lstat_at(fd, &name)?.st_mode),
         };
         out.push(DirEntry {
             name,
