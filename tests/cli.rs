@@ -611,7 +611,7 @@ fn init_declined_or_unanswered_changes_nothing() {
         p.file(".claude/skills/a/SKILL.md", "x");
         let out = p.refused(&["init"], answer);
         assert!(
-            out.stderr.ends_with("init aborted\n"),
+            out.stderr.ends_with("seal: init aborted\n"),
             "{answer:?}: {}",
             out.stderr
         );
@@ -939,7 +939,7 @@ fn pin_declined_or_unanswered_changes_nothing() {
         let before = p.lock();
         let out = p.refused(&["pin"], answer);
         assert!(
-            out.stderr.ends_with("pin aborted\n"),
+            out.stderr.ends_with("seal: pin aborted\n"),
             "{answer:?}: {}",
             out.stderr
         );
@@ -948,7 +948,7 @@ fn pin_declined_or_unanswered_changes_nothing() {
         // Targeted too.
         let out = p.refused(&["pin", "s/a"], answer);
         assert!(
-            out.stderr.ends_with("pin aborted\n"),
+            out.stderr.ends_with("seal: pin aborted\n"),
             "{answer:?}: {}",
             out.stderr
         );

@@ -319,8 +319,11 @@ pub fn main() -> ExitCode {
     });
     // A fatal error is reported even under `verify --quiet`, as the reference
     // CLI does: exit 2 with no word is a riddle in a CI log.
-    if let Err(e) = &result {
-        eprintln!("seal: {name}: {e}");
+    match &result {
+        // The reference CLI's words for a declined prompt.
+        Err(CliError::Declined { command }) => eprintln!("seal: {command} aborted"),
+        Err(e) => eprintln!("seal: {name}: {e}"),
+        Ok(_) => {}
     }
     ExitCode::from(exit_code(&result))
 }

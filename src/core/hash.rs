@@ -283,7 +283,7 @@ fn display_rel(rel: &str) -> String {
     }
 }
 
-/// `rel/name` for a name that is not UTF-8 (shown with `\xNN` escapes).
+/// `rel/name` for a name that is not UTF-8 (invalid bytes shown as U+FFFD).
 fn join_lossy(rel: &str, name: &std::ffi::OsStr) -> String {
     let name = name.to_string_lossy();
     if rel.is_empty() {
