@@ -292,7 +292,7 @@ impl View {
             Visibility::Hidden => return Err(FsError::NotFound),
             Visibility::Shown(c) => c,
         };
-        let ino = self.inodes().remember(&path);
+        let ino = self.inodes().remember(parent.0, name);
         Ok((attr_of(&st, ino, None), ttl(caching)))
     }
 
@@ -423,10 +423,7 @@ impl View {
                 not_found_if_gone(e)
             }
         })?;
-        let parent_ino = path
-            .parent()
-            .and_then(|p| self.inodes().peek(&p.raw))
-            .unwrap_or(ROOT);
+        let parent_ino = self.inodes().parent(ino.0).unwrap_or(ROOT);
         let mut items = vec![
             DirItem {
                 name: OsString::from("."),
@@ -453,7 +450,7 @@ impl View {
                 .lookup_in(&view, &child, entry.kind, target.as_deref(), who)
                 .is_shown()
             {
-                let ino_hint = self.inodes().peek(&child.raw).unwrap_or(entry.ino);
+                let ino_hint = self.inodes().peek(ino.0, &entry.name).unwrap_or(entry.ino);
                 items.push(DirItem {
                     name: entry.name,
                     kind: entry.kind,
@@ -758,7 +755,7 @@ impl Filesystem for SealFs {
             // The opendir just read the lockfile to decide this listing.
             let caching = self.view.gate.cached_caching(&path);
             let child = if remember {
-                self.view.inodes().remember(&path)
+                self.view.inodes().remember(ino.0, &name)
             } else {
                 ino_hint
             };

@@ -1,25 +1,33 @@
-//! Inode numbers for view paths. The view is path-based: an inode stands for a
-//! project-relative path, is created by a lookup, counted per lookup, and
-//! dropped when the kernel forgets it. Numbers are never reused during a
-//! mount, so a forgotten number can never alias another path.
+//! Inode numbers for view paths. The view is path-based: an inode stands for
+//! a name in its parent directory, is created by a lookup, counted per
+//! lookup, and dropped when the kernel forgets it. Numbers are never reused
+//! during a mount, so a forgotten number can never alias another path.
+//!
+//! A node stores only its parent's number and its own name (the full path is
+//! rebuilt on demand), so the table stays small: the daemon's memory must not
+//! grow with the depth of the paths the kernel remembers.
 
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 
-use crate::core::fs::RawPath;
 use crate::gate::ViewPath;
 
 /// The root directory's inode number (FUSE_ROOT_ID).
 pub const ROOT: u64 = 1;
 
 struct Node {
-    path: ViewPath,
+    parent: u64,
+    name: OsString,
     lookups: u64,
+    /// Live nodes whose parent this is: a parent outlives its children, so
+    /// that their paths can always be rebuilt.
+    children: u64,
 }
 
-/// Inodes by number and by path.
+/// Inodes by number and by (parent, name).
 pub struct Inodes {
     nodes: HashMap<u64, Node>,
-    by_path: HashMap<RawPath, u64>,
+    by_name: HashMap<(u64, OsString), u64>,
     next: u64,
 }
 
@@ -29,33 +37,51 @@ impl Default for Inodes {
         nodes.insert(
             ROOT,
             Node {
-                path: ViewPath::root(),
+                parent: ROOT,
+                name: OsString::new(),
                 lookups: 1,
+                children: 0,
             },
         );
-        let mut by_path = HashMap::new();
-        by_path.insert(RawPath::default(), ROOT);
         Inodes {
             nodes,
-            by_path,
+            by_name: HashMap::new(),
             next: ROOT + 1,
         }
     }
 }
 
 impl Inodes {
+    /// The view path of `ino`.
     pub fn path(&self, ino: u64) -> Option<ViewPath> {
-        self.nodes.get(&ino).map(|n| n.path.clone())
+        let mut names: Vec<&OsStr> = Vec::new();
+        let mut at = ino;
+        while at != ROOT {
+            let node = self.nodes.get(&at)?;
+            names.push(&node.name);
+            at = node.parent;
+        }
+        let mut path = ViewPath::root();
+        for name in names.iter().rev() {
+            path = path.child(name);
+        }
+        Some(path)
     }
 
-    /// The number of `path` if the kernel knows it.
-    pub fn peek(&self, path: &RawPath) -> Option<u64> {
-        self.by_path.get(path).copied()
+    /// The number of `name` in `parent`, if the kernel knows it.
+    pub fn peek(&self, parent: u64, name: &OsStr) -> Option<u64> {
+        self.by_name.get(&(parent, name.to_os_string())).copied()
     }
 
-    /// Counts one lookup of `path`, creating its inode when new.
-    pub fn remember(&mut self, path: &ViewPath) -> u64 {
-        if let Some(&ino) = self.by_path.get(&path.raw) {
+    /// The parent of `ino` (the root is its own parent).
+    pub fn parent(&self, ino: u64) -> Option<u64> {
+        self.nodes.get(&ino).map(|n| n.parent)
+    }
+
+    /// Counts one lookup of `name` in `parent`, creating its inode when new.
+    pub fn remember(&mut self, parent: u64, name: &OsStr) -> u64 {
+        let key = (parent, name.to_os_string());
+        if let Some(&ino) = self.by_name.get(&key) {
             if let Some(node) = self.nodes.get_mut(&ino) {
                 node.lookups += 1;
             }
@@ -66,29 +92,35 @@ impl Inodes {
         self.nodes.insert(
             ino,
             Node {
-                path: path.clone(),
+                parent,
+                name: key.1.clone(),
                 lookups: 1,
+                children: 0,
             },
         );
-        self.by_path.insert(path.raw.clone(), ino);
+        if let Some(p) = self.nodes.get_mut(&parent) {
+            p.children += 1;
+        }
+        self.by_name.insert(key, ino);
         ino
     }
 
-    /// Detaches `ino` from its path: the next lookup of the path creates a new
-    /// inode, while the old one lives on until the kernel forgets it.
+    /// Detaches `ino` from its name: the next lookup of the name creates a
+    /// new inode, while the old one lives on until the kernel forgets it.
     pub fn retire(&mut self, ino: u64) {
         if ino == ROOT {
             return;
         }
         if let Some(node) = self.nodes.get(&ino) {
-            if self.by_path.get(&node.path.raw) == Some(&ino) {
-                self.by_path.remove(&node.path.raw);
+            let key = (node.parent, node.name.clone());
+            if self.by_name.get(&key) == Some(&ino) {
+                self.by_name.remove(&key);
             }
         }
     }
 
     /// Drops `n` lookups of `ino`; the inode goes away at zero (then returns
-    /// true).
+    /// true), once it has no live children.
     pub fn forget(&mut self, ino: u64, n: u64) -> bool {
         if ino == ROOT {
             return false;
@@ -97,15 +129,32 @@ impl Inodes {
             return false;
         };
         node.lookups = node.lookups.saturating_sub(n);
-        if node.lookups > 0 {
-            return false;
+        let gone = node.lookups == 0;
+        self.collect(ino);
+        gone
+    }
+
+    /// Removes `ino` if nothing holds it any more, then its parent likewise.
+    fn collect(&mut self, mut ino: u64) {
+        while ino != ROOT {
+            let Some(node) = self.nodes.get(&ino) else {
+                return;
+            };
+            if node.lookups > 0 || node.children > 0 {
+                return;
+            }
+            let key = (node.parent, node.name.clone());
+            let parent = node.parent;
+            self.nodes.remove(&ino);
+            if self.by_name.get(&key) == Some(&ino) {
+                self.by_name.remove(&key);
+            }
+            match self.nodes.get_mut(&parent) {
+                Some(p) => p.children = p.children.saturating_sub(1),
+                None => return,
+            }
+            ino = parent;
         }
-        let path = node.path.raw.clone();
-        self.nodes.remove(&ino);
-        if self.by_path.get(&path) == Some(&ino) {
-            self.by_path.remove(&path);
-        }
-        true
     }
 
     pub fn len(&self) -> usize {
@@ -120,21 +169,53 @@ impl Inodes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
 
     #[test]
     fn lookups_are_counted_and_numbers_never_reused() {
         let mut t = Inodes::default();
-        let a = ViewPath::root().child(OsStr::new("a"));
-        let ino = t.remember(&a);
-        assert_eq!(t.remember(&a), ino);
-        t.forget(ino, 1);
-        assert!(t.path(ino).is_some());
-        t.forget(ino, 1);
-        assert!(t.path(ino).is_none());
-        let again = t.remember(&a);
-        assert_ne!(again, ino);
+        let a = t.remember(ROOT, OsStr::new("a"));
+        assert_eq!(t.remember(ROOT, OsStr::new("a")), a);
+        t.forget(a, 1);
+        assert!(t.path(a).is_some());
+        assert!(t.forget(a, 1));
+        assert!(t.path(a).is_none());
+        let again = t.remember(ROOT, OsStr::new("a"));
+        assert_ne!(again, a);
         t.forget(ROOT, 100);
         assert!(t.path(ROOT).is_some());
+    }
+
+    #[test]
+    fn paths_are_rebuilt_and_parents_outlive_children() {
+        let mut t = Inodes::default();
+        let a = t.remember(ROOT, OsStr::new("a"));
+        let b = t.remember(a, OsStr::new("b"));
+        let c = t.remember(b, OsStr::new("c.md"));
+        assert_eq!(t.path(c).unwrap().display(), "./a/b/c.md");
+        // The kernel forgets the parents first: they stay while c lives.
+        t.forget(a, 1);
+        t.forget(b, 1);
+        assert_eq!(t.path(c).unwrap().display(), "./a/b/c.md");
+        assert_eq!(t.len(), 4);
+        t.forget(c, 1);
+        assert_eq!(t.len(), 1, "everything collected once the child went");
+    }
+
+    #[test]
+    fn retired_inodes_keep_their_path_but_lose_their_name() {
+        let mut t = Inodes::default();
+        let a = t.remember(ROOT, OsStr::new("a"));
+        t.retire(a);
+        let fresh = t.remember(ROOT, OsStr::new("a"));
+        assert_ne!(fresh, a);
+        assert_eq!(t.path(a).unwrap().display(), "./a");
+        assert_eq!(t.peek(ROOT, OsStr::new("a")), Some(fresh));
+        t.forget(a, 1);
+        assert!(t.path(a).is_none());
+        assert_eq!(
+            t.peek(ROOT, OsStr::new("a")),
+            Some(fresh),
+            "the retired one does not take the new one's name"
+        );
     }
 }
