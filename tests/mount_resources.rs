@@ -162,7 +162,13 @@ fn snapshots_are_released_when_handles_close() {
     // Release is asynchronous (FUSE_RELEASE after close): poll.
     let left = eventually(Duration::from_secs(5), 0, || snapshot_fds(pid));
     assert_eq!(left, 0, "snapshots linger after every handle closed");
-    assert_eq!(all_fds(pid), baseline_fds, "descriptors leak");
+    // The daemon may close descriptors it caches (a kept ordinary backing
+    // goes when the kernel forgets its inode), but must not hold more.
+    let now_fds = all_fds(pid);
+    assert!(
+        now_fds <= baseline_fds,
+        "descriptors leak: {now_fds} > {baseline_fds}"
+    );
     if let (Some(cg), Some(base)) = (&cgroup, baseline_shmem) {
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut now = cg.shmem().unwrap();
@@ -188,7 +194,11 @@ fn snapshots_are_released_when_handles_close() {
         eventually(Duration::from_secs(5), 0, || snapshot_fds(pid)),
         0
     );
-    assert_eq!(all_fds(pid), baseline_fds);
+    let now_fds = all_fds(pid);
+    assert!(
+        now_fds <= baseline_fds,
+        "descriptors leak: {now_fds} > {baseline_fds}"
+    );
     assert_eq!(m.unmount(), Some(0));
     drop(cgroup);
 }
