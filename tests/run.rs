@@ -86,22 +86,11 @@ impl World {
             .current_dir(&self.project)
             .env("HOME", &self.home)
             .env_remove("SUDO_UID")
-            .env_remove("SUDO_GID")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .env_remove("SUDO_GID");
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        support::output_with_stdin(&mut cmd, stdin)
     }
 
     /// `seal run -- sh -c SCRIPT`: (exit code, stdout, stderr).

@@ -332,12 +332,13 @@ impl Gate {
     /// [`Gate::caching`] on the lockfile as last read (no new read): for
     /// scheduling requests, never for deciding them.
     pub fn cached_caching(&self, path: &ViewPath) -> Caching {
-        place(self.live.last().patterns_source(), path).caching()
+        self.cached_place(path).caching()
     }
 
-    /// Whether `path` is a container (as of the last lockfile read).
-    pub fn is_container(&self, path: &ViewPath) -> bool {
-        place(self.live.last().patterns_source(), path) == Place::Container
+    /// The place of `path` on the lockfile as last read (no new read): for
+    /// scheduling requests, never for deciding them.
+    pub fn cached_place(&self, path: &ViewPath) -> Place {
+        place(self.live.last().patterns_source(), path)
     }
 
     /// Whether the kernel may cache answers about `path`.
@@ -560,8 +561,12 @@ impl Gate {
             let entry = lock.bundles.get(key);
             let mut listings = Listings::new(self.project.as_fd());
             let wanted_fn = |p: &FilePath| wanted.contains(p);
-            let keeper = SnapshotKeeper { wanted: &wanted_fn };
-            match verify_key(&mut listings, key, entry, &keeper) {
+            match verify_key(
+                &mut listings,
+                key,
+                entry,
+                &SnapshotKeeper { wanted: &wanted_fn },
+            ) {
                 Ok((report, observed)) => {
                     verdict.state = RootState::Bundle(report.state);
                     if let Some(observed) = observed {
@@ -595,8 +600,9 @@ impl Gate {
         let mut listings = Listings::new(self.project.as_fd());
         let wanted_fn = |p: &FilePath| wanted.contains(p);
         let keeper = SnapshotKeeper { wanted: &wanted_fn };
-        let kind = root_kind(&mut listings, &root.raw);
-        let kept = match kind.map(|k| observe_root(&mut listings, &root.raw, k, &keeper, None)) {
+        let kept = match root_kind(&mut listings, &root.raw)
+            .map(|k| observe_root(&mut listings, &root.raw, k, &keeper, None))
+        {
             Some(Ok(observed)) => with_digests(observed.kept, &observed.files),
             _ => HashMap::new(),
         };

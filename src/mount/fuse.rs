@@ -39,7 +39,7 @@ use crate::core::digest::Digest;
 use crate::core::fs::{
     EntryKind, fstat_fd, list_dir, open_dir_beneath, open_dir_path_beneath, open_file_beneath,
 };
-use crate::gate::{Caching, Gate, OpenDecision, ViewPath, Visibility, Who};
+use crate::gate::{Caching, Gate, OpenDecision, Place, ViewPath, Visibility, Who};
 use crate::snapshot::Snapshot;
 
 /// How long the kernel may cache ordinary entries and attributes.
@@ -233,22 +233,16 @@ impl View {
         self.inodes().path(ino.0).ok_or(FsError::Stale)
     }
 
-    /// Whether a request about `ino` (or its child `name`) may have to verify
-    /// a bundle (decided on the last lockfile read; it only steers where the
-    /// request runs, never what it decides).
-    fn may_verify(&self, ino: INodeNo, name: Option<&OsStr>) -> bool {
-        let Ok(mut path) = self.path_of(ino) else {
-            return false;
-        };
-        if let Some(name) = name {
-            path = path.child(name);
+    /// Whether a request about `path` may have to verify a bundle (decided
+    /// on the last lockfile read; it only steers where the request runs,
+    /// never what it decides). Listing a container decides about the sealed
+    /// roots inside it.
+    fn may_verify(&self, path: &ViewPath, listing: bool) -> bool {
+        match self.gate.cached_place(path) {
+            Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => true,
+            Place::Container => listing,
+            Place::Ordinary => false,
         }
-        self.gate.cached_caching(&path) == Caching::Fresh
-    }
-
-    /// Whether `ino` is a directory on the way down to sealed roots or surfaces.
-    fn is_container(&self, ino: INodeNo) -> bool {
-        self.path_of(ino).is_ok_and(|p| self.gate.is_container(&p))
     }
 
     /// `lstat` of a view path, never crossing a symlink.
@@ -277,18 +271,18 @@ impl View {
     fn lookup_entry(
         &self,
         parent: INodeNo,
+        path: &ViewPath,
         name: &OsStr,
         who: Who,
     ) -> Result<(FileAttr, Duration), FsError> {
-        let path = self.path_of(parent)?.child(name);
-        let st = self.lstat(&path)?;
+        let st = self.lstat(path)?;
         let kind = EntryKind::from_mode(st.st_mode);
         let target = if kind == EntryKind::Symlink {
-            self.readlink_path(&path).ok()
+            self.readlink_path(path).ok()
         } else {
             None
         };
-        let caching = match self.gate.lookup(&path, kind, target.as_deref(), who) {
+        let caching = match self.gate.lookup(path, kind, target.as_deref(), who) {
             Visibility::Hidden => return Err(FsError::NotFound),
             Visibility::Shown(c) => c,
         };
@@ -299,6 +293,7 @@ impl View {
     fn open_file(
         &self,
         ino: INodeNo,
+        path: &ViewPath,
         flags: OpenFlags,
         who: Who,
         reply: &ReplyOpen,
@@ -306,13 +301,12 @@ impl View {
         if flags.acc_mode() != OpenAccMode::O_RDONLY {
             return Err(FsError::ReadOnly);
         }
-        let path = self.path_of(ino)?;
-        match self.gate.open(&path, who) {
+        match self.gate.open(path, who) {
             OpenDecision::Deny => Err(FsError::NotFound),
             OpenDecision::Ordinary => {
                 // A backing kept from an earlier open of the same real file
                 // (same device and inode now) is reused without reopening.
-                if let Some(backing) = self.kept_ordinary_backing(ino.0, &path) {
+                if let Some(backing) = self.kept_ordinary_backing(ino.0, path) {
                     let fh = self.add_handle(Handle::Real {
                         file: None,
                         _backing: Some(backing.clone()),
@@ -414,8 +408,7 @@ impl View {
         fh
     }
 
-    fn list(&self, ino: INodeNo, who: Who) -> Result<Vec<DirItem>, FsError> {
-        let path = self.path_of(ino)?;
+    fn list(&self, ino: INodeNo, path: &ViewPath, who: Who) -> Result<Vec<DirItem>, FsError> {
         let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
             if e.raw_os_error() == Some(libc::ENOTDIR) {
                 FsError::NotADirectory
@@ -558,9 +551,13 @@ impl Filesystem for SealFs {
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let who = who(req);
         let name = name.to_os_string();
-        let heavy = self.view.may_verify(parent, Some(&name));
+        let path = match self.view.path_of(parent) {
+            Ok(p) => p.child(&name),
+            Err(e) => return reply.error(e.errno()),
+        };
+        let heavy = self.view.may_verify(&path, false);
         self.dispatch(heavy, move |view| {
-            match view.lookup_entry(parent, &name, who) {
+            match view.lookup_entry(parent, &path, &name, who) {
                 Ok((attr, ttl)) => reply.entry_with_ttls(&ATTR_TTL, &ttl, &attr, Generation(0)),
                 Err(e) => reply.error(e.errno()),
             }
@@ -606,9 +603,13 @@ impl Filesystem for SealFs {
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let who = who(req);
-        let heavy = self.view.may_verify(ino, None);
+        let path = match self.view.path_of(ino) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e.errno()),
+        };
+        let heavy = self.view.may_verify(&path, false);
         self.dispatch(heavy, move |view| {
-            match view.open_file(ino, flags, who, &reply) {
+            match view.open_file(ino, &path, flags, who, &reply) {
                 Ok((fh, flags, Some(backing))) => {
                     reply.opened_passthrough(FileHandle(fh), flags, &backing.id)
                 }
@@ -671,9 +672,12 @@ impl Filesystem for SealFs {
 
     fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         let who = who(req);
-        // Listing a container decides about the sealed roots inside it.
-        let heavy = self.view.may_verify(ino, None) || self.view.is_container(ino);
-        self.dispatch(heavy, move |view| match view.list(ino, who) {
+        let path = match self.view.path_of(ino) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e.errno()),
+        };
+        let heavy = self.view.may_verify(&path, true);
+        self.dispatch(heavy, move |view| match view.list(ino, &path, who) {
             Ok(entries) => {
                 let fh = view.add_handle(Handle::Dir { entries });
                 reply.opened(FileHandle(fh), FopenFlags::empty());

@@ -37,6 +37,24 @@ pub fn fuse_available() -> bool {
     false
 }
 
+/// Runs `cmd` with `stdin` fed to it and stdout/stderr captured.
+pub fn output_with_stdin(cmd: &mut Command, stdin: &str) -> std::process::Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// A temporary project directory with helpers to write files.
 pub struct Project {
     pub dir: tempfile::TempDir,
@@ -65,22 +83,10 @@ impl Project {
 
     /// Runs `seal ARGS` in the project with `stdin`, returning (code, stdout, stderr).
     pub fn seal(&self, args: &[&str], stdin: &str) -> (i32, String, String) {
-        let mut child = Command::new(seal_bin())
-            .args(args)
-            .current_dir(self.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = output_with_stdin(
+            Command::new(seal_bin()).args(args).current_dir(self.path()),
+            stdin,
+        );
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into_owned(),
