@@ -1,9 +1,14 @@
 //! Mounting the sealed view: preflight checks, the FUSE session, and a clean
 //! end on unmount or SIGINT/SIGTERM.
 
+pub mod backing;
+pub mod dispatch;
 pub mod error;
 pub mod fuse;
 pub mod inodes;
+#[cfg(test)]
+mod model_tests;
+pub mod view;
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};

@@ -25,8 +25,8 @@ use crate::core::discovery::{DiscoveryError, Listings};
 use crate::core::fs::{EntryKind, RawPath};
 use crate::core::lockfile::{Lockfile, LockfileError};
 use crate::core::store::{StoreError, read_lockfile};
-use crate::core::verify::{ProjectReport, verify_project};
-use crate::gate::{Place, ViewPath, place};
+use crate::core::verify::{ProjectReport, RootName, verify_project};
+use crate::gate::{Place, RootState, State, ViewPath, assess_artifact, decide, place};
 use crate::mount::{MountError, MountRequest};
 
 /// Why `seal run` stops before (or instead of) running the command.
@@ -356,33 +356,24 @@ pub struct SeenEntry {
 }
 
 /// What the command would see: every bundle of the verification set and
-/// every unverified artifact on the built-in surfaces.
+/// every unverified artifact on the built-in surfaces, each decided by the
+/// gate's decision table on the state this verification found.
 pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
-    use crate::core::lockfile::Policy;
-    use crate::core::verify::BundleState;
-    let warn = prepared.lockfile.policy == Policy::Warn;
+    let policy = prepared.lockfile.policy;
     let mut out: Vec<SeenEntry> = prepared
         .report
         .bundles
         .iter()
         .map(|b| {
-            let visible = match b.state {
-                BundleState::Verified => true,
-                BundleState::Removed => false,
-                BundleState::Unverified | BundleState::Mismatch => warn,
-            };
-            SeenEntry {
-                path: b.name.as_display(),
-                kind: "bundle",
-                state: b.state.as_str().to_string(),
-                visible,
-                why: match (b.state, visible) {
-                    (BundleState::Verified, _) => "verified".to_string(),
-                    (BundleState::Removed, _) => "not on disk".to_string(),
-                    (_, true) => "warn mode: visible, every load logged".to_string(),
-                    (_, false) => "block mode: hidden".to_string(),
+            let place = match &b.name {
+                RootName::Key(key) => Place::Sealed {
+                    key: key.clone(),
+                    root_len: key.depth(),
                 },
-            }
+                RootName::Unmappable(_) => Place::Unmappable { root_len: 0 },
+            };
+            let state = RootState::Bundle(b.state);
+            seen(b.name.as_display(), "bundle", &place, state, policy)
         })
         .collect();
     let mut listings = Listings::new(prepared.request.project.as_fd());
@@ -396,36 +387,15 @@ pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
                 continue;
             }
             let path = dir.child(&entry.name);
-            match place(&prepared.lockfile, &path) {
-                Place::Artifact { root_len, rule } if root_len == path.depth() => {
-                    let empty = entry.kind == EntryKind::Dir
-                        && !crate::core::discovery::has_trackable_entry(&mut listings, &path.raw)
-                            .unwrap_or(true);
-                    if !empty {
-                        out.push(SeenEntry {
-                            path: path.display(),
-                            kind: "artifact",
-                            state: "Unverified".to_string(),
-                            visible: warn,
-                            why: format!(
-                                "{}; no sealed root covers it ({})",
-                                rule.describe(),
-                                if warn {
-                                    "warn mode: visible, every load logged"
-                                } else {
-                                    "block mode: hidden"
-                                }
-                            ),
-                        });
+            let place = place(&prepared.lockfile, &path);
+            match &place {
+                Place::Artifact { root_len, .. } if *root_len == path.depth() => {
+                    // Empty directories hold nothing to load: not listed.
+                    let state = assess_artifact(&mut listings, &path.raw);
+                    if let RootState::Bundle(_) = state {
+                        out.push(seen(path.display(), "artifact", &place, state, policy));
                     }
                 }
-                Place::Unmappable { root_len } if root_len == path.depth() => out.push(SeenEntry {
-                    path: path.display(),
-                    kind: "artifact",
-                    state: "Unverified".to_string(),
-                    visible: warn,
-                    why: "a discovery pattern produces it but its name is not UTF-8".to_string(),
-                }),
                 Place::Ordinary | Place::Container if entry.kind == EntryKind::Dir => {
                     stack.push(path)
                 }
@@ -435,6 +405,32 @@ pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
+}
+
+/// One dry-run line: the decision table's answer for a root in `state`.
+fn seen(
+    path: String,
+    kind: &'static str,
+    place: &Place,
+    state: RootState,
+    policy: crate::core::lockfile::Policy,
+) -> SeenEntry {
+    let decision = decide(place, State::Root(state), policy);
+    let why = match place {
+        Place::Artifact { rule, .. } => format!(
+            "{}; no sealed root covers it ({})",
+            rule.describe(),
+            decision.reason.describe()
+        ),
+        _ => decision.reason.describe().to_string(),
+    };
+    SeenEntry {
+        path,
+        kind,
+        state: state.as_str().to_string(),
+        visible: decision.shown,
+        why,
+    }
 }
 
 /// Project-relative raw path of an absolute path inside the project.
