@@ -416,7 +416,7 @@ fn fatal_errors_are_reported_even_under_quiet() {
     let out = p.refused(&["verify", "--quiet"], "");
     assert_eq!(
         out.stderr,
-        "seal: verify: seal.json not found in the current directory; run 'seal init' first\n"
+        "seal: verify: seal.json not found in the project directory; run 'seal init' first\n"
     );
 }
 

@@ -65,7 +65,10 @@ fn concurrent_opens_of_approved_files_never_fail_while_other_bundles_change() {
         }
     }
     for c in 0..2 {
-        p.write(&format!(".claude/skills/churn{c}/SKILL.md"), "approved churn\n");
+        p.write(
+            &format!(".claude/skills/churn{c}/SKILL.md"),
+            "approved churn\n",
+        );
     }
     p.write("src/main.rs", "fn main() {}\n");
     p.init(&[]);

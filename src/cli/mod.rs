@@ -170,12 +170,6 @@ impl std::fmt::Display for CliError {
                     crate::core::escape::escaped_os(dir.as_os_str())
                 )
             }
-            CliError::Store(StoreError::Missing) => {
-                write!(
-                    f,
-                    "seal.json not found in the current directory; run 'seal init' first"
-                )
-            }
             CliError::Store(e) => write!(f, "{e}"),
             CliError::Invalid(e) => write!(f, "{e}"),
             CliError::Discovery(e) => write!(f, "{e}"),
@@ -183,6 +177,22 @@ impl std::fmt::Display for CliError {
             CliError::Refused(msg) => f.write_str(msg),
             CliError::Mount(e) => write!(f, "{e}"),
             CliError::Run(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl CliError {
+    /// A plan that cannot go ahead: `heading` introduces the roots that
+    /// block it and `footer` follows them.
+    pub fn from_plan(e: crate::core::plan::PlanError, heading: &str, footer: &str) -> CliError {
+        use crate::core::plan::PlanError;
+        match e {
+            PlanError::Discovery(e) => CliError::Discovery(e),
+            PlanError::Refused(r) => CliError::Refused(r.to_string()),
+            PlanError::Blocked(blockers) => {
+                let lines: Vec<String> = blockers.iter().map(ToString::to_string).collect();
+                CliError::Refused(format!("{heading}:\n  {}{footer}", lines.join("\n  ")))
+            }
         }
     }
 }
@@ -252,6 +262,14 @@ pub struct Context {
 }
 
 impl Context {
+    /// The project directory's canonical path.
+    pub fn canonical_dir(&self) -> Result<PathBuf, CliError> {
+        std::fs::canonicalize(&self.dir).map_err(|source| CliError::Project {
+            dir: self.dir.clone(),
+            source,
+        })
+    }
+
     pub fn open(dir: Option<PathBuf>) -> Result<Context, CliError> {
         let dir = dir.unwrap_or_else(|| PathBuf::from("."));
         let project = crate::core::fs::open_project(&dir).map_err(|source| CliError::Project {

@@ -37,7 +37,10 @@ pub enum StoreError {
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StoreError::Missing => write!(f, "{LOCKFILE_NAME} not found in the project root"),
+            StoreError::Missing => write!(
+                f,
+                "{LOCKFILE_NAME} not found in the project directory; run 'seal init' first"
+            ),
             StoreError::NotRegular(kind) => {
                 write!(
                     f,

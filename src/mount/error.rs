@@ -103,12 +103,6 @@ impl fmt::Display for MountError {
             MountError::Project { dir, source } => {
                 write!(f, "cannot open project directory {}: {source}", shown(dir))
             }
-            MountError::Lockfile(StoreError::Missing) => {
-                write!(
-                    f,
-                    "seal.json not found in the project root; run 'seal init' first (refusing to mount)"
-                )
-            }
             MountError::Lockfile(e) => write!(f, "{e} (refusing to mount)"),
             MountError::Invalid(e) => write!(
                 f,

@@ -52,12 +52,6 @@ impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
         match self {
-            RunError::Lockfile(StoreError::Missing) => {
-                write!(
-                    f,
-                    "seal.json not found in the project root; run 'seal init' first (nothing was run)"
-                )
-            }
             RunError::Lockfile(e) => write!(f, "{e} (nothing was run)"),
             RunError::Invalid(e) => {
                 write!(f, "{e}\nnothing was run: an invalid lockfile fails closed")
