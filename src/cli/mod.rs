@@ -50,8 +50,9 @@ enum Command {
     Pin(PinArgs),
     /// Classify every bundle against seal.json; exit 0, 1 (Blocked) or 2
     Verify(VerifyArgs),
-    /// Serve a read-only view of the project where bundles are readable only
-    /// after a fresh verification (stays in the foreground)
+    /// Serve a view of the project where bundles are readable only after a
+    /// fresh verification (read-only unless --writable; stays in the
+    /// foreground)
     Mount(MountArgs),
     /// Run a command (an agent) in a private namespace: the sealed view at the
     /// project's own path, every project-external extension masked
@@ -75,6 +76,10 @@ struct RunArgs {
     /// behind sudo, else the caller
     #[arg(long, value_name = "USER")]
     user: Option<String>,
+    /// Serve the project read-only (default: writable, except for
+    /// extensions and seal.json)
+    #[arg(long)]
+    read_only: bool,
     /// Print what the command would see and which locations would be masked,
     /// then exit with the verify exit code
     #[arg(long)]
@@ -101,6 +106,10 @@ struct MountArgs {
     /// Let other users (not only the one who mounted) use the view
     #[arg(long)]
     allow_other: bool,
+    /// Let ordinary files be changed through the view (extensions and
+    /// seal.json stay read-only)
+    #[arg(long)]
+    writable: bool,
 }
 
 #[derive(Debug, Args)]
@@ -322,12 +331,13 @@ pub fn main() -> ExitCode {
         Command::Verify(a) => {
             verify::run(&ctx, verify::Mode::from_flags(a.json, a.quiet), a.verbose)
         }
-        Command::Mount(a) => mount::run(ctx, a.mountpoint, a.audit_log, a.allow_other),
+        Command::Mount(a) => mount::run(ctx, a.mountpoint, a.audit_log, a.allow_other, a.writable),
         Command::Run(a) => run::run(
             ctx,
             run::RunArgs {
                 audit_log: a.audit_log,
                 user: a.user,
+                read_only: a.read_only,
                 dry_run: a.dry_run,
                 json: a.json,
                 command: a.command,

@@ -138,6 +138,16 @@ pub fn open_dir_path_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result
     openat2(root, path.to_os_string().as_os_str(), how).map_err(io_err)
 }
 
+/// An `O_PATH` handle on whatever is at `path` below `root` (a symlink
+/// itself, not its target), crossing no symlink on the way: the writable
+/// view names the target of a change by it.
+pub fn open_path_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+    openat2(root, path.to_os_string().as_os_str(), how).map_err(io_err)
+}
+
 /// Opens the file at `path` below `root` for reading: no symlink anywhere on
 /// the path, no blocking on a FIFO, no controlling terminal.
 pub fn open_file_beneath(root: BorrowedFd<'_>, path: &OsStr) -> io::Result<OwnedFd> {

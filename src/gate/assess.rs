@@ -92,3 +92,30 @@ pub fn root_kind(listings: &mut Listings<'_>, raw: &RawPath) -> Option<EntryKind
     let entries = listings.list(&RawPath(parent.to_vec())).ok()?;
     entries.iter().find(|e| &e.name == name).map(|e| e.kind)
 }
+
+/// Whether the directory at `dir` holds, at any depth, a name that is
+/// protected wherever it stands (an agent instruction file: see
+/// [`crate::surfaces::INSTRUCTION_FILES`]): moving the directory would move
+/// it. A directory that cannot be read counts as holding one.
+pub fn holds_protected(listings: &mut Listings<'_>, dir: &RawPath) -> bool {
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = listings.list(&d) else {
+            return true;
+        };
+        for entry in entries.iter() {
+            let named = entry
+                .name
+                .to_str()
+                .map(crate::core::paths::nfc)
+                .is_some_and(|n| crate::surfaces::INSTRUCTION_FILES.contains(&n.as_str()));
+            if named {
+                return true;
+            }
+            if entry.kind == EntryKind::Dir {
+                stack.push(d.join(&entry.name));
+            }
+        }
+    }
+    false
+}

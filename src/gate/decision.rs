@@ -92,6 +92,9 @@ pub enum Reason {
     Link {
         stays_behind_gate: bool,
     },
+    /// A symlink where agents look for extensions (`.claude -> notes`):
+    /// following it would take the agent's path away from the gate.
+    LinkedContainer,
     FailClosed,
     Verified,
     Empty,
@@ -125,6 +128,10 @@ impl Reason {
             Reason::Link {
                 stays_behind_gate: false,
             } => "a symlink that would lead around the gate",
+            Reason::LinkedContainer => {
+                "a symlink on the way to agent surfaces: what lies behind it would be placed by \
+                 its target's name, not by where agents look"
+            }
             Reason::FailClosed => "seal.json is invalid or missing: fail closed",
             Reason::Verified => {
                 "verified; every open is verified again and served from the verified bytes"
@@ -181,6 +188,9 @@ pub fn decide(place: &Place, state: State, policy: Policy) -> Decision {
             _ => Reason::Ordinary,
         };
         return match state {
+            State::Link { .. } if *place == Place::Container => {
+                made(false, None, Reason::LinkedContainer)
+            }
             State::Link { stays_behind_gate } => {
                 made(stays_behind_gate, None, Reason::Link { stays_behind_gate })
             }
@@ -217,6 +227,87 @@ pub fn decide(place: &Place, state: State, policy: Policy) -> Decision {
         },
         State::Plain | State::Link { .. } => made(false, None, Reason::Inconsistent),
     }
+}
+
+/// A change the writable view may be asked to make at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Create a directory there.
+    MakeDir,
+    /// Create anything else there: a file, a node, a symlink, a hard link,
+    /// the destination of a rename.
+    Make,
+    /// Change what is there: write, truncate, mode, owner, times, xattrs.
+    Modify,
+    /// Remove it (unlink, rmdir).
+    Remove,
+    /// Move it away (the source of a rename). `holds_protected`: it is a
+    /// directory holding paths that are protected (instruction files).
+    MoveAway { holds_protected: bool },
+}
+
+/// Why a change is allowed or refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeReason {
+    Ordinary,
+    /// `seal.json`: only `seal pin` on the host changes it.
+    Lockfile,
+    /// A sealed root, an agent artifact, or inside one (existing or not).
+    Extension,
+    /// A container may be made, changed or removed when empty, but nothing
+    /// else may take its place and it may not move (it leads to roots).
+    ContainerShape,
+    /// Moving this directory would move protected files with it.
+    HoldsProtected,
+}
+
+impl ChangeReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            ChangeReason::Ordinary => "an ordinary path: changes go to the project",
+            ChangeReason::Lockfile => "seal.json changes only through 'seal pin' outside the view",
+            ChangeReason::Extension => {
+                "an agent extension location (sealed root or surface): immutable from inside"
+            }
+            ChangeReason::ContainerShape => {
+                "a directory on the way to agent extensions: it may be created or emptied, \
+                 never replaced or moved"
+            }
+            ChangeReason::HoldsProtected => {
+                "it holds agent instruction files, which would move too"
+            }
+        }
+    }
+}
+
+/// The decision about one change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangeDecision {
+    pub allowed: bool,
+    pub reason: ChangeReason,
+}
+
+/// The write half of the table: which changes the writable view makes.
+/// Everything an agent could load from, or that decides what it loads, is
+/// immutable from inside, whether it exists or not.
+pub fn decide_change(place: &Place, change: Change) -> ChangeDecision {
+    let (allowed, reason) = match place {
+        Place::Lockfile => (false, ChangeReason::Lockfile),
+        Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => {
+            (false, ChangeReason::Extension)
+        }
+        Place::Container => match change {
+            Change::MakeDir | Change::Modify | Change::Remove => (true, ChangeReason::Ordinary),
+            Change::Make | Change::MoveAway { .. } => (false, ChangeReason::ContainerShape),
+        },
+        Place::Ordinary => match change {
+            Change::MoveAway {
+                holds_protected: true,
+            } => (false, ChangeReason::HoldsProtected),
+            _ => (true, ChangeReason::Ordinary),
+        },
+    };
+    ChangeDecision { allowed, reason }
 }
 
 #[cfg(test)]
@@ -273,6 +364,7 @@ mod tests {
         use BundleState::*;
         if !place.is_gated() {
             return match state {
+                State::Link { .. } if *place == Place::Container => (false, None),
                 State::Link { stays_behind_gate } => (stays_behind_gate, None),
                 _ => (true, None),
             };
@@ -313,6 +405,46 @@ mod tests {
             }
         }
         assert_eq!(rows, 6 * 12 * 2);
+    }
+
+    #[test]
+    fn every_change_at_every_place() {
+        let changes = [
+            Change::MakeDir,
+            Change::Make,
+            Change::Modify,
+            Change::Remove,
+            Change::MoveAway {
+                holds_protected: false,
+            },
+            Change::MoveAway {
+                holds_protected: true,
+            },
+        ];
+        for place in places() {
+            for change in changes {
+                let d = decide_change(&place, change);
+                let want = match (&place, change) {
+                    (Place::Ordinary, Change::MoveAway { holds_protected }) => !holds_protected,
+                    (Place::Ordinary, _) => true,
+                    (Place::Container, Change::MakeDir | Change::Modify | Change::Remove) => true,
+                    _ => false,
+                };
+                assert_eq!(d.allowed, want, "{place:?} × {change:?}");
+                assert!(!d.reason.describe().is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn a_symlink_where_agents_look_is_hidden_wherever_it_points() {
+        for policy in [Policy::Block, Policy::Warn] {
+            let link = State::Link {
+                stays_behind_gate: true,
+            };
+            assert!(!decide(&Place::Container, link, policy).shown);
+            assert!(decide(&Place::Ordinary, link, policy).shown);
+        }
     }
 
     #[test]

@@ -39,7 +39,10 @@ use links::LinkRule;
 use live::{LiveLockfile, LockView};
 
 pub use assess::{SealedAssessment, assess_artifact, assess_sealed};
-pub use decision::{Caching, Decision, Reason, RootState, State, decide};
+pub use decision::{
+    Caching, Change, ChangeDecision, ChangeReason, Decision, Reason, RootState, State, decide,
+    decide_change,
+};
 pub use place::{Place, ViewPath, place};
 
 use crate::core::discovery::Listings;
@@ -50,10 +53,13 @@ use crate::core::paths::{BundleKey, FilePath, is_excluded_below_root, is_segment
 use crate::core::verify::{BundleReport, BundleState};
 use crate::snapshot::{Snapshot, SnapshotKeeper};
 
-/// Who asked (for the audit log).
+/// Who asked: the process (for the audit log) and the credentials it made
+/// the request with (changes in the writable view are made as them).
 #[derive(Debug, Clone, Copy)]
 pub struct Who {
     pub pid: u32,
+    pub uid: u32,
+    pub gid: u32,
 }
 
 /// What one verification run of a root found (shared by the requests it
@@ -305,6 +311,51 @@ impl Gate {
         }
     }
 
+    /// Decides whether the writable view may make `change` at `path`
+    /// (existing or not); a refusal is recorded as a `deny-write` event.
+    /// The places come from the last valid lockfile, so protection holds
+    /// while `seal.json` is invalid too.
+    pub fn may_change(&self, path: &ViewPath, change: Change, op: &'static str, who: Who) -> bool {
+        let view = self.lock_view();
+        let place = place(view.patterns_source(), path);
+        let decision = decide_change(&place, change);
+        if !decision.allowed {
+            self.record_denied_write(op, &place, path, decision.reason, who);
+        }
+        decision.allowed
+    }
+
+    fn record_denied_write(
+        &self,
+        op: &'static str,
+        place: &Place,
+        path: &ViewPath,
+        reason: ChangeReason,
+        who: Who,
+    ) {
+        let shown = crate::core::escape::escaped(&path.display()).into_owned();
+        tracing::info!("refused {op} of {shown}: {}", reason.describe());
+        let Some(audit) = &self.audit else { return };
+        audit.write(&Record {
+            time: audit::rfc3339(SystemTime::now()),
+            event: Event::DenyWrite,
+            op,
+            key: match place {
+                Place::Sealed { key, .. } => Some(key.as_str().to_string()),
+                _ => None,
+            },
+            path: path.display(),
+            outcome: reason.describe().to_string(),
+            modified: vec![],
+            added: vec![],
+            missing: vec![],
+            problems: vec![],
+            pid: who.pid,
+            comm: audit::command_name(who.pid),
+            verify_us: None,
+        });
+    }
+
     /// A fresh verification of sealed root `key` (shared with concurrent
     /// requests that arrived before it started), keeping `want`'s bytes.
     fn sealed_run(&self, key: &BundleKey, want: Option<&FilePath>) -> Answer<Assessment> {
@@ -410,7 +461,7 @@ impl Gate {
         };
         let shown = crate::core::escape::escaped(&path.display()).into_owned();
         match event {
-            Event::Allow => {}
+            Event::Allow | Event::DenyWrite => {}
             Event::FailClosed => tracing::warn!("fail closed on {op} {shown}: {outcome}"),
             Event::Hide | Event::Warn => tracing::info!(
                 "{} {op} {shown} ({outcome}; {})",

@@ -61,7 +61,11 @@ fn vp(path: &str) -> ViewPath {
     p
 }
 
-const WHO: Who = Who { pid: 0 };
+const WHO: Who = Who {
+    pid: 0,
+    uid: 0,
+    gid: 0,
+};
 
 fn shows(g: &Gate, path: &str) -> bool {
     let kind = if path.ends_with(".md") || path.ends_with(".txt") || path.ends_with(".sh") {

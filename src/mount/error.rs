@@ -75,6 +75,12 @@ impl From<io::Error> for FsError {
     }
 }
 
+impl From<rustix::io::Errno> for FsError {
+    fn from(e: rustix::io::Errno) -> Self {
+        FsError::Io(io::Error::from(e))
+    }
+}
+
 impl From<nix::errno::Errno> for FsError {
     fn from(e: nix::errno::Errno) -> Self {
         FsError::Io(io::Error::from(e))

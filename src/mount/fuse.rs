@@ -1,6 +1,8 @@
 //! The FUSE adapter: each operation calls the [`View`], maps a failure to its
 //! errno (logged once, in [`FsError::reply`]) and replies. Nothing is decided
 //! here; requests that may verify a bundle are scheduled by [`Dispatch`].
+//! Locks (`flock`, POSIX, OFD) are left to the kernel, which keeps them for
+//! every process using the view.
 
 use std::ffi::OsStr;
 use std::io;
@@ -8,16 +10,16 @@ use std::os::fd::BorrowedFd;
 use std::time::SystemTime;
 
 use fuser::{
-    AccessFlags, BackingId, Errno, FileHandle, Filesystem, FopenFlags, Generation, INodeNo,
-    InitFlags, KernelConfig, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr,
-    ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen,
-    ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+    AccessFlags, BackingId, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
+    KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite,
+    ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
 use super::backing::Register;
 use super::dispatch::Dispatch;
 use super::error::FsError;
-use super::view::{Opened, ReadMode, View, file_type};
+use super::view::{ATTR_TTL, Entry, Node, Opened, ReadMode, SetAttr, SetTime, View, file_type};
 use crate::gate::{Gate, Who};
 
 /// Threads that run the verifications the FUSE threads hand off.
@@ -25,6 +27,13 @@ const VERIFY_WORKERS: usize = 2;
 
 /// The kernel registers passthrough backings through the open's reply.
 impl Register for ReplyOpen {
+    type Id = BackingId;
+    fn register(&self, fd: BorrowedFd<'_>) -> io::Result<BackingId> {
+        self.open_backing(fd)
+    }
+}
+
+impl Register for ReplyCreate {
     type Id = BackingId;
     fn register(&self, fd: BorrowedFd<'_>) -> io::Result<BackingId> {
         self.open_backing(fd)
@@ -39,10 +48,10 @@ pub struct SealFs {
 impl SealFs {
     /// At most `fuse_threads - 2` requests that may verify a bundle run on
     /// FUSE threads at once, so two always remain for ordinary requests.
-    pub fn new(gate: std::sync::Arc<Gate>, fuse_threads: usize) -> SealFs {
+    pub fn new(gate: std::sync::Arc<Gate>, fuse_threads: usize, writable: bool) -> SealFs {
         SealFs {
             dispatch: Dispatch::new(
-                std::sync::Arc::new(View::new(gate)),
+                std::sync::Arc::new(View::new(gate, writable)),
                 fuse_threads.saturating_sub(2),
                 VERIFY_WORKERS,
             ),
@@ -55,7 +64,11 @@ impl SealFs {
 }
 
 fn who(req: &Request) -> Who {
-    Who { pid: req.pid() }
+    Who {
+        pid: req.pid(),
+        uid: req.uid(),
+        gid: req.gid(),
+    }
 }
 
 fn reply_opened(reply: ReplyOpen, opened: Opened<BackingId>) {
@@ -118,10 +131,9 @@ impl Filesystem for SealFs {
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let who = who(req);
-        let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
         let heavy = self.view().may_verify(ino.0, None, false);
         self.dispatch.run(heavy, move |view| {
-            match view.open(ino.0, write, who, &reply) {
+            match view.open(ino.0, flags.0, who, &reply) {
                 Ok(opened) => reply_opened(reply, opened),
                 Err(e) => reply.error(e.reply("open")),
             }
@@ -242,178 +254,306 @@ impl Filesystem for SealFs {
         }
     }
 
-    fn access(&self, _req: &Request, _ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
-        match self.view().access(mask.contains(AccessFlags::W_OK)) {
+    fn access(&self, req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
+        match self
+            .view()
+            .access(ino.0, mask.contains(AccessFlags::W_OK), who(req))
+        {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(e.reply("access")),
         }
     }
 
-    fn getxattr(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _name: &OsStr,
-        _size: u32,
-        reply: ReplyXattr,
-    ) {
-        reply.error(Errno::ENODATA);
-    }
-
-    fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: ReplyXattr) {
-        if size == 0 {
-            reply.size(0)
-        } else {
-            reply.data(&[])
+    fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        match self.view().getxattr(ino.0, name, size) {
+            Ok(value) if size == 0 => reply.size(value.len() as u32),
+            Ok(value) => reply.data(&value),
+            Err(e) => reply.error(e.reply("getxattr")),
         }
     }
 
-    // Everything below would change the view: refused.
+    fn listxattr(&self, _req: &Request, ino: INodeNo, size: u32, reply: ReplyXattr) {
+        match self.view().listxattr(ino.0, size) {
+            Ok(names) if size == 0 => reply.size(names.len() as u32),
+            Ok(names) => reply.data(&names),
+            Err(e) => reply.error(e.reply("listxattr")),
+        }
+    }
 
     fn setattr(
         &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _mode: Option<u32>,
-        _uid: Option<u32>,
-        _gid: Option<u32>,
-        _size: Option<u64>,
-        _atime: Option<TimeOrNow>,
-        _mtime: Option<TimeOrNow>,
+        req: &Request,
+        ino: INodeNo,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<u64>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
         _ctime: Option<SystemTime>,
-        _fh: Option<FileHandle>,
+        fh: Option<FileHandle>,
         _crtime: Option<SystemTime>,
         _chgtime: Option<SystemTime>,
         _bkuptime: Option<SystemTime>,
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        reply.error(FsError::ReadOnly.reply("setattr"));
+        let time = |t: Option<TimeOrNow>| {
+            t.map(|t| match t {
+                TimeOrNow::Now => SetTime::Now,
+                TimeOrNow::SpecificTime(t) => SetTime::At(t),
+            })
+        };
+        let set = SetAttr {
+            mode,
+            uid,
+            gid,
+            size,
+            atime: time(atime),
+            mtime: time(mtime),
+        };
+        match self.view().setattr(ino.0, fh.map(|f| f.0), set, who(req)) {
+            Ok(e) => reply.attr(&e.ttl, &e.attr),
+            Err(e) => reply.error(e.reply("setattr")),
+        }
     }
 
     fn mknod(
         &self,
-        _req: &Request,
-        _parent: INodeNo,
-        _name: &OsStr,
-        _mode: u32,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
         _umask: u32,
-        _rdev: u32,
+        rdev: u32,
         reply: ReplyEntry,
     ) {
-        reply.error(FsError::ReadOnly.reply("mknod"));
+        let node = Node { mode, rdev };
+        reply_entry(
+            reply,
+            "mknod",
+            self.view().mknod(parent.0, name, node, who(req)),
+        );
     }
 
     fn mkdir(
         &self,
-        _req: &Request,
-        _parent: INodeNo,
-        _name: &OsStr,
-        _mode: u32,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
         _umask: u32,
         reply: ReplyEntry,
     ) {
-        reply.error(FsError::ReadOnly.reply("mkdir"));
+        reply_entry(
+            reply,
+            "mkdir",
+            self.view().mkdir(parent.0, name, mode, who(req)),
+        );
     }
 
-    fn unlink(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        reply.error(FsError::ReadOnly.reply("unlink"));
+    fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        reply_empty(
+            reply,
+            "unlink",
+            self.view().unlink(parent.0, name, who(req)),
+        );
     }
 
-    fn rmdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        reply.error(FsError::ReadOnly.reply("rmdir"));
+    fn rmdir(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        reply_empty(reply, "rmdir", self.view().rmdir(parent.0, name, who(req)));
     }
 
     fn symlink(
         &self,
-        _req: &Request,
-        _parent: INodeNo,
-        _link_name: &OsStr,
-        _target: &std::path::Path,
+        req: &Request,
+        parent: INodeNo,
+        link_name: &OsStr,
+        target: &std::path::Path,
         reply: ReplyEntry,
     ) {
-        reply.error(FsError::ReadOnly.reply("symlink"));
+        let made = self
+            .view()
+            .symlink(parent.0, link_name, target.as_os_str(), who(req));
+        reply_entry(reply, "symlink", made);
     }
 
     fn rename(
         &self,
-        _req: &Request,
-        _parent: INodeNo,
-        _name: &OsStr,
-        _newparent: INodeNo,
-        _newname: &OsStr,
-        _flags: RenameFlags,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        reply.error(FsError::ReadOnly.reply("rename"));
+        let done = self
+            .view()
+            .rename(parent.0, name, newparent.0, newname, flags.bits(), who(req));
+        reply_empty(reply, "rename", done);
     }
 
     fn link(
         &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _newparent: INodeNo,
-        _newname: &OsStr,
+        req: &Request,
+        ino: INodeNo,
+        newparent: INodeNo,
+        newname: &OsStr,
         reply: ReplyEntry,
     ) {
-        reply.error(FsError::ReadOnly.reply("link"));
+        let made = self.view().link(ino.0, newparent.0, newname, who(req));
+        reply_entry(reply, "link", made);
     }
 
     fn write(
         &self,
         _req: &Request,
         _ino: INodeNo,
-        _fh: FileHandle,
-        _offset: u64,
-        _data: &[u8],
+        fh: FileHandle,
+        offset: u64,
+        data: &[u8],
         _write_flags: WriteFlags,
         _flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        reply.error(FsError::ReadOnly.reply("write"));
+        match self.view().write(fh.0, offset, data) {
+            Ok(n) => reply.written(n),
+            Err(e) => reply.error(e.reply("write")),
+        }
     }
 
-    fn create(
-        &self,
-        _req: &Request,
-        _parent: INodeNo,
-        _name: &OsStr,
-        _mode: u32,
-        _umask: u32,
-        _flags: i32,
-        reply: ReplyCreate,
-    ) {
-        reply.error(FsError::ReadOnly.reply("create"));
-    }
-
-    fn setxattr(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _name: &OsStr,
-        _value: &[u8],
-        _flags: i32,
-        _position: u32,
-        reply: ReplyEmpty,
-    ) {
-        reply.error(FsError::ReadOnly.reply("setxattr"));
-    }
-
-    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        reply.error(FsError::ReadOnly.reply("removexattr"));
-    }
-
-    fn fallocate(
+    fn flush(
         &self,
         _req: &Request,
         _ino: INodeNo,
         _fh: FileHandle,
-        _offset: u64,
-        _length: u64,
-        _mode: i32,
+        _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
-        reply.error(FsError::ReadOnly.reply("fallocate"));
+        // Writes reach the disk as they come; nothing is buffered here.
+        reply.ok();
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        reply_empty(reply, "fsync", self.view().fsync(ino.0, fh.0, datasync));
+    }
+
+    fn fsyncdir(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        // Directory changes are made with the disk's own calls, which the
+        // disk orders; the project directory is synced by its own fsync.
+        reply.ok();
+    }
+
+    fn create(
+        &self,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        mode: u32,
+        _umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        match self
+            .view()
+            .create(parent.0, name, mode, flags, who(req), &reply)
+        {
+            Ok((entry, opened)) => {
+                let fh = FileHandle(opened.fh);
+                match opened.mode {
+                    ReadMode::Passthrough(backing) => reply.created_passthrough(
+                        &entry.ttl,
+                        &entry.attr,
+                        Generation(0),
+                        fh,
+                        FopenFlags::FOPEN_PASSTHROUGH,
+                        &backing.id,
+                    ),
+                    ReadMode::Direct => reply.created(
+                        &entry.ttl,
+                        &entry.attr,
+                        Generation(0),
+                        fh,
+                        FopenFlags::FOPEN_DIRECT_IO,
+                    ),
+                    ReadMode::Cached => reply.created(
+                        &entry.ttl,
+                        &entry.attr,
+                        Generation(0),
+                        fh,
+                        FopenFlags::empty(),
+                    ),
+                }
+            }
+            Err(e) => reply.error(e.reply("create")),
+        }
+    }
+
+    fn setxattr(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        name: &OsStr,
+        value: &[u8],
+        flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        let done = self.view().setxattr(ino.0, name, value, flags, who(req));
+        reply_empty(reply, "setxattr", done);
+    }
+
+    fn removexattr(&self, req: &Request, ino: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        reply_empty(
+            reply,
+            "removexattr",
+            self.view().removexattr(ino.0, name, who(req)),
+        );
+    }
+
+    fn fallocate(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        let done = self
+            .view()
+            .fallocate(ino.0, fh.0, offset, length, mode, who(req));
+        reply_empty(reply, "fallocate", done);
+    }
+}
+
+fn reply_entry(reply: ReplyEntry, op: &'static str, made: Result<Entry, FsError>) {
+    match made {
+        Ok(e) => reply.entry_with_ttls(&ATTR_TTL, &e.ttl, &e.attr, Generation(0)),
+        Err(e) => reply.error(e.reply(op)),
+    }
+}
+
+fn reply_empty(reply: ReplyEmpty, op: &'static str, done: Result<(), FsError>) {
+    match done {
+        Ok(()) => reply.ok(),
+        Err(e) => reply.error(e.reply(op)),
     }
 }

@@ -2,6 +2,7 @@
 //! end on unmount or SIGINT/SIGTERM.
 
 pub mod backing;
+pub mod creds;
 pub mod dispatch;
 pub mod error;
 pub mod fuse;
@@ -40,6 +41,9 @@ pub struct MountRequest {
     pub mountpoint: PathBuf,
     pub audit_log: Option<PathBuf>,
     pub allow_other: bool,
+    /// Serve the writable view (ordinary paths change the real project;
+    /// extensions and `seal.json` stay immutable).
+    pub writable: bool,
 }
 
 /// Builds the gate for `project` (already opened): the lockfile must be
@@ -127,10 +131,20 @@ pub fn mount(
     gate: Arc<Gate>,
     mountpoint: &Path,
     allow_other: bool,
+    writable: bool,
 ) -> Result<Session<fuse::SealFs>, MountError> {
+    if writable {
+        // Modes arrive masked by the caller's umask; the daemon's own must
+        // not mask them again.
+        nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    }
     let mut config = Config::default();
     config.mount_options = vec![
-        MountOption::RO,
+        if writable {
+            MountOption::RW
+        } else {
+            MountOption::RO
+        },
         MountOption::NoDev,
         MountOption::NoSuid,
         MountOption::DefaultPermissions,
@@ -144,7 +158,12 @@ pub fn mount(
     };
     config.n_threads = Some(FUSE_THREADS);
     config.clone_fd = true;
-    Session::new(fuse::SealFs::new(gate, FUSE_THREADS), mountpoint, &config).map_err(|e| {
+    Session::new(
+        fuse::SealFs::new(gate, FUSE_THREADS, writable),
+        mountpoint,
+        &config,
+    )
+    .map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
             MountError::StaleMount(mountpoint.to_path_buf())
         } else {
@@ -199,9 +218,23 @@ pub fn run_mount(
     let gate = prepare_gate(project, request, &view_root)?;
     check_fuse_device()?;
     let signals = block_termination_signals()?;
-    let session = mount(gate, &request.mountpoint, request.allow_other)?;
+    let session = mount(
+        gate,
+        &request.mountpoint,
+        request.allow_other,
+        request.writable,
+    )?;
     on_ready(&view_root);
     serve_until_unmounted(session, signals)
+}
+
+/// What a view lets its users do, for the lines that announce it.
+pub fn describe_mode(writable: bool) -> &'static str {
+    if writable {
+        "writable: ordinary files change the project; extensions and seal.json are read-only"
+    } else {
+        "read-only"
+    }
 }
 
 /// The readiness line's escaped rendering of a path.

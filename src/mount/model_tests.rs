@@ -46,7 +46,11 @@ const FILES: &[&str] = &[
 ];
 const CONTENTS: &[&[u8]] = &[b"approved", b"tampered!", b"", b"other bytes entirely"];
 const PATTERNS: &[&str] = &[".claude/skills/*", "CLAUDE.md"];
-const WHO: Who = Who { pid: 0 };
+const WHO: Who = Who {
+    pid: 0,
+    uid: 0,
+    gid: 0,
+};
 
 /// Passthrough is never enabled in these tests: reads go through the view.
 struct NoKernel;
@@ -60,6 +64,8 @@ impl Register for NoKernel {
 #[derive(Debug, Clone)]
 enum Op {
     Write(usize, usize),
+    /// Writes a file through the (writable) view.
+    ViewWrite(usize, usize),
     Delete(usize),
     Rename(usize, usize),
     Pin(Policy),
@@ -73,6 +79,7 @@ fn op() -> impl Strategy<Value = Op> {
     let file = 0..FILES.len();
     prop_oneof![
         4 => (file.clone(), 0..CONTENTS.len()).prop_map(|(f, c)| Op::Write(f, c)),
+        2 => (file.clone(), 0..CONTENTS.len()).prop_map(|(f, c)| Op::ViewWrite(f, c)),
         1 => file.clone().prop_map(Op::Delete),
         1 => (file.clone(), file.clone()).prop_map(|(a, b)| Op::Rename(a, b)),
         2 => prop_oneof![Just(Policy::Block), Just(Policy::Warn)].prop_map(Op::Pin),
@@ -215,7 +222,7 @@ impl World {
         });
         World {
             dir,
-            view: View::new(Arc::new(gate)),
+            view: View::new(Arc::new(gate), true),
             model,
             last_valid: bytes,
         }
@@ -259,6 +266,7 @@ impl World {
                 std::fs::write(self.path("seal.json"), &self.last_valid).unwrap();
                 self.model.valid = true;
             }
+            Op::ViewWrite(f, c) => self.write_through_view(FILES[f], CONTENTS[c]),
             Op::Check(f) => self.check(FILES[f]),
             Op::List(d) => self.list(DIRS[d]),
         }
@@ -289,13 +297,81 @@ impl World {
         out
     }
 
+    /// Writes `bytes` to `rel` through the view as an editor would: the
+    /// existing file truncated and written, or a new one created. Only
+    /// ordinary paths may change; anything else is refused (read-only, or
+    /// not found when its directory is hidden) and the disk is untouched.
+    fn write_through_view(&mut self, rel: &str, bytes: &[u8]) {
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let existed = self.model.disk.contains_key(rel);
+        let written = self.walk(dir, |parent| {
+            let opened = match self.view.lookup(parent, OsStr::new(name), WHO) {
+                Ok(entry) => {
+                    let ino = entry.attr.ino.0;
+                    let done = self
+                        .view
+                        .open(ino, libc::O_WRONLY, WHO, &NoKernel)
+                        .and_then(|o| {
+                            let set = super::view::SetAttr {
+                                size: Some(0),
+                                ..Default::default()
+                            };
+                            self.view.setattr(ino, Some(o.fh), set, WHO)?;
+                            Ok(o)
+                        });
+                    self.view.forget(ino, 1);
+                    done
+                }
+                Err(FsError::NotFound) => self
+                    .view
+                    .create(
+                        parent,
+                        OsStr::new(name),
+                        0o644,
+                        libc::O_WRONLY,
+                        WHO,
+                        &NoKernel,
+                    )
+                    .map(|(entry, o)| {
+                        self.view.forget(entry.attr.ino.0, 1);
+                        o
+                    }),
+                Err(e) => Err(e),
+            };
+            opened.and_then(|o| {
+                let n = self.view.write(o.fh, 0, bytes);
+                self.view.release(o.fh);
+                n
+            })
+        });
+        let ordinary = sealed_root(rel).is_none() && artifact_root(rel).is_none();
+        match written {
+            Ok(Ok(n)) => {
+                assert!(ordinary, "wrote the protected {rel} through the view");
+                assert_eq!(n as usize, bytes.len());
+                self.model.disk.insert(rel.into(), bytes.to_vec());
+            }
+            Ok(Err(FsError::ReadOnly)) | Err(FsError::NotFound) if !ordinary => {
+                let on_disk = std::fs::read(self.path(rel)).ok();
+                let before = self.model.disk.get(rel).cloned();
+                assert_eq!(
+                    on_disk, before,
+                    "{rel} changed on disk (existed: {existed})"
+                );
+            }
+            other => panic!("write of {rel} through the view: {other:?}"),
+        }
+    }
+
     fn check(&self, rel: &str) {
         let walked = self.walk(rel, |ino| {
-            self.view.open(ino, false, WHO, &NoKernel).and_then(|o| {
-                let bytes = self.view.read(o.fh, 0, 1 << 16);
-                self.view.release(o.fh);
-                bytes
-            })
+            self.view
+                .open(ino, libc::O_RDONLY, WHO, &NoKernel)
+                .and_then(|o| {
+                    let bytes = self.view.read(o.fh, 0, 1 << 16);
+                    self.view.release(o.fh);
+                    bytes
+                })
         });
         assert_eq!(
             walked.is_ok(),

@@ -13,7 +13,9 @@
 //! * A file whose backing changed while handles to the old one are open gets
 //!   a new inode: the open answers [`FsError::Stale`], the kernel looks the
 //!   path up again, and the new lookup gets a fresh inode number.
-//! * Every request that would change anything answers [`FsError::ReadOnly`].
+//! * A read-only view refuses every change with [`FsError::ReadOnly`]; a
+//!   writable one makes changes to ordinary paths on the real project, as
+//!   the caller, and refuses the rest ([`write`]).
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -36,6 +38,9 @@ use crate::core::fs::{
 };
 use crate::gate::{Caching, Gate, OpenDecision, ViewPath, Who};
 use crate::snapshot::Snapshot;
+
+mod write;
+pub use write::{Node, SetAttr, SetTime};
 
 /// How long the kernel may cache entries of ordinary paths and containers.
 const ORDINARY_TTL: Duration = Duration::from_secs(1);
@@ -121,17 +126,25 @@ pub struct View<Id> {
     handles: Mutex<HashMap<u64, Arc<Handle<Id>>>>,
     next_fh: AtomicU64,
     backings: BackingCache<Id>,
+    /// Whether ordinary paths may be changed (`seal mount --writable`,
+    /// `seal run` without `--read-only`).
+    writable: bool,
 }
 
 impl<Id> View<Id> {
-    pub fn new(gate: Arc<Gate>) -> View<Id> {
+    pub fn new(gate: Arc<Gate>, writable: bool) -> View<Id> {
         View {
             gate,
             inodes: Mutex::new(Inodes::default()),
             handles: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
             backings: BackingCache::default(),
+            writable,
         }
+    }
+
+    pub fn is_writable(&self) -> bool {
+        self.writable
     }
 
     pub fn gate(&self) -> &Gate {
@@ -234,12 +247,15 @@ impl<Id> View<Id> {
     /// Attributes of `ino`; through an open handle of verified bytes, the
     /// size of those bytes.
     pub fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Entry, FsError> {
-        let path = self.path_of(ino)?;
-        let st = self.lstat(&path)?;
-        let size = fh.and_then(|fh| match self.handles().get(&fh).map(|h| &**h) {
-            Some(Handle::Verified { snapshot, .. }) => Some(snapshot.len()),
-            _ => None,
-        });
+        let handle = fh.and_then(|fh| self.handles().get(&fh).cloned());
+        let (st, size) = match handle.as_deref() {
+            Some(Handle::Verified { snapshot, .. }) => {
+                (self.lstat(&self.path_of(ino)?)?, Some(snapshot.len()))
+            }
+            // The open file itself, even when its name is gone.
+            Some(Handle::Real { file: Some(f), .. }) => (fstat_fd(f.as_fd())?, None),
+            _ => (self.lstat(&self.path_of(ino)?)?, None),
+        };
         Ok(Entry {
             attr: attr_of(&st, ino, size),
             ttl: ATTR_TTL,
@@ -250,18 +266,21 @@ impl<Id> View<Id> {
         self.readlink_path(&self.path_of(ino)?)
     }
 
-    /// Opens the regular file `ino` for reading, as the gate decides.
+    /// Opens the regular file `ino` with the open(2) `flags`, as the gate
+    /// decides: for reading anywhere it may be shown, for writing only an
+    /// ordinary file of a writable view.
     pub fn open(
         &self,
         ino: u64,
-        write: bool,
+        flags: i32,
         who: Who,
         register: &dyn Register<Id = Id>,
     ) -> Result<Opened<Id>, FsError> {
-        if write {
-            return Err(FsError::ReadOnly);
-        }
         let path = self.path_of(ino)?;
+        if flags & libc::O_ACCMODE != libc::O_RDONLY {
+            self.allow(&path, crate::gate::Change::Modify, "open", who)?;
+            return self.open_for_writing(ino, &path, flags, register);
+        }
         match self.gate.open(&path, who) {
             OpenDecision::Deny => Err(FsError::NotFound),
             OpenDecision::Ordinary => self.open_ordinary(ino, &path, register),
@@ -310,29 +329,33 @@ impl<Id> View<Id> {
         }
         let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
             .map_err(FsError::from_walk)?;
-        let st = fstat_fd(fd.as_fd())?;
-        match EntryKind::from_mode(st.st_mode) {
-            EntryKind::File => {}
-            EntryKind::Dir => return Err(FsError::IsADirectory),
-            _ => return Err(FsError::NotFound),
-        }
-        let of = BackingOf::RealFile {
-            dev: st.st_dev,
-            ino: st.st_ino,
+        let st = regular(&fd)?;
+        // In a writable view the backing must serve later writes too: the
+        // same file reopened read-write (the kernel checks each open's own
+        // access mode).
+        let file = if self.writable {
+            reopened(&fd, libc::O_RDWR).unwrap_or_else(|_| File::from(fd))
+        } else {
+            File::from(fd)
         };
-        let backing = self.backing_for(ino, of, fd.as_fd(), register)?;
-        if let Some(b) = &backing {
-            self.backings.keep(ino, b.clone());
-        }
-        let mode = match &backing {
-            Some(b) => ReadMode::Passthrough(b.clone()),
-            None => ReadMode::Cached,
-        };
-        let fh = self.add_handle(Handle::Real {
-            file: Some(File::from(fd)),
-            _backing: backing,
-        });
-        Ok(Opened { fh, mode })
+        self.open_real(ino, file, &st, register)
+    }
+
+    /// Opens an ordinary file for writing (the gate allowed it).
+    fn open_for_writing(
+        &self,
+        ino: u64,
+        path: &ViewPath,
+        flags: i32,
+        register: &dyn Register<Id = Id>,
+    ) -> Result<Opened<Id>, FsError> {
+        let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
+            .map_err(FsError::from_walk)?;
+        let st = regular(&fd)?;
+        let append = flags & libc::O_APPEND;
+        let file = reopened(&fd, libc::O_RDWR | append)
+            .or_else(|_| reopened(&fd, (flags & libc::O_ACCMODE) | append))?;
+        self.open_real(ino, file, &st, register)
     }
 
     /// The kept backing of `ino` if the real file at its path is still the
@@ -516,14 +539,36 @@ impl<Id> View<Id> {
     }
 
     /// `access(2)`: the kernel checks permissions (`default_permissions`);
-    /// the view only refuses writing.
-    pub fn access(&self, write: bool) -> Result<(), FsError> {
+    /// the view refuses writing where it would refuse a change.
+    pub fn access(&self, ino: u64, write: bool, who: Who) -> Result<(), FsError> {
         if write {
-            Err(FsError::ReadOnly)
+            self.access_write(ino, who)
         } else {
             Ok(())
         }
     }
+}
+
+/// The status of an opened file, which must be a regular file.
+fn regular(fd: &std::os::fd::OwnedFd) -> Result<FileStat, FsError> {
+    let st = fstat_fd(fd.as_fd())?;
+    match EntryKind::from_mode(st.st_mode) {
+        EntryKind::File => Ok(st),
+        EntryKind::Dir => Err(FsError::IsADirectory),
+        _ => Err(FsError::NotFound),
+    }
+}
+
+/// The file `fd` holds, opened again with `flags` through its
+/// `/proc/self/fd` link (the same inode, whatever its name is now).
+fn reopened(fd: &std::os::fd::OwnedFd, flags: i32) -> Result<File, FsError> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let how = nix::fcntl::OFlag::from_bits_truncate(flags)
+        | nix::fcntl::OFlag::O_CLOEXEC
+        | nix::fcntl::OFlag::O_NONBLOCK;
+    let fd = nix::fcntl::open(path.as_str(), how, nix::sys::stat::Mode::empty())?;
+    Ok(File::from(fd))
 }
 
 /// `lstat` of `name` in the directory `dir`.

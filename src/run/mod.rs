@@ -82,6 +82,8 @@ pub struct RunRequest {
     pub command: Vec<OsString>,
     pub audit_log: Option<PathBuf>,
     pub user: Option<String>,
+    /// Serve the writable view (the default; `--read-only` turns it off).
+    pub writable: bool,
 }
 
 /// Everything decided before anything changes.
@@ -320,11 +322,17 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         mountpoint: prepared.project_path.clone(),
         audit_log: prepared.request.audit_log.clone(),
         allow_other: true,
+        writable: prepared.request.writable,
     };
     let view = (|| {
         let gate =
             crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)?;
-        let session = crate::mount::mount(gate, &prepared.project_path, true)?;
+        let session = crate::mount::mount(
+            gate,
+            &prepared.project_path,
+            true,
+            prepared.request.writable,
+        )?;
         session.spawn().map_err(MountError::Mount)
     })();
     let view = match view {
