@@ -326,6 +326,9 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         mountpoint: prepared.project_path.clone(),
         audit_log: prepared.request.audit_log.clone(),
         allow_other: true,
+        writable: false,
+        nonempty: true,
+        noexec: false,
     };
     let view = (|| {
         let gate =
