@@ -558,8 +558,18 @@ fn completions_are_generated_from_the_parser() {
 fn man_pages_are_generated_from_the_parser() {
     let p = Project::new();
     let top = p.ok(&["man"], "").stdout;
-    assert!(top.starts_with(".ie") || top.contains(".TH seal 1"), "{top}");
-    for section in [".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", ".SH SUBCOMMANDS", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT"] {
+    assert!(
+        top.starts_with(".ie") || top.contains(".TH seal 1"),
+        "{top}"
+    );
+    for section in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH OPTIONS",
+        ".SH SUBCOMMANDS",
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+    ] {
         assert!(top.contains(section), "seal(1) lacks {section}");
     }
     let verify = p.ok(&["man", "verify"], "").stdout;
@@ -578,7 +588,12 @@ fn man_pages_are_generated_from_the_parser() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(top.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(top.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(out.status.success());
         assert_eq!(String::from_utf8_lossy(&out.stderr), "", "groff warnings");
@@ -596,7 +611,11 @@ fn with_json_fatal_errors_are_json_on_stdout_too() {
             "{\"error\": \"seal.json not found in the current directory; run 'seal init' first\", \"exit\": 2}\n"
         );
         // The human line is still on stderr.
-        assert!(out.stderr.starts_with("seal: verify: seal.json not found"), "{}", out.stderr);
+        assert!(
+            out.stderr.starts_with("seal: verify: seal.json not found"),
+            "{}",
+            out.stderr
+        );
     }
     // An invalid lockfile; a usage error (reported before the lockfile is read).
     p.set_lock("garbage");
@@ -617,7 +636,11 @@ fn with_json_fatal_errors_are_json_on_stdout_too() {
     assert_eq!(out.stdout, "");
     // In the CI formats: an annotation, a SARIF log that says it failed.
     let out = p.refused(&["verify", "--format", "github"], "");
-    assert!(out.stdout.starts_with("::error title=seal failed::"), "{}", out.stdout);
+    assert!(
+        out.stdout.starts_with("::error title=seal failed::"),
+        "{}",
+        out.stdout
+    );
     assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
     let out = p.refused(&["verify", "--format", "sarif"], "");
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
@@ -899,22 +922,44 @@ fn verify_formats_for_ci_place_each_bundle_that_is_not_verified_on_a_file() {
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "{}", out.stdout);
     assert!(
-        lines[0].starts_with("::error file=s/changed/a,title=seal%3A Mismatch bundle ./s/changed::"),
+        lines[0]
+            .starts_with("::error file=s/changed/a,title=seal%3A Mismatch bundle ./s/changed::"),
         "{}",
         lines[0]
     );
-    assert!(lines[0].contains("%0Amodified: a%0Aadded: added%0Amissing: missing"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("%0Amodified: a%0Aadded: added%0Amissing: missing"),
+        "{}",
+        lines[0]
+    );
     // Removed: on seal.json, at the line of its key.
-    let line = p.lock().lines().position(|l| l.contains("\"./s/gone\"")).unwrap() + 1;
+    let line = p
+        .lock()
+        .lines()
+        .position(|l| l.contains("\"./s/gone\""))
+        .unwrap()
+        + 1;
     assert!(
         lines[1].starts_with(&format!("::warning file=seal.json,line={line},title=")),
         "{}",
         lines[1]
     );
-    assert!(lines[2].starts_with("::error file=s/new,title="), "{}", lines[2]);
-    assert!(lines[3].starts_with("::notice title=seal verify::Result: Blocked"), "{}", lines[3]);
+    assert!(
+        lines[2].starts_with("::error file=s/new,title="),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].starts_with("::notice title=seal verify::Result: Blocked"),
+        "{}",
+        lines[3]
+    );
     // The human summary is on stderr as usual (the job log shows both).
-    assert!(out.stderr.ends_with("Result: Blocked (block mode)\n"), "{}", out.stderr);
+    assert!(
+        out.stderr.ends_with("Result: Blocked (block mode)\n"),
+        "{}",
+        out.stderr
+    );
 
     // Paths relative to the repository root when the project is a
     // subdirectory of $GITHUB_WORKSPACE.
@@ -925,7 +970,8 @@ fn verify_formats_for_ci_place_each_bundle_that_is_not_verified_on_a_file() {
     let out = run(cmd, b"");
     let dir = p.root().file_name().unwrap().to_str().unwrap();
     assert!(
-        out.stdout.starts_with(&format!("::error file={dir}/s/changed/a,")),
+        out.stdout
+            .starts_with(&format!("::error file={dir}/s/changed/a,")),
         "{}",
         out.stdout
     );
@@ -935,10 +981,17 @@ fn verify_formats_for_ci_place_each_bundle_that_is_not_verified_on_a_file() {
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["version"], "2.1.0");
     let results = doc["runs"][0]["results"].as_array().unwrap();
-    let ids: Vec<&str> = results.iter().map(|r| r["ruleId"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
     assert_eq!(
         ids,
-        ["seal/mismatched-bundle", "seal/removed-bundle", "seal/unverified-bundle"]
+        [
+            "seal/mismatched-bundle",
+            "seal/removed-bundle",
+            "seal/unverified-bundle"
+        ]
     );
     assert_eq!(
         results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
