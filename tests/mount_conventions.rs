@@ -43,19 +43,17 @@ fn mount_entry(path: &Path) -> Option<(String, String, String)> {
     let want = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let want = want.to_string_lossy().replace(' ', "\\040");
     let info = fs::read_to_string("/proc/self/mountinfo").unwrap();
-    info.lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split(' ').collect();
-            let sep = f.iter().position(|x| *x == "-")?;
-            (f[4] == want).then(|| {
-                (
-                    f[sep + 1].to_string(),
-                    f[sep + 2].to_string(),
-                    format!("{},{}", f[5], f[sep + 3]),
-                )
-            })
+    info.lines().rev().find_map(|line| {
+        let f: Vec<&str> = line.split(' ').collect();
+        let sep = f.iter().position(|x| *x == "-")?;
+        (f[4] == want).then(|| {
+            (
+                f[sep + 1].to_string(),
+                f[sep + 2].to_string(),
+                format!("{},{}", f[5], f[sep + 3]),
+            )
         })
-        .last()
+    })
 }
 
 /// How many mounts sit exactly at `path`.
