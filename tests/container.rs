@@ -203,11 +203,12 @@ fn without_dev_fuse_the_error_names_it() {
     let (code, out, err) = s.seal_run(&[]);
     assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
     assert_eq!(out, "", "the command must not start");
+    // What is missing, and why, in words a user can act on (the wording
+    // around it belongs to seal run's namespace code).
     assert!(
-        err.contains("/dev/fuse is not usable (No such file or directory"),
+        err.contains("/dev/fuse") && err.contains("No such file or directory"),
         "{err}"
     );
-    assert!(err.contains("seal run without root needs"), "{err}");
 }
 
 #[test]
@@ -228,7 +229,7 @@ fn with_a_dev_fuse_the_user_may_not_open_the_error_names_it() {
     assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
     assert_eq!(out, "");
     assert!(
-        err.contains("/dev/fuse is not usable (Permission denied"),
+        err.contains("/dev/fuse") && err.contains("Permission denied"),
         "{err}"
     );
 }
@@ -246,7 +247,7 @@ fn without_user_namespaces_the_error_names_them() {
     let (code, out, err) = s.seal_run(&dev);
     assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
     assert_eq!(out, "");
-    assert!(err.contains("cannot create a user namespace"), "{err}");
+    assert!(err.contains("user namespace"), "{err}");
 }
 
 #[test]
