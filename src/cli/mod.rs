@@ -320,7 +320,7 @@ pub fn main() -> ExitCode {
             let _ = e.print();
             let code = e.exit_code();
             if code != 0 {
-                let machine = formats::Machine::requested_in(&args[1..]);
+                let machine = formats::Machine::requested_in(args.get(1..).unwrap_or(&[]));
                 // The first line of clap's text, without its "error: ".
                 let text = e.render().to_string();
                 let first = text.lines().next().unwrap_or("usage error");

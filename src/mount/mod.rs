@@ -465,3 +465,22 @@ pub fn detach() -> Result<Detached, MountError> {
 pub fn shown(path: &Path) -> String {
     crate::core::escape::escaped_os(OsStr::new(path.as_os_str()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_fields_are_unescaped() {
+        assert_eq!(unescape_mountinfo("/mnt/a\\040b"), b"/mnt/a b");
+        assert_eq!(unescape_mountinfo("/x\\011y\\012z\\134w"), b"/x\ty\nz\\w");
+        // Not an octal escape: kept as is.
+        assert_eq!(unescape_mountinfo("/a\\9b\\04"), b"/a\\9b\\04");
+    }
+
+    #[test]
+    fn a_directory_that_is_no_mountpoint_is_no_seal_view() {
+        let dir = std::env::temp_dir();
+        assert_eq!(seal_mount_at(&dir.join("surely-not-a-mountpoint")), None);
+    }
+}
