@@ -90,15 +90,37 @@ impl From<nix::errno::Errno> for FsError {
 /// Why `seal mount` (or the mount inside `seal run`) cannot start.
 #[derive(Debug)]
 pub enum MountError {
-    Project { dir: PathBuf, source: io::Error },
+    Project {
+        dir: PathBuf,
+        source: io::Error,
+    },
     Lockfile(StoreError),
     Invalid(LockfileError),
     MountpointMissing(PathBuf),
     MountpointNotDirectory(PathBuf),
     MountpointInsideProject(PathBuf),
+    MountpointIsProject(PathBuf),
+    /// The mountpoint is a parent of the project: the view would hide the
+    /// very tree it serves, for every process on the host.
+    MountpointAboveProject {
+        mountpoint: PathBuf,
+        project: PathBuf,
+    },
+    /// A view of this tool is already mounted there (it would stack).
+    AlreadyMounted {
+        mountpoint: PathBuf,
+        source: String,
+    },
+    /// The mountpoint has entries, which the view would hide.
+    MountpointNotEmpty(PathBuf),
+    /// Detaching (`--daemon`, the mount(8) helper) failed.
+    Detach(io::Error),
     StaleMount(PathBuf),
     FuseUnavailable(io::Error),
-    AuditLog { path: PathBuf, source: io::Error },
+    AuditLog {
+        path: PathBuf,
+        source: io::Error,
+    },
     Mount(io::Error),
 }
 
@@ -124,6 +146,37 @@ impl fmt::Display for MountError {
                  see it at the project's own path)",
                 shown(p)
             ),
+            MountError::MountpointIsProject(p) => write!(
+                f,
+                "mountpoint {} is the project directory itself; mount the view on an empty \
+                 directory outside it (or use 'seal run' to see it at the project's own path)",
+                shown(p)
+            ),
+            MountError::MountpointAboveProject {
+                mountpoint,
+                project,
+            } => write!(
+                f,
+                "mountpoint {} is a parent directory of the project {}: the view would hide the \
+                 project it serves, for every process on this host; mount it on an empty \
+                 directory outside the project",
+                shown(mountpoint),
+                shown(project)
+            ),
+            MountError::AlreadyMounted { mountpoint, source } => write!(
+                f,
+                "{} is already a seal view (of {}); mounting again would stack a second view \
+                 on it. Unmount it first: 'umount {0}'",
+                shown(mountpoint),
+                crate::core::escape::escaped(source)
+            ),
+            MountError::MountpointNotEmpty(p) => write!(
+                f,
+                "mountpoint {} is not empty: the view would hide what is there; use an empty \
+                 directory, or pass '-o nonempty' to mount over it anyway",
+                shown(p)
+            ),
+            MountError::Detach(e) => write!(f, "cannot detach into the background: {e}"),
             MountError::StaleMount(p) => write!(
                 f,
                 "{} is a stale FUSE mount left by a daemon that died; clear it with \

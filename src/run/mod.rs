@@ -323,6 +323,8 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         audit_log: prepared.request.audit_log.clone(),
         allow_other: true,
         writable: prepared.request.writable,
+        nonempty: true,
+        noexec: false,
     };
     let view = (|| {
         let gate =
