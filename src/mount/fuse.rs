@@ -2,7 +2,9 @@
 //! errno (logged once, in [`FsError::reply`]) and replies. Nothing is decided
 //! here; requests that may verify a bundle are scheduled by [`Dispatch`].
 //! Locks (`flock`, POSIX, OFD) are left to the kernel, which keeps them for
-//! every process using the view.
+//! every process using the view. `flush` is not implemented on purpose: the
+//! kernel then stops sending it, and a close costs no round trip (writes
+//! reach the disk as they come; nothing is buffered here).
 
 use std::ffi::OsStr;
 use std::io;
@@ -422,18 +424,6 @@ impl Filesystem for SealFs {
             Ok(n) => reply.written(n),
             Err(e) => reply.error(e.reply("write")),
         }
-    }
-
-    fn flush(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _fh: FileHandle,
-        _lock_owner: LockOwner,
-        reply: ReplyEmpty,
-    ) {
-        // Writes reach the disk as they come; nothing is buffered here.
-        reply.ok();
     }
 
     fn fsync(
