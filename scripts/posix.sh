@@ -28,14 +28,15 @@
 #   POSIX_WORK=DIR         where the scratch directories go (default /var/tmp;
 #                          must be the native disk, not tmpfs)
 #   POSIX_OUT=DIR          where logs and results are kept (default target/posix)
-#   POSIX_TESTS="a b"      test directories to run, e.g. "chmod rename"
-#                          (default: all of PJDFSTEST_DIR/tests)
+#   POSIX_TESTS="a b"      what to run under PJDFSTEST_DIR/tests, directories
+#                          or files, e.g. "chmod rename/00.t" (default: all)
 #   POSIX_TIMEOUT=SECONDS  limit for each half's prove run (default 7200)
 #
 # Kept in POSIX_OUT: native.log and view.log (prove -rv output), *.stderr (the
 # tests' stderr), native.tsv and view.tsv (one line per test file: file,
-# pass/fail, failing tests and problems), view-daemon.log (the view command's
-# output), view-audit.jsonl.
+# pass / fail / not run, failing tests and problems; a file after a test that
+# said "Bail out!" is not run, and not run is not a pass), view-daemon.log
+# (the view command's output), view-audit.jsonl.
 #
 # Known exceptions: a test file that passes natively may fail in the view only
 # if docs/SECURITY.md lists it, with its reason, on a line of exactly this form
@@ -153,9 +154,11 @@ esac
 # is left running in a directory about to be unmounted or removed. The suite
 # runs in the background so that `wait` lets INT/TERM reach the traps at once.
 SUITE_PID=
+declare -A FSTYPE # label -> the file system type pjdfstest's conf derives (df -PT)
 run_suite() { # label dir
   local label=$1 dir=$2 start=$SECONDS
-  echo "posix: $label: running pjdfstest in $dir (fs type as pjdfstest sees it: $(cd "$dir" && df -PT . | awk 'END { print toupper($2) }'))" >&2
+  FSTYPE[$label]=$(cd "$dir" && df -PT . | awk 'END { print toupper($2) }')
+  echo "posix: $label: running pjdfstest in $dir (fs type as pjdfstest sees it: ${FSTYPE[$label]})" >&2
   (cd "$dir" && umask 022 && exec timeout -k 10 "$TIMEOUT" prove -rv "${TEST_PATHS[@]}") >"$OUT/$label.log" 2>"$OUT/$label.stderr" &
   SUITE_PID=$!
   wait "$SUITE_PID" || true
@@ -242,7 +245,8 @@ summary_of() { # log
       sub(/^.* Tests: /, "", h); run[cur] = h + 0
       sub(/^[0-9]+ Failed: /, "", h); failed[cur] = h + 0; nfailed += h + 0
       w = substr($0, RSTART); sub(/^\(Wstat: /, "", w); sub(/ Tests: .*/, "", w)
-      if (w != "0") problem[cur] = problem[cur] "; wait status " w
+      # An exit is reported on its own line below; a signal only here.
+      if (w != "0" && w !~ /exited/) problem[cur] = problem[cur] "; wait status " w
       field = ""; next
     }
     /^  Failed tests?: / { sub(/^  Failed tests?: +/, ""); ranges[cur] = $0; field = "failed"; next }
@@ -289,10 +293,15 @@ read -r view_result view_tests view_files < <(tabulate view)
 [[ -n "$native_files" && -n "$view_files" ]] || die "could not tabulate the results (see $OUT)"
 
 # --- report --------------------------------------------------------------------
-status_of() { awk -F'\t' -v f="$2" '$1 == f { print $2; exit }' "$OUT/$1.tsv"; }
+declare -A NATIVE VIEWED # test file -> pass / fail / not run
+while IFS=$'\t' read -r file stat _; do NATIVE[$file]=$stat; done <"$OUT/native.tsv"
+while IFS=$'\t' read -r file stat _; do VIEWED[$file]=$stat; done <"$OUT/view.tsv"
 echo
 echo "pjdfstest: $PJD ($(cd "$PJD" && git describe --always --dirty 2>/dev/null || echo 'not a git checkout'))"
 echo "kernel $(uname -r); view command: ${VIEW_CMD[*]}"
+# pjdfstest runs a few checks only on some file system types (rename/22,
+# ctime on rename: EXT4, UFS, ZFS), so the two halves may differ there.
+echo "fs type as pjdfstest sees it: native ${FSTYPE[native]}, view ${FSTYPE[view]}"
 [[ -z "$VIEW_NOTE" ]] || echo "NOTE: $VIEW_NOTE"
 echo
 printf '%-22s %-16s %-16s\n' "" native view
@@ -306,7 +315,7 @@ for dir in $(cut -d/ -f1 <<<"$FILES" | uniq); do
   while IFS=$'\t' read -r file nstat; do
     t=$((t + 1))
     if [[ "$nstat" == pass ]]; then n=$((n + 1)); fi
-    if [[ "$(status_of view "$file")" == pass ]]; then v=$((v + 1)); fi
+    if [[ "${VIEWED[$file]}" == pass ]]; then v=$((v + 1)); fi
   done < <(awk -F'\t' -v d="$dir/" 'index($1, d) == 1 { print $1 "\t" $2 }' "$OUT/native.tsv")
   printf '  %-20s %-16s %-16s\n' "$dir" "$n/$t" "$v/$t"
 done
@@ -319,7 +328,7 @@ regressions=0 excused=0
 echo
 echo "test files that pass natively but fail in the view:"
 while IFS=$'\t' read -r file vstat details; do
-  [[ "$(status_of native "$file")" == pass && "$vstat" != pass ]] || continue
+  [[ "${NATIVE[$file]}" == pass && "$vstat" != pass ]] || continue
   if grep -qxF "$file" <<<"$EXCEPTIONS"; then
     excused=$((excused + 1))
     printf '  %-20s %s (listed exception in docs/SECURITY.md)\n' "$file" "$(short "${details:-$vstat}")"
@@ -332,9 +341,16 @@ done <"$OUT/view.tsv"
 natfail=$(awk -F'\t' '$2 != "pass" { printf "  %s %s %s\n", $1, $2, $3 }' "$OUT/native.tsv")
 [[ -z "$natfail" ]] || printf '\ntest files that do not pass natively (not held against the view):\n%s\n' "$natfail"
 stale=$(while read -r file; do
-  if [[ -n "$file" && "$(status_of native "$file")" == pass && "$(status_of view "$file")" == pass ]]; then echo "  $file"; fi
+  if [[ -n "$file" && "${NATIVE[$file]:-}" == pass && "${VIEWED[$file]:-}" == pass ]]; then echo "  $file"; fi
 done <<<"$EXCEPTIONS")
 [[ -z "$stale" ]] || printf '\nlisted exceptions that pass in the view now (drop them from docs/SECURITY.md):\n%s\n' "$stale"
+
+for label in native view; do
+  # A test that says "Bail out!" stops prove: the files after it are "not run".
+  if grep -q '^Bailout called' "$OUT/$label.log"; then
+    printf '\n%s: prove stopped early: %s\n' "$label" "$(grep -m1 '^Bailout called' "$OUT/$label.log")"
+  fi
+done
 
 echo
 echo "view command exit status after umount: $VIEW_STATUS"
