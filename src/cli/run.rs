@@ -16,6 +16,7 @@ pub struct RunArgs {
     pub audit_log: Option<PathBuf>,
     pub user: Option<String>,
     pub read_only: bool,
+    pub rehash_every_open: bool,
     pub dry_run: bool,
     pub json: bool,
     pub command: Vec<OsString>,
@@ -34,6 +35,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         audit_log: args.audit_log,
         user: args.user,
         writable: !args.read_only,
+        rehash_every_open: args.rehash_every_open,
     })
     .map_err(CliError::Run)?;
     if args.dry_run {

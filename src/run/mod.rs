@@ -84,6 +84,8 @@ pub struct RunRequest {
     pub user: Option<String>,
     /// Serve the writable view (the default; `--read-only` turns it off).
     pub writable: bool,
+    /// `--rehash-every-open`.
+    pub rehash_every_open: bool,
 }
 
 /// Everything decided before anything changes.
@@ -325,6 +327,7 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         writable: prepared.request.writable,
         nonempty: true,
         noexec: false,
+        rehash_every_open: prepared.request.rehash_every_open,
     };
     let view = (|| {
         let gate =
