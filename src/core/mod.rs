@@ -3,7 +3,9 @@
 
 pub mod digest;
 pub mod discovery;
+pub mod effort;
 pub mod escape;
+pub mod expected;
 pub mod fs;
 pub mod hash;
 pub mod json;
@@ -12,3 +14,4 @@ pub mod paths;
 pub mod pattern;
 pub mod store;
 pub mod verify;
+pub mod walk;
