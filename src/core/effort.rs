@@ -11,6 +11,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::hash::HashProgress;
+
 /// What a verification does once it has proven that the root cannot be
 /// Verified (a name the record cannot hold, a digest that differs, a problem,
 /// a recorded file missing; for an unrecorded root, anything trackable).
@@ -92,11 +94,13 @@ impl Default for Cancel {
     }
 }
 
-/// The effort a verification may spend.
+/// The effort a verification may spend, and a meter to watch it.
 #[derive(Debug, Clone, Copy)]
 pub struct Effort<'c> {
     pub after_proof: AfterProof,
     pub cancel: &'c Cancel,
+    /// Counters of files and bytes read (a progress line, or a test).
+    pub progress: Option<&'c HashProgress>,
 }
 
 /// Never cancelled; the cancel of [`Effort::full`].
@@ -108,6 +112,7 @@ impl Effort<'static> {
         Effort {
             after_proof: AfterProof::Finish,
             cancel: &NEVER,
+            progress: None,
         }
     }
 }
@@ -118,6 +123,7 @@ impl<'c> Effort<'c> {
         Effort {
             after_proof: AfterProof::Stop,
             cancel,
+            progress: None,
         }
     }
 }
@@ -204,6 +210,7 @@ mod tests {
             let s = Stopper::new(Effort {
                 after_proof: after,
                 cancel: &never,
+                progress: None,
             });
             assert!(!s.abandon(true) && !s.abandon(false) && !s.stop_walk());
             s.prove();

@@ -217,15 +217,11 @@ pub fn observe_root<K: Keeper>(
     keeper: &K,
     progress: Option<&HashProgress>,
 ) -> Result<Observed<K::Kept>, DiscoveryError> {
-    observe_root_with(
-        listings,
-        raw_root,
-        kind,
-        keeper,
+    let effort = Effort {
         progress,
-        Effort::full(),
-        None,
-    )
+        ..Effort::full()
+    };
+    observe_root_with(listings, raw_root, kind, keeper, effort, None)
 }
 
 /// Hashes the sealed root at `raw_root` spending no more than `effort`. With
@@ -240,7 +236,6 @@ pub fn observe_root_with<K: Keeper>(
     raw_root: &RawPath,
     kind: EntryKind,
     keeper: &K,
-    progress: Option<&HashProgress>,
     effort: Effort<'_>,
     recorded: Option<&BTreeMap<FilePath, Digest>>,
 ) -> Result<Observed<K::Kept>, DiscoveryError> {
@@ -250,7 +245,7 @@ pub fn observe_root_with<K: Keeper>(
         queue: Queue::new(),
         results: Mutex::new(Vec::new()),
         keeper,
-        progress,
+        progress: effort.progress,
         stopper: &stopper,
     };
     let mut observed = Observed::new();

@@ -142,14 +142,11 @@ pub fn survey<'l>(
     let expansion = expand(listings, &lock.discovery)?;
     let mut out = Vec::new();
     for (key, entry) in &lock.bundles {
-        let presence = presence_of_key(
-            listings,
-            key,
-            Some(entry),
-            &KeepNothing,
+        let effort = Effort {
             progress,
-            Effort::full(),
-        )?;
+            ..Effort::full()
+        };
+        let presence = presence_of_key(listings, key, Some(entry), &KeepNothing, effort)?;
         out.push(Surveyed {
             name: RootName::Key(key.clone()),
             recorded: Some(entry),
@@ -204,7 +201,6 @@ fn presence_of_key<K: Keeper>(
     key: &BundleKey,
     entry: Option<&BundleEntry>,
     keeper: &K,
-    progress: Option<&HashProgress>,
     effort: Effort<'_>,
 ) -> Result<Presence<K::Kept>, DiscoveryError> {
     Ok(match locate(listings, key)? {
@@ -216,7 +212,6 @@ fn presence_of_key<K: Keeper>(
                 &raw,
                 kind,
                 keeper,
-                progress,
                 effort,
                 entry.map(|e| &e.files),
             )?,
@@ -466,7 +461,7 @@ pub fn verify_key_with<K: Keeper>(
     keeper: &K,
     effort: Effort<'_>,
 ) -> Result<KeyCheck<K::Kept>, DiscoveryError> {
-    let presence = presence_of_key(listings, key, entry, keeper, None, effort)?;
+    let presence = presence_of_key(listings, key, entry, keeper, effort)?;
     let member = Surveyed {
         name: RootName::Key(key.clone()),
         recorded: entry,

@@ -136,6 +136,9 @@ struct Frame<T> {
 pub fn walk<V: Visit>(root: OwnedFd, token: V::Token, gauge: &Gauge, visitor: &mut V) -> Walked {
     let mut rel = String::new();
     let mut stack: Vec<Frame<V::Token>> = Vec::new();
+    if visitor.between() == Flow::Stop {
+        return Walked::Stopped;
+    }
     match enter(root, &rel, &token, gauge, visitor) {
         Entered::Frame(frame) => stack.push(frame),
         Entered::Skipped(Flow::Continue) => return Walked::Complete,
