@@ -41,9 +41,7 @@ impl<'a> Expected<'a> {
                     dirs.push(Dir::default());
                 }
             }
-            dirs[dir as usize]
-                .files
-                .insert(last, digests.len() as u32);
+            dirs[dir as usize].files.insert(last, digests.len() as u32);
             digests.push(digest);
         }
         Expected { dirs, digests }

@@ -268,7 +268,10 @@ pub fn observe_root_with<K: Keeper>(
             });
         }
     }
-    collect(pool.results.into_inner().unwrap_or_else(|e| e.into_inner()), &mut observed);
+    collect(
+        pool.results.into_inner().unwrap_or_else(|e| e.into_inner()),
+        &mut observed,
+    );
     observed.finish = if observed.listed_all && observed.unread.is_empty() {
         Finish::Complete
     } else if stopper.proved() {
@@ -292,10 +295,7 @@ fn single_file<K: Keeper>(
     let Some((name, parent)) = raw_root.0.split_last() else {
         return;
     };
-    let expect = expected.and_then(|x| {
-        x.file(Expected::ROOT, path.as_str())
-            .map(|i| x.digest(i))
-    });
+    let expect = expected.and_then(|x| x.file(Expected::ROOT, path.as_str()).map(|i| x.digest(i)));
     if expected.is_none() || expect.is_none() {
         pool.stopper.prove();
     }
@@ -530,9 +530,9 @@ impl<K: Keeper> Visit for Collect<'_, '_, K> {
             match entry.kind {
                 EntryKind::Dir => {
                     let token = match (*region, self.expected) {
-                        (Region::Recorded(d), Some(x)) => {
-                            x.subdir(d, &name).map_or(Region::Unrecorded, Region::Recorded)
-                        }
+                        (Region::Recorded(d), Some(x)) => x
+                            .subdir(d, &name)
+                            .map_or(Region::Unrecorded, Region::Recorded),
                         _ => Region::Unrecorded,
                     };
                     subdirs.push(Subdir {

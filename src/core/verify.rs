@@ -10,8 +10,8 @@ use std::fmt;
 
 use super::digest::Digest;
 use super::discovery::{DiscoveryError, Listings, Located, expand, locate};
-use super::fs::{EntryKind, RawPath};
 use super::effort::Effort;
+use super::fs::{EntryKind, RawPath};
 use super::hash::{
     Finish, HashProgress, KeepNothing, Keeper, Observed, Problem, observe_root, observe_root_with,
 };

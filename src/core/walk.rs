@@ -152,10 +152,10 @@ pub fn walk<V: Visit>(root: OwnedFd, token: V::Token, gauge: &Gauge, visitor: &m
         if visitor.between() == Flow::Stop {
             return Walked::Stopped;
         }
-        let depth = stack.len() - 1;
-        let Some(top) = stack.last_mut() else {
+        let Some(depth) = stack.len().checked_sub(1) else {
             return Walked::Complete;
         };
+        let top = &mut stack[depth];
         let Some(sub) = top.subdirs.pop() else {
             let left = stack.pop().expect("a top frame");
             if let Some(fd) = left.fd {
@@ -372,9 +372,10 @@ mod tests {
     #[test]
     fn climbing_back_to_a_moved_directory_is_refused() {
         let fd = tempfile::tempdir().unwrap();
-        let from = (5usize, Gauge::default().wrap(
-            super::super::fs::open_project(fd.path()).unwrap(),
-        ));
+        let from = (
+            5usize,
+            Gauge::default().wrap(super::super::fs::open_project(fd.path()).unwrap()),
+        );
         // Any identity other than the real parent's.
         let e = climb(Some(from), 4, (0, 0)).unwrap_err();
         assert!(e.to_string().contains("moved"), "{e}");
