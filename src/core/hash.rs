@@ -460,6 +460,9 @@ impl<K: Keeper> Collect<'_, '_, K> {
             self.unread.push(path);
             return;
         }
+        if let Some(p) = self.pool.progress {
+            p.files_total.fetch_add(1, Ordering::Relaxed);
+        }
         self.held.push(Job {
             path,
             dir: dir.clone(),
@@ -478,10 +481,6 @@ impl<K: Keeper> Collect<'_, '_, K> {
             }
             self.started = true;
             (self.start)();
-        }
-        if let Some(p) = self.pool.progress {
-            p.files_total
-                .fetch_add(self.held.len() as u64, Ordering::Relaxed);
         }
         self.pool.queue.push_all(&mut self.held);
     }
@@ -576,9 +575,6 @@ impl<K: Keeper> Visit for Collect<'_, '_, K> {
             let Some(job) = self.held.pop().or_else(|| self.pool.queue.try_pop()) else {
                 break;
             };
-            if let Some(p) = self.pool.progress {
-                p.files_total.fetch_add(1, Ordering::Relaxed);
-            }
             self.pool.hash_here(job);
         }
         Flow::Continue
@@ -962,6 +958,26 @@ mod tests {
                 "dir\\\\x has a name seal.json cannot record: it contains a backslash (paths use forward slashes)",
             ]
         );
+    }
+
+    #[test]
+    fn progress_counts_every_file_and_byte_once() {
+        let t = tempfile::tempdir().unwrap();
+        for d in 0..80 {
+            let dir = t.path().join(format!("b/d{d}"));
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join("f"), "12345").unwrap();
+        }
+        let fd = super::super::fs::open_project(t.path()).unwrap();
+        let mut l = Listings::new(fd.as_fd());
+        let progress = HashProgress::default();
+        let raw = RawPath(vec![OsString::from("b")]);
+        let o = observe_root(&mut l, &raw, EntryKind::Dir, &KeepNothing, Some(&progress)).unwrap();
+        assert_eq!(o.files.len(), 80);
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        assert_eq!(load(&progress.files_total), 80);
+        assert_eq!(load(&progress.files_done), 80);
+        assert_eq!(load(&progress.bytes_done), 400);
     }
 
     #[test]
