@@ -9,6 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::{CliError, Context, Done};
 use crate::core::discovery::Listings;
+use crate::core::effort::Effort;
 use crate::core::escape::{escaped, escaped_os};
 use crate::core::hash::KeepNothing;
 use crate::core::lockfile::Lockfile;
@@ -107,7 +108,7 @@ fn explain_inside(ctx: &Context, lock: &Lockfile, project: &Path, rel: &Path) ->
                 Some(e) => writeln!(out, "lockfile: recorded, {} files", e.files.len()),
                 None => writeln!(out, "lockfile: not recorded"),
             };
-            match assess_sealed(&mut listings, key, entry, &KeepNothing, false) {
+            match assess_sealed(&mut listings, key, entry, &KeepNothing, Effort::full()) {
                 Ok(found) => {
                     let _ = writeln!(
                         out,

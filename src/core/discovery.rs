@@ -7,13 +7,15 @@
 //! followed; directories are entered with `O_NOFOLLOW`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::rc::Rc;
 
 use super::fs::{DirEntry, EntryKind, RawPath, list_dir, list_fresh_dir, nfc_name, open_dir_at};
 use super::paths::BundleKey;
 use super::pattern::{Pattern, segment_matches};
+use super::walk::{DirFd, Flow, Gauge, Subdir, Visit, walk};
 
 /// A failure to read a directory that discovery needed to enumerate.
 #[derive(Debug)]
@@ -36,24 +38,41 @@ impl std::fmt::Display for DiscoveryError {
 /// The most directory descriptors a [`Listings`] keeps open at once.
 const MAX_OPEN_DIRS: usize = 128;
 
+/// A directory a [`Listings`] has met: a node of a tree of names, so that a
+/// path is found by one lookup per name (no whole-path keys to hash or clone).
+struct Node {
+    depth: u32,
+    name: OsString,
+    children: HashMap<OsString, u32>,
+    /// Open while it may be needed to open a child; at most
+    /// [`MAX_OPEN_DIRS`] are.
+    fd: Option<OwnedFd>,
+    listing: Option<Rc<Vec<DirEntry>>>,
+}
+
 /// Directory listings made during one operation. Each directory is read at most
 /// once per operation; a new operation starts with an empty cache, so nothing
 /// is reused across verifications.
 pub struct Listings<'a> {
     root: BorrowedFd<'a>,
-    cache: HashMap<RawPath, std::rc::Rc<Vec<DirEntry>>>,
-    /// Directories opened so far (each relative to its parent's descriptor,
-    /// with `O_NOFOLLOW`), so that a deep path is opened one component at a
-    /// time once, not from the root again for every listing.
-    dirs: HashMap<RawPath, OwnedFd>,
+    /// `nodes[0]` is the project root (read through `root`).
+    nodes: Vec<Node>,
+    /// Nodes holding a descriptor.
+    open: Vec<u32>,
 }
 
 impl<'a> Listings<'a> {
     pub fn new(root: BorrowedFd<'a>) -> Listings<'a> {
         Listings {
             root,
-            cache: HashMap::new(),
-            dirs: HashMap::new(),
+            nodes: vec![Node {
+                depth: 0,
+                name: OsString::new(),
+                children: HashMap::new(),
+                fd: None,
+                listing: None,
+            }],
+            open: Vec::new(),
         }
     }
 
@@ -61,50 +80,106 @@ impl<'a> Listings<'a> {
         self.root
     }
 
-    /// Opens directory `dir` (and its parents) unless already open.
-    fn ensure_open(&mut self, dir: &RawPath) -> io::Result<()> {
-        let Some((name, parent)) = dir.0.split_last() else {
-            return Ok(());
-        };
-        if self.dirs.contains_key(dir) {
-            return Ok(());
+    /// The node of each directory on `dir`, from the project root down.
+    fn nodes_of(&mut self, dir: &RawPath) -> Vec<u32> {
+        let mut path = Vec::with_capacity(dir.0.len() + 1);
+        let mut id = 0u32;
+        path.push(id);
+        for name in &dir.0 {
+            let next = self.nodes.len() as u32;
+            let parent = &mut self.nodes[id as usize];
+            let depth = parent.depth + 1;
+            id = *parent.children.entry(name.clone()).or_insert(next);
+            if id == next {
+                self.nodes.push(Node {
+                    depth,
+                    name: name.clone(),
+                    children: HashMap::new(),
+                    fd: None,
+                    listing: None,
+                });
+            }
+            path.push(id);
         }
-        let parent = RawPath(parent.to_vec());
-        self.ensure_open(&parent)?;
-        let parent_fd = match self.dirs.get(&parent) {
-            Some(fd) => fd.as_fd(),
-            None => self.root,
-        };
-        let fd = open_dir_at(parent_fd, name)?;
-        self.dirs.insert(dir.clone(), fd);
+        path
+    }
+
+    /// Opens the last directory of `path` (node ids from the root) from its
+    /// nearest open ancestor, one name at a time with `O_NOFOLLOW`, keeping
+    /// the descriptors of the directories on the way.
+    fn ensure_open(&mut self, path: &[u32]) -> io::Result<()> {
+        let from = (1..path.len())
+            .rev()
+            .find(|&i| self.nodes[path[i] as usize].fd.is_some())
+            .unwrap_or(0);
+        for i in from + 1..path.len() {
+            self.make_room(path);
+            let fd = {
+                let parent = match &self.nodes[path[i - 1] as usize].fd {
+                    _ if i == 1 => self.root,
+                    Some(fd) => fd.as_fd(),
+                    // make_room never closes the parent about to be used.
+                    None => return Err(io::Error::other("a parent directory was closed")),
+                };
+                open_dir_at(parent, &self.nodes[path[i] as usize].name)?
+            };
+            self.nodes[path[i] as usize].fd = Some(fd);
+            self.open.push(path[i]);
+        }
         Ok(())
     }
 
-    /// The entries of directory `dir` (a project-relative raw path).
-    pub fn list(&mut self, dir: &RawPath) -> Result<std::rc::Rc<Vec<DirEntry>>, DiscoveryError> {
-        if let Some(hit) = self.cache.get(dir) {
-            return Ok(hit.clone());
+    /// Closes one descriptor when [`MAX_OPEN_DIRS`] are open: the deepest
+    /// that is not on `path` (a walk does not come back to a finished
+    /// branch), else the shallowest on it (the farthest from the next open).
+    fn make_room(&mut self, path: &[u32]) {
+        if self.open.len() < MAX_OPEN_DIRS {
+            return;
         }
-        // Keep the open descriptors bounded: a bundle with thousands of
-        // directories must not run into RLIMIT_NOFILE (1024 by default).
-        // Forgotten directories are reopened from their parents on demand.
-        if !self.dirs.contains_key(dir) && self.dirs.len() >= MAX_OPEN_DIRS {
-            self.dirs.clear();
+        let on_path = |node: &Node, id: u32| path.get(node.depth as usize) == Some(&id);
+        let victim = self
+            .open
+            .iter()
+            .enumerate()
+            .max_by_key(|&(_, &id)| {
+                let node = &self.nodes[id as usize];
+                if on_path(node, id) {
+                    (false, u32::MAX - node.depth)
+                } else {
+                    (true, node.depth)
+                }
+            })
+            .map(|(i, _)| i);
+        if let Some(i) = victim {
+            let id = self.open.swap_remove(i);
+            self.nodes[id as usize].fd = None;
+        }
+    }
+
+    /// The entries of directory `dir` (a project-relative raw path).
+    pub fn list(&mut self, dir: &RawPath) -> Result<Rc<Vec<DirEntry>>, DiscoveryError> {
+        let path = self.nodes_of(dir);
+        let id = *path.last().unwrap_or(&0) as usize;
+        if let Some(hit) = &self.nodes[id].listing {
+            return Ok(hit.clone());
         }
         let err = |source| DiscoveryError {
             dir: dir.clone(),
             source,
         };
-        self.ensure_open(dir).map_err(err)?;
         // A directory this operation opened is read through its own
-        // descriptor (fresh, offset 0); the project root's descriptor is
-        // shared, so it is reopened for listing.
-        let entries = match self.dirs.get(dir) {
-            Some(fd) => list_fresh_dir(fd.as_fd()).map_err(err)?,
-            None => list_dir(self.root).map_err(err)?,
+        // descriptor (fresh, offset 0: descriptors are only ever used for
+        // `*at` calls until their one listing); the project root's descriptor
+        // is shared, so it is reopened for listing.
+        let entries = if id == 0 {
+            list_dir(self.root).map_err(err)?
+        } else {
+            self.ensure_open(&path).map_err(err)?;
+            let fd = self.nodes[id].fd.as_ref().expect("opened just now");
+            list_fresh_dir(fd.as_fd()).map_err(err)?
         };
-        let entries = std::rc::Rc::new(entries);
-        self.cache.insert(dir.clone(), entries.clone());
+        let entries = Rc::new(entries);
+        self.nodes[id].listing = Some(entries.clone());
         Ok(entries)
     }
 }
@@ -241,31 +316,69 @@ fn record_root(
 
 /// True when the directory holds anything other than directories and `.git`
 /// (at any depth): a file, or an entry that would make it a Mismatch. A
-/// directory that cannot be listed counts as holding something.
+/// directory that cannot be listed counts as holding something. Stops at the
+/// first such entry; linear in the directories walked, whatever their depth.
 pub fn has_trackable_entry(
     listings: &mut Listings<'_>,
     dir: &RawPath,
 ) -> Result<bool, DiscoveryError> {
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
-        // A directory that cannot be listed might hold files: count it as a
-        // root (fail closed), so hashing reports the read error on it.
-        let Ok(entries) = listings.list(&d) else {
-            return Ok(true);
-        };
-        for entry in entries.iter() {
+    // A directory that cannot be listed might hold files: count it as a
+    // root (fail closed), so hashing reports the read error on it.
+    let Ok(fd) = open_dirs(listings.root(), dir) else {
+        return Ok(true);
+    };
+    let mut probe = Trackable {
+        project_root: dir.0.is_empty(),
+        found: false,
+    };
+    walk(fd, true, &Gauge::default(), &mut probe);
+    Ok(probe.found)
+}
+
+/// The visitor of [`has_trackable_entry`]; its token says "the walk's root".
+struct Trackable {
+    project_root: bool,
+    found: bool,
+}
+
+impl Visit for Trackable {
+    type Token = bool;
+
+    fn listed(
+        &mut self,
+        _: &std::sync::Arc<DirFd>,
+        _: &str,
+        at_root: &bool,
+        entries: Vec<DirEntry>,
+        subdirs: &mut Vec<Subdir<bool>>,
+    ) -> Flow {
+        for entry in entries {
             if entry.name == ".git"
-                || (d.0.is_empty() && entry.name == super::lockfile::LOCKFILE_NAME)
+                || (self.project_root && *at_root && entry.name == super::lockfile::LOCKFILE_NAME)
             {
                 continue;
             }
             if entry.kind != EntryKind::Dir {
-                return Ok(true);
+                self.found = true;
+                return Flow::Stop;
             }
-            stack.push(d.join(&entry.name));
+            subdirs.push(Subdir {
+                raw: entry.name,
+                segment: String::new(),
+                token: false,
+            });
         }
+        Flow::Continue
     }
-    Ok(false)
+
+    fn unreadable(&mut self, _: &str, _: io::Error) -> Flow {
+        self.found = true;
+        Flow::Stop
+    }
+
+    fn between(&mut self) -> Flow {
+        Flow::Continue
+    }
 }
 
 /// Where the root of a recorded key is on disk.

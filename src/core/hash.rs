@@ -1,32 +1,45 @@
 //! Hashing a sealed root (SPEC §What Gets Hashed, §Canonicalization Rules).
 //!
-//! A directory root is walked without following links; `.git` is skipped at
-//! any depth and `seal.json` only when the root is the project root itself.
-//! Every regular file is then opened below the project descriptor with
-//! `RESOLVE_NO_SYMLINKS`, checked with `fstat` (a file swapped for a FIFO or a
-//! link after the walk is caught here), read once and hashed. Files are hashed
-//! in parallel on every core. A caller that must serve the verified bytes (the
-//! mount) passes a [`Keeper`] that receives exactly the chunks that were
-//! hashed, so what is served is what was verified.
+//! A directory root is walked without following links ([`super::walk`]:
+//! linear in its entries whatever its shape, with bounded descriptors); `.git`
+//! is skipped at any depth and `seal.json` only when the root is the project
+//! root itself. Every regular file is then opened relative to its directory's
+//! descriptor with `RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS` (a single name, so no
+//! path as long as the depth is ever resolved), checked with `fstat` (a file
+//! swapped for a FIFO or a link after the walk is caught here), read once and
+//! hashed. Files are hashed in parallel on every core while the walk goes on.
+//! A caller that must serve the verified bytes (the mount) passes a [`Keeper`]
+//! that receives exactly the chunks that were hashed, so what is served is
+//! what was verified.
+//!
+//! A caller that only needs a verdict passes an [`Effort`] and the recorded
+//! files: the walk compares names against the record as it lists them, and
+//! the run stops at the first proof that the root cannot be Verified (a name
+//! the record cannot hold, a differing digest, a problem, a recorded file
+//! missing) or when the [`Cancel`](super::effort::Cancel) fires, checked
+//! between directories and between chunks.
 //!
 //! Anything that stops a file from being verified becomes a [`Problem`]:
 //! `verify` turns problems into Mismatch, `pin` aborts on them.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use sha2::{Digest as _, Sha256};
 
 use super::digest::Digest;
-use super::discovery::{DiscoveryError, Listings};
-use super::fs::{EntryKind, RawPath, fstat_fd, nfc_name, open_file_beneath};
+use super::discovery::{DiscoveryError, Listings, open_dirs};
+use super::effort::{Effort, Stopper};
+use super::expected::Expected;
+use super::fs::{DirEntry, EntryKind, RawPath, fstat_fd, nfc_name, open_file_beneath};
 use super::lockfile::LOCKFILE_NAME;
 use super::paths::FilePath;
+use super::walk::{DirFd, Flow, Gauge, Subdir, Visit, Walked, walk};
 
 /// Why a file under a sealed root cannot be verified.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,12 +134,26 @@ impl Keeper for KeepNothing {
     }
 }
 
-/// Counters a progress display can poll while hashing runs.
+/// Counters a progress display can poll while hashing runs (bytes are counted
+/// chunk by chunk, so they also tell how much a run read).
 #[derive(Debug, Default)]
 pub struct HashProgress {
     pub files_done: AtomicU64,
     pub bytes_done: AtomicU64,
     pub files_total: AtomicU64,
+}
+
+/// How a run over a root ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// Every directory listed and every file found hashed: the observation
+    /// (and so every list derived from it) is complete.
+    Complete,
+    /// Stopped after a proof that the root cannot be Verified: what was
+    /// found is true, but lists derived from it are partial.
+    Proven,
+    /// Cancelled before any proof: nothing is proven either way.
+    Cancelled,
 }
 
 /// What was found under one sealed root.
@@ -138,6 +165,13 @@ pub struct Observed<K> {
     /// Bytes kept by the [`Keeper`], by path.
     pub kept: BTreeMap<FilePath, K>,
     pub problems: Vec<Problem>,
+    /// Files found whose bytes were not read because the run stopped early
+    /// (sorted). Always empty when `finish` is `Complete`.
+    pub unread: Vec<FilePath>,
+    /// Whether every directory under the root was listed (if so, a recorded
+    /// file not found is missing).
+    pub listed_all: bool,
+    pub finish: Finish,
 }
 
 impl<K> Observed<K> {
@@ -146,18 +180,36 @@ impl<K> Observed<K> {
             files: BTreeMap::new(),
             kept: BTreeMap::new(),
             problems: Vec::new(),
+            unread: Vec::new(),
+            listed_all: true,
+            finish: Finish::Complete,
         }
+    }
+
+    /// True when the root was listed in full and holds nothing trackable (no
+    /// file, no problem): a directory that is not a bundle.
+    pub fn is_empty(&self) -> bool {
+        self.listed_all
+            && self.files.is_empty()
+            && self.problems.is_empty()
+            && self.unread.is_empty()
     }
 }
 
-/// One file to hash: where it is and what it will be called.
+/// One file to hash: its directory, its name there, what it will be called,
+/// and what the record says it must hash to.
 struct Job {
     path: FilePath,
-    raw: OsString,
+    dir: Arc<DirFd>,
+    name: OsString,
+    /// The keeper wants its bytes.
+    wanted: bool,
+    /// The recorded digest (`None`: not recorded, or no record to check).
+    expect: Option<Digest>,
 }
 
 /// Hashes the sealed root at `raw_root` (project-relative), which the caller
-/// found to be of `kind`.
+/// found to be of `kind`: everything, in full.
 pub fn observe_root<K: Keeper>(
     listings: &mut Listings<'_>,
     raw_root: &RawPath,
@@ -165,114 +217,381 @@ pub fn observe_root<K: Keeper>(
     keeper: &K,
     progress: Option<&HashProgress>,
 ) -> Result<Observed<K::Kept>, DiscoveryError> {
+    let effort = Effort {
+        progress,
+        ..Effort::full()
+    };
+    observe_root_with(listings, raw_root, kind, keeper, effort, None)
+}
+
+/// Hashes the sealed root at `raw_root` spending no more than `effort`. With
+/// `recorded` (the bundle's `files`), names are checked against it as they
+/// are listed, each digest as soon as it is known, and missing files once the
+/// walk is complete; without it, any trackable entry proves the root cannot
+/// be Verified (an unrecorded root). What happens after a proof is
+/// `effort.after_proof`; the result says how the run ended
+/// ([`Observed::finish`]).
+pub fn observe_root_with<K: Keeper>(
+    listings: &mut Listings<'_>,
+    raw_root: &RawPath,
+    kind: EntryKind,
+    keeper: &K,
+    effort: Effort<'_>,
+    recorded: Option<&BTreeMap<FilePath, Digest>>,
+) -> Result<Observed<K::Kept>, DiscoveryError> {
+    let expected = recorded.map(Expected::new);
+    let stopper = Stopper::new(effort);
+    let pool = Pool {
+        queue: Queue::new(),
+        results: Mutex::new(Vec::new()),
+        keeper,
+        progress: effort.progress,
+        stopper: &stopper,
+    };
     let mut observed = Observed::new();
-    let jobs = match kind {
-        EntryKind::File => vec![Job {
-            path: FilePath::single_file(),
-            raw: raw_root.to_os_string(),
-        }],
-        EntryKind::Dir if cores() > 1 => {
-            walk_and_hash(listings, raw_root, keeper, progress, &mut observed)?;
-            return Ok(observed);
+    let project = listings.root();
+    match kind {
+        EntryKind::File => {
+            single_file(project, raw_root, &pool, expected.as_ref(), &mut observed);
         }
         EntryKind::Dir => {
-            let mut jobs = Vec::new();
-            walk(listings, raw_root, &mut observed.problems, &mut |batch| {
-                jobs.append(batch)
-            })?;
-            jobs
+            let walk = observe_dir(project, raw_root, &pool, expected.as_ref());
+            observed.problems = walk.problems;
+            observed.unread = walk.unread;
+            observed.listed_all = walk.listed_all;
         }
         other => {
+            stopper.prove();
             observed.problems.push(Problem::Unsupported {
                 path: ".".to_string(),
                 kind: other,
             });
-            return Ok(observed);
         }
-    };
-    if let Some(p) = progress {
-        p.files_total
-            .fetch_add(jobs.len() as u64, Ordering::Relaxed);
     }
-    hash_jobs(listings.root(), jobs, keeper, progress, &mut observed);
+    collect(
+        pool.results.into_inner().unwrap_or_else(|e| e.into_inner()),
+        &mut observed,
+    );
+    observed.finish = if observed.listed_all && observed.unread.is_empty() {
+        Finish::Complete
+    } else if stopper.proved() {
+        Finish::Proven
+    } else {
+        Finish::Cancelled
+    };
     Ok(observed)
 }
 
-/// Collects the regular files under a directory root, recording problems for
-/// everything that is neither a file nor a directory.
-///
-/// The files of each directory are handed to `emit` as soon as that directory
-/// has been listed, so hashing can start while the walk goes on.
-fn walk(
-    listings: &mut Listings<'_>,
+/// Hashes a regular-file root: its parent is opened one name at a time with
+/// `O_NOFOLLOW`, the file by its name there.
+fn single_file<K: Keeper>(
+    project: BorrowedFd<'_>,
     raw_root: &RawPath,
-    problems: &mut Vec<Problem>,
-    emit: &mut dyn FnMut(&mut Vec<Job>),
-) -> Result<(), DiscoveryError> {
-    let root_is_project = raw_root.0.is_empty();
-    let mut jobs = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    // (raw dir path, NFC path of that dir relative to the root)
-    let mut stack: Vec<(RawPath, String)> = vec![(raw_root.clone(), String::new())];
-    while let Some((dir, rel)) = stack.pop() {
-        // SPEC: a read failure makes the bundle a Mismatch (pin aborts on
-        // it), never a fatal error, also when the root itself is unreadable.
-        let entries = match listings.list(&dir) {
-            Ok(entries) => entries,
-            Err(e) => {
-                problems.push(Problem::Unreadable {
-                    path: display_rel(&rel),
-                    error: e.source.to_string(),
-                });
-                continue;
+    pool: &Pool<'_, K>,
+    expected: Option<&Expected<'_>>,
+    observed: &mut Observed<K::Kept>,
+) {
+    let path = FilePath::single_file();
+    let Some((name, parent)) = raw_root.0.split_last() else {
+        return;
+    };
+    let expect = expected.and_then(|x| x.file(Expected::ROOT, path.as_str()).map(|i| x.digest(i)));
+    if expected.is_none() || expect.is_none() {
+        pool.stopper.prove();
+    }
+    let wanted = pool.keeper.wants(&path);
+    if pool.stopper.abandon(wanted) {
+        observed.unread.push(path);
+        return;
+    }
+    let dir = match open_dirs(project, &RawPath(parent.to_vec())) {
+        Ok(fd) => Gauge::default().wrap(fd),
+        Err(e) => {
+            pool.stopper.prove();
+            observed.problems.push(Problem::Unreadable {
+                path: path.as_str().to_string(),
+                error: e.to_string(),
+            });
+            return;
+        }
+    };
+    if let Some(p) = pool.progress {
+        p.files_total.fetch_add(1, Ordering::Relaxed);
+    }
+    pool.hash_here(Job {
+        path,
+        dir,
+        name: name.clone(),
+        wanted,
+        expect,
+    });
+}
+
+/// What the walk of a directory root found besides hashes.
+struct DirWalk {
+    problems: Vec<Problem>,
+    unread: Vec<FilePath>,
+    listed_all: bool,
+}
+
+/// Walks a directory root and hashes its files at the same time: once the
+/// walk has found [`PARALLEL_THRESHOLD_FILES`] files, `cores() - 1` threads
+/// start hashing them while this thread keeps walking; when the walk is done
+/// this thread hashes too. A root with fewer files is hashed on this thread
+/// alone, after its names were all compared. Each file is read at most once.
+fn observe_dir<K: Keeper>(
+    project: BorrowedFd<'_>,
+    raw_root: &RawPath,
+    pool: &Pool<'_, K>,
+    expected: Option<&Expected<'_>>,
+) -> DirWalk {
+    let mut out = DirWalk {
+        problems: Vec::new(),
+        unread: Vec::new(),
+        listed_all: true,
+    };
+    let root = match open_dirs(project, raw_root) {
+        Ok(fd) => fd,
+        Err(e) => {
+            // SPEC: a read failure makes the bundle a Mismatch (pin aborts
+            // on it), never a fatal error, also when the root is unreadable.
+            pool.stopper.prove();
+            out.problems.push(Problem::Unreadable {
+                path: ".".to_string(),
+                error: e.to_string(),
+            });
+            return out;
+        }
+    };
+    let gauge = Gauge::default();
+    let region = match expected {
+        Some(_) => Region::Recorded(Expected::ROOT),
+        None => Region::Unrecorded,
+    };
+    std::thread::scope(|scope| {
+        let close = CloseOnDrop(&pool.queue);
+        let start = || {
+            for _ in 1..cores() {
+                scope.spawn(move || pool.work());
             }
         };
-        for entry in entries.iter() {
+        let mut collect = Collect {
+            pool,
+            start: &start,
+            started: false,
+            held: Vec::new(),
+            gauge: gauge.clone(),
+            root_is_project: raw_root.0.is_empty(),
+            expected,
+            seen: vec![false; expected.map_or(0, Expected::len)],
+            problems: Vec::new(),
+            unread: Vec::new(),
+        };
+        let walked = walk(root, region, &gauge, &mut collect);
+        out.listed_all = walked == Walked::Complete;
+        // A recorded file the complete walk did not find is missing: proven
+        // before the last files are hashed.
+        if out.listed_all && collect.seen.contains(&false) {
+            pool.stopper.prove();
+        }
+        let mut held = std::mem::take(&mut collect.held);
+        pool.queue.push_all(&mut held);
+        drop(close);
+        pool.work();
+        out.problems = collect.problems;
+        out.unread = collect.unread;
+    });
+    out
+}
+
+/// Where a directory is relative to the record.
+#[derive(Debug, Clone, Copy)]
+enum Region {
+    /// This directory of the recorded tree.
+    Recorded(u32),
+    /// Outside it (or no record): any trackable entry is a proof.
+    Unrecorded,
+}
+
+/// The visitor of a hashing walk: applies SPEC's rules to each listed entry,
+/// compares names with the record, hands files to the pool.
+struct Collect<'p, 'x, K: Keeper> {
+    pool: &'p Pool<'p, K>,
+    /// Starts the hashing threads.
+    start: &'p dyn Fn(),
+    started: bool,
+    /// Jobs not yet handed to the pool.
+    held: Vec<Job>,
+    gauge: Gauge,
+    root_is_project: bool,
+    expected: Option<&'x Expected<'x>>,
+    /// Recorded files found, by index.
+    seen: Vec<bool>,
+    problems: Vec<Problem>,
+    unread: Vec<FilePath>,
+}
+
+/// At most this many directory descriptors of one walk stay open (the walk's
+/// own and those held by queued jobs); beyond it, the walking thread hashes
+/// queued files itself until some are released.
+const MAX_OPEN_DIRS: usize = 64;
+
+impl<K: Keeper> Collect<'_, '_, K> {
+    fn problem(&mut self, problem: Problem) {
+        self.pool.stopper.prove();
+        self.problems.push(problem);
+    }
+
+    fn file(&mut self, dir: &Arc<DirFd>, rel: &str, region: Region, raw: OsString, name: &str) {
+        let path = FilePath::from_nfc_unchecked(join(rel, name));
+        let expect = match (region, self.expected) {
+            (Region::Recorded(d), Some(x)) => x.file(d, name).map(|i| {
+                self.seen[i as usize] = true;
+                x.digest(i)
+            }),
+            _ => None,
+        };
+        if expect.is_none() {
+            // Added (or in a root with no record): it cannot be Verified.
+            self.pool.stopper.prove();
+        }
+        let wanted = self.pool.keeper.wants(&path);
+        if self.pool.stopper.abandon(wanted) {
+            self.unread.push(path);
+            return;
+        }
+        if let Some(p) = self.pool.progress {
+            p.files_total.fetch_add(1, Ordering::Relaxed);
+        }
+        self.held.push(Job {
+            path,
+            dir: dir.clone(),
+            name: raw,
+            wanted,
+            expect,
+        });
+    }
+
+    /// Hands the held jobs to the pool, starting its threads once there are
+    /// enough files to be worth them.
+    fn flush(&mut self) {
+        if !self.started {
+            if self.held.len() < PARALLEL_THRESHOLD_FILES || cores() < 2 {
+                return;
+            }
+            self.started = true;
+            (self.start)();
+        }
+        self.pool.queue.push_all(&mut self.held);
+    }
+}
+
+impl<K: Keeper> Visit for Collect<'_, '_, K> {
+    type Token = Region;
+
+    fn listed(
+        &mut self,
+        dir: &Arc<DirFd>,
+        rel: &str,
+        region: &Region,
+        entries: Vec<DirEntry>,
+        subdirs: &mut Vec<Subdir<Region>>,
+    ) -> Flow {
+        let at_root = rel.is_empty();
+        let mut names = HashSet::with_capacity(entries.len());
+        for entry in entries {
             if entry.name == ".git"
-                || (root_is_project && rel.is_empty() && entry.name == LOCKFILE_NAME)
+                || (self.root_is_project && at_root && entry.name == LOCKFILE_NAME)
             {
                 continue;
             }
             let Some(name) = nfc_name(&entry.name) else {
-                problems.push(Problem::NotUtf8 {
-                    path: join_lossy(&rel, &entry.name),
+                self.problem(Problem::NotUtf8 {
+                    path: join(rel, &entry.name.to_string_lossy()),
                 });
                 continue;
             };
-            let child_rel = if rel.is_empty() {
-                name
-            } else {
-                format!("{rel}/{name}")
-            };
             // SPEC: recorded paths must not contain backslashes, so such a
             // file can be neither pinned nor verified.
-            if child_rel.contains('\\') {
-                problems.push(Problem::BadName {
-                    path: child_rel,
+            if name.contains('\\') {
+                self.problem(Problem::BadName {
+                    path: join(rel, &name),
                     reason: crate::core::paths::PathRule::Backslash.to_string(),
                 });
                 continue;
             }
-            if !seen.insert(child_rel.clone()) {
-                problems.push(Problem::NfcTwins { path: child_rel });
+            if !names.insert(name.clone()) {
+                self.problem(Problem::NfcTwins {
+                    path: join(rel, &name),
+                });
                 continue;
             }
-            let child_raw = dir.join(&entry.name);
             match entry.kind {
-                EntryKind::Dir => stack.push((child_raw, child_rel)),
-                EntryKind::File => jobs.push(Job {
-                    path: FilePath::from_nfc_unchecked(child_rel),
-                    raw: child_raw.to_os_string(),
-                }),
-                other => problems.push(Problem::Unsupported {
-                    path: child_rel,
+                EntryKind::Dir => {
+                    let token = match (*region, self.expected) {
+                        (Region::Recorded(d), Some(x)) => x
+                            .subdir(d, &name)
+                            .map_or(Region::Unrecorded, Region::Recorded),
+                        _ => Region::Unrecorded,
+                    };
+                    subdirs.push(Subdir {
+                        raw: entry.name,
+                        segment: name,
+                        token,
+                    });
+                }
+                EntryKind::File => self.file(dir, rel, *region, entry.name, &name),
+                other => self.problem(Problem::Unsupported {
+                    path: join(rel, &name),
                     kind: other,
                 }),
             }
         }
-        emit(&mut jobs);
+        if self.pool.stopper.stop_walk() {
+            return Flow::Stop;
+        }
+        self.flush();
+        Flow::Continue
     }
-    Ok(())
+
+    fn unreadable(&mut self, rel: &str, error: io::Error) -> Flow {
+        self.problem(Problem::Unreadable {
+            path: display_rel(rel),
+            error: error.to_string(),
+        });
+        if self.pool.stopper.stop_walk() {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+
+    fn between(&mut self) -> Flow {
+        if self.pool.stopper.stop_walk() {
+            return Flow::Stop;
+        }
+        // Keep descriptors bounded: hash here until queued jobs release some.
+        while self.gauge.open() > MAX_OPEN_DIRS {
+            let Some(job) = self.held.pop().or_else(|| self.pool.queue.try_pop()) else {
+                break;
+            };
+            self.pool.hash_here(job);
+        }
+        Flow::Continue
+    }
+}
+
+/// `rel/name`, or `name` at the root.
+fn join(rel: &str, name: &str) -> String {
+    if rel.is_empty() {
+        name.to_string()
+    } else {
+        let mut s = String::with_capacity(rel.len() + 1 + name.len());
+        s.push_str(rel);
+        s.push('/');
+        s.push_str(name);
+        s
+    }
 }
 
 fn display_rel(rel: &str) -> String {
@@ -280,16 +599,6 @@ fn display_rel(rel: &str) -> String {
         ".".to_string()
     } else {
         rel.to_string()
-    }
-}
-
-/// `rel/name` for a name that is not UTF-8 (invalid bytes shown as U+FFFD).
-fn join_lossy(rel: &str, name: &std::ffi::OsStr) -> String {
-    let name = name.to_string_lossy();
-    if rel.is_empty() {
-        name.into_owned()
-    } else {
-        format!("{rel}/{name}")
     }
 }
 
@@ -354,6 +663,15 @@ impl Queue {
             state = self.ready.wait(state).unwrap_or_else(|e| e.into_inner());
         }
     }
+
+    /// The next job if one is queued, without waiting.
+    fn try_pop(&self) -> Option<Job> {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .pop_front()
+    }
 }
 
 /// Closes the queue however the walk ends, so no hashing thread waits forever.
@@ -365,144 +683,118 @@ impl Drop for CloseOnDrop<'_> {
     }
 }
 
-/// Walks a directory root and hashes its files at the same time: once the
-/// walk has found [`PARALLEL_THRESHOLD_FILES`] files, `cores() - 1` threads
-/// start hashing them while this thread keeps walking; when the walk is done
-/// this thread hashes too. A root with fewer files is hashed on this thread
-/// alone. Each file is still read exactly once.
-fn walk_and_hash<K: Keeper>(
-    listings: &mut Listings<'_>,
-    raw_root: &RawPath,
-    keeper: &K,
-    progress: Option<&HashProgress>,
-    observed: &mut Observed<K::Kept>,
-) -> Result<(), DiscoveryError> {
-    let project = listings.root();
-    let queue = Queue::new();
-    let results: Mutex<Vec<(FilePath, FileResult<K::Kept>)>> = Mutex::new(Vec::new());
-    let work = || {
+/// The hashing side of one run: the queue, the results, and the rule that
+/// says when to give up.
+struct Pool<'a, K: Keeper> {
+    queue: Queue,
+    results: Mutex<Vec<(FilePath, Hashed<K::Kept>)>>,
+    keeper: &'a K,
+    progress: Option<&'a HashProgress>,
+    stopper: &'a Stopper<'a>,
+}
+
+impl<K: Keeper> Pool<'_, K> {
+    /// Hashes queued jobs until the queue is closed and empty.
+    fn work(&self) {
         let mut local = Vec::new();
         BUFFER.with(|buf| {
             let buf = &mut buf.borrow_mut();
-            while let Some(job) = queue.pop() {
-                let result = hash_one(project, &job, keeper, buf, progress);
+            while let Some(job) = self.queue.pop() {
+                let result = self.hash(&job, buf);
                 local.push((job.path, result));
             }
         });
-        results
+        self.results
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(local);
-    };
-    let problems = &mut observed.problems;
-    std::thread::scope(|scope| {
-        let close = CloseOnDrop(&queue);
-        let mut held = Vec::new();
-        let mut started = false;
-        walk(listings, raw_root, problems, &mut |batch| {
-            if let Some(p) = progress {
-                p.files_total
-                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
-            }
-            if started {
-                queue.push_all(batch);
-                return;
-            }
-            held.append(batch);
-            if held.len() >= PARALLEL_THRESHOLD_FILES {
-                queue.push_all(&mut held);
-                for _ in 1..cores() {
-                    scope.spawn(work);
-                }
-                started = true;
-            }
-        })?;
-        queue.push_all(&mut held);
-        drop(close);
-        work();
-        Ok::<(), DiscoveryError>(())
-    })?;
-    collect(
-        results.into_inner().unwrap_or_else(|e| e.into_inner()),
-        observed,
-    );
-    Ok(())
-}
-
-fn hash_jobs<K: Keeper>(
-    project: BorrowedFd<'_>,
-    jobs: Vec<Job>,
-    keeper: &K,
-    progress: Option<&HashProgress>,
-    observed: &mut Observed<K::Kept>,
-) {
-    let hash = |job: &Job| {
-        BUFFER.with(|buf| hash_one(project, job, keeper, &mut buf.borrow_mut(), progress))
-    };
-    let workers = cores().min(jobs.len());
-    let results: Mutex<Vec<(FilePath, FileResult<K::Kept>)>> =
-        Mutex::new(Vec::with_capacity(jobs.len()));
-    if workers <= 1 || jobs.len() < PARALLEL_THRESHOLD_FILES {
-        let mut out = results.lock().unwrap_or_else(|e| e.into_inner());
-        out.extend(jobs.iter().map(|job| (job.path.clone(), hash(job))));
-    } else {
-        let next = AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|| {
-                    let mut local = Vec::new();
-                    while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        local.push((job.path.clone(), hash(job)));
-                    }
-                    results
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .extend(local);
-                });
-            }
-        });
     }
-    collect(
-        results.into_inner().unwrap_or_else(|e| e.into_inner()),
-        observed,
-    );
+
+    /// Hashes one job on this thread.
+    fn hash_here(&self, job: Job) {
+        let result = BUFFER.with(|buf| self.hash(&job, &mut buf.borrow_mut()));
+        self.results
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((job.path, result));
+    }
+
+    /// Hashes one job and records a proof when it cannot match.
+    fn hash(&self, job: &Job, buf: &mut [u8]) -> Hashed<K::Kept> {
+        let result = hash_one(job, self.keeper, buf, self.progress, self.stopper);
+        match &result {
+            Hashed::Done(digest, _) if job.expect == Some(*digest) => {}
+            Hashed::Done(..) | Hashed::Failed(_) => self.stopper.prove(),
+            Hashed::Abandoned => {}
+        }
+        result
+    }
 }
 
-/// Files the per-file results into `observed`; problems end up sorted by path.
-fn collect<K>(results: Vec<(FilePath, FileResult<K>)>, observed: &mut Observed<K>) {
+/// Files the per-file results into `observed`; problems and unread files end
+/// up sorted by path.
+fn collect<K>(results: Vec<(FilePath, Hashed<K>)>, observed: &mut Observed<K>) {
     for (path, result) in results {
         match result {
-            Ok((digest, kept)) => {
+            Hashed::Done(digest, kept) => {
                 if let Some(kept) = kept {
                     observed.kept.insert(path.clone(), kept);
                 }
                 observed.files.insert(path, digest);
             }
-            Err(problem) => observed.problems.push(problem),
+            Hashed::Failed(problem) => observed.problems.push(problem),
+            Hashed::Abandoned => observed.unread.push(path),
         }
     }
     observed.problems.sort_by(|a, b| a.path().cmp(b.path()));
+    observed.unread.sort();
 }
 
 const BUF_SIZE: usize = 256 * 1024;
 
-/// The digest of one file and the bytes kept of it, or why it failed.
-type FileResult<K> = Result<(Digest, Option<K>), Problem>;
+/// The outcome of one file.
+enum Hashed<K> {
+    /// Its digest, and its bytes if the keeper wanted them.
+    Done(Digest, Option<K>),
+    Failed(Problem),
+    /// Given up on (a proof elsewhere, or cancelled) before its end.
+    Abandoned,
+}
 
-/// Opens, checks and hashes one file, feeding the keeper the same chunks.
+/// Opens, checks and hashes one file, feeding the keeper the same chunks;
+/// gives up between chunks when the stopper says so.
 fn hash_one<K: Keeper>(
-    project: BorrowedFd<'_>,
     job: &Job,
     keeper: &K,
     buf: &mut [u8],
     progress: Option<&HashProgress>,
+    stopper: &Stopper<'_>,
+) -> Hashed<K::Kept> {
+    match hash_file(job, keeper, buf, progress, stopper) {
+        Ok(Some((digest, kept))) => Hashed::Done(digest, kept),
+        Ok(None) => Hashed::Abandoned,
+        Err(problem) => Hashed::Failed(problem),
+    }
+}
+
+type FileResult<K> = Result<Option<(Digest, Option<K>)>, Problem>;
+
+fn hash_file<K: Keeper>(
+    job: &Job,
+    keeper: &K,
+    buf: &mut [u8],
+    progress: Option<&HashProgress>,
+    stopper: &Stopper<'_>,
 ) -> FileResult<K::Kept> {
+    if stopper.abandon(job.wanted) {
+        return Ok(None);
+    }
     let shown = || job.path.as_str().to_string();
     let unreadable = |e: io::Error| Problem::Unreadable {
         path: shown(),
         error: e.to_string(),
     };
-    let fd = match open_file_beneath(project, &job.raw) {
+    let fd = match open_file_beneath(job.dir.as_fd(), &job.name) {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
             return Err(Problem::Unsupported {
@@ -520,7 +812,7 @@ fn hash_one<K: Keeper>(
             kind,
         });
     }
-    let mut writer = if keeper.wants(&job.path) {
+    let mut writer = if job.wanted {
         Some(
             keeper
                 .begin(&job.path, stat.st_size as u64)
@@ -547,6 +839,9 @@ fn hash_one<K: Keeper>(
         } else {
             buf.len()
         };
+        if total > 0 && stopper.abandon(job.wanted) {
+            return Ok(None);
+        }
         let n = match file.read(&mut buf[..room]) {
             Ok(0) => break,
             Ok(n) => n,
@@ -558,16 +853,19 @@ fn hash_one<K: Keeper>(
             keeper.append(w, &buf[..n]).map_err(unreadable)?;
         }
         total += n as u64;
+        stopper.cancel().spend(n as u64);
+        if let Some(p) = progress {
+            p.bytes_done.fetch_add(n as u64, Ordering::Relaxed);
+        }
     }
     if let Some(p) = progress {
         p.files_done.fetch_add(1, Ordering::Relaxed);
-        p.bytes_done.fetch_add(total, Ordering::Relaxed);
     }
     let kept = match writer {
         Some(w) => Some(keeper.finish(w).map_err(unreadable)?),
         None => None,
     };
-    Ok((Digest::from_hasher(hasher), kept))
+    Ok(Some((Digest::from_hasher(hasher), kept)))
 }
 
 #[cfg(test)]
@@ -660,6 +958,26 @@ mod tests {
                 "dir\\\\x has a name seal.json cannot record: it contains a backslash (paths use forward slashes)",
             ]
         );
+    }
+
+    #[test]
+    fn progress_counts_every_file_and_byte_once() {
+        let t = tempfile::tempdir().unwrap();
+        for d in 0..80 {
+            let dir = t.path().join(format!("b/d{d}"));
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join("f"), "12345").unwrap();
+        }
+        let fd = super::super::fs::open_project(t.path()).unwrap();
+        let mut l = Listings::new(fd.as_fd());
+        let progress = HashProgress::default();
+        let raw = RawPath(vec![OsString::from("b")]);
+        let o = observe_root(&mut l, &raw, EntryKind::Dir, &KeepNothing, Some(&progress)).unwrap();
+        assert_eq!(o.files.len(), 80);
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        assert_eq!(load(&progress.files_total), 80);
+        assert_eq!(load(&progress.files_done), 80);
+        assert_eq!(load(&progress.bytes_done), 400);
     }
 
     #[test]

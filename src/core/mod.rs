@@ -3,7 +3,9 @@
 
 pub mod digest;
 pub mod discovery;
+pub mod effort;
 pub mod escape;
+pub mod expected;
 pub mod fs;
 pub mod hash;
 pub mod json;
@@ -13,3 +15,4 @@ pub mod pattern;
 pub mod plan;
 pub mod store;
 pub mod verify;
+pub mod walk;

@@ -5,13 +5,16 @@
 //! [`survey`] does the disk work (discovery, locating keys, hashing) and is
 //! shared by `verify` and `pin`; [`classify`] and [`Outcome::of`] are pure.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use super::digest::Digest;
 use super::discovery::{DiscoveryError, Listings, Located, expand, locate};
+use super::effort::Effort;
 use super::fs::{EntryKind, RawPath};
-use super::hash::{HashProgress, KeepNothing, Keeper, Observed, Problem, observe_root};
+use super::hash::{
+    Finish, HashProgress, KeepNothing, Keeper, Observed, Problem, observe_root, observe_root_with,
+};
 use super::lockfile::{BundleEntry, Lockfile, Policy};
 use super::paths::{BundleKey, FilePath};
 
@@ -139,7 +142,11 @@ pub fn survey<'l>(
     let expansion = expand(listings, &lock.discovery)?;
     let mut out = Vec::new();
     for (key, entry) in &lock.bundles {
-        let presence = presence_of_key(listings, key, &KeepNothing, progress)?;
+        let effort = Effort {
+            progress,
+            ..Effort::full()
+        };
+        let presence = presence_of_key(listings, key, Some(entry), &KeepNothing, effort)?;
         out.push(Surveyed {
             name: RootName::Key(key.clone()),
             recorded: Some(entry),
@@ -187,18 +194,27 @@ pub fn survey<'l>(
     Ok(out)
 }
 
-/// Locates the root of a recorded key and hashes it when present.
+/// Locates the root of a key and hashes it when present, spending no more
+/// than `effort` (checked against `entry` when the key is recorded).
 fn presence_of_key<K: Keeper>(
     listings: &mut Listings<'_>,
     key: &BundleKey,
+    entry: Option<&BundleEntry>,
     keeper: &K,
-    progress: Option<&HashProgress>,
+    effort: Effort<'_>,
 ) -> Result<Presence<K::Kept>, DiscoveryError> {
     Ok(match locate(listings, key)? {
         Located::Absent => Presence::Absent,
         Located::Found { raw, kind } => Presence::Hashed {
             kind,
-            observed: observe_root(listings, &raw, kind, keeper, progress)?,
+            observed: observe_root_with(
+                listings,
+                &raw,
+                kind,
+                keeper,
+                effort,
+                entry.map(|e| &e.files),
+            )?,
         },
         Located::ThroughSymlink { at } => Presence::Unverifiable {
             problem: Problem::ThroughSymlink { path: lossy(&at) },
@@ -251,7 +267,7 @@ pub fn classify<K>(member: &Surveyed<'_, K>) -> BundleReport {
         (Presence::Hashed { .. } | Presence::Unhashed { .. }, None) => BundleState::Unverified,
         (Presence::Unhashed { .. }, Some(_)) => BundleState::Mismatch,
         (Presence::Hashed { observed, .. }, Some(entry)) => {
-            compare(entry, &observed.files, &observed.problems, &mut report)
+            compare_observed(entry, observed, &mut report)
         }
     };
     report
@@ -264,6 +280,45 @@ pub fn compare(
     problems: &[Problem],
     report: &mut BundleReport,
 ) -> BundleState {
+    compare_lists(entry, observed, &[], problems, true, report)
+}
+
+/// Compares a record with an observation that may have stopped early: files
+/// found but not read count as present (added when not recorded, neither
+/// modified nor missing when recorded); missing files are known only when
+/// every directory was listed. A cancelled observation proves nothing, so it
+/// is never Verified (fail closed).
+pub fn compare_observed<K>(
+    entry: &BundleEntry,
+    observed: &Observed<K>,
+    report: &mut BundleReport,
+) -> BundleState {
+    let state = compare_lists(
+        entry,
+        &observed.files,
+        &observed.unread,
+        &observed.problems,
+        observed.listed_all,
+        report,
+    );
+    match observed.finish {
+        Finish::Complete => state,
+        Finish::Proven => {
+            debug_assert_eq!(state, BundleState::Mismatch, "a proof is in the lists");
+            BundleState::Mismatch
+        }
+        Finish::Cancelled => BundleState::Mismatch,
+    }
+}
+
+fn compare_lists(
+    entry: &BundleEntry,
+    observed: &BTreeMap<FilePath, Digest>,
+    unread: &[FilePath],
+    problems: &[Problem],
+    listed_all: bool,
+    report: &mut BundleReport,
+) -> BundleState {
     for (path, digest) in observed {
         match entry.files.get(path) {
             Some(recorded) if recorded == digest => {}
@@ -271,18 +326,29 @@ pub fn compare(
             None => report.added.push(path.as_str().to_string()),
         }
     }
+    for path in unread {
+        if !entry.files.contains_key(path) {
+            report.added.push(path.as_str().to_string());
+        }
+    }
+    report.added.sort();
+    // Paths with a problem, and whether one of them is a read failure (one
+    // pass, so the comparison stays linear however many problems there are).
+    let mut problem_at: HashMap<&str, bool> = HashMap::with_capacity(problems.len());
+    for p in problems {
+        *problem_at.entry(p.path()).or_default() |= matches!(p, Problem::Unreadable { .. });
+    }
     for path in entry.files.keys() {
-        if observed.contains_key(path) {
+        if observed.contains_key(path) || unread.binary_search(path).is_ok() {
             continue;
         }
-        // SPEC: a tracked file that cannot be read counts as modified.
-        let unreadable = problems
-            .iter()
-            .any(|p| matches!(p, Problem::Unreadable { path: q, .. } if q == path.as_str()));
-        if unreadable {
-            report.modified.push(path.as_str().to_string());
-        } else if !problems.iter().any(|p| p.path() == path.as_str()) {
-            report.missing.push(path.as_str().to_string());
+        match problem_at.get(path.as_str()) {
+            // SPEC: a tracked file that cannot be read counts as modified.
+            Some(true) => report.modified.push(path.as_str().to_string()),
+            Some(false) => {}
+            // Missing is known only when every directory was listed.
+            None if listed_all => report.missing.push(path.as_str().to_string()),
+            None => {}
         }
     }
     report.problems.extend(problems.iter().cloned());
@@ -343,15 +409,59 @@ pub fn verify_project(
 /// The report on one bundle and, when its root was hashed, what was observed.
 pub type KeyVerification<K> = (BundleReport, Option<Observed<K>>);
 
-/// Verifies one recorded bundle, keeping the bytes the keeper asks for. Used by
-/// the mount at every open; nothing from earlier verifications is reused.
+/// Verifies one bundle in full (complete lists), keeping the bytes the keeper
+/// asks for; nothing from earlier verifications is reused. The same as
+/// [`verify_key_with`] with [`Effort::full`].
 pub fn verify_key<K: Keeper>(
     listings: &mut Listings<'_>,
     key: &BundleKey,
     entry: Option<&BundleEntry>,
     keeper: &K,
 ) -> Result<KeyVerification<K::Kept>, DiscoveryError> {
-    let presence = presence_of_key(listings, key, keeper, None)?;
+    let check = verify_key_with(listings, key, entry, keeper, Effort::full())?;
+    Ok((check.report, check.observed))
+}
+
+/// The result of [`verify_key_with`].
+#[derive(Debug)]
+pub struct KeyCheck<K> {
+    pub report: BundleReport,
+    /// What was found under the root, when it was walked.
+    pub observed: Option<Observed<K>>,
+    /// How the run ended: `Complete` (the report's lists are complete; also
+    /// when there was nothing to walk), `Proven` (the state is certain, the
+    /// lists are partial: they hold at least the proof, and `missing` is empty
+    /// unless the walk was complete) or `Cancelled` (nothing proven; the state
+    /// is Mismatch for a recorded bundle and Unverified otherwise, never
+    /// Verified).
+    pub finish: Finish,
+}
+
+impl<K> KeyCheck<K> {
+    /// True for an unrecorded root that was listed in full and holds nothing
+    /// trackable: a directory that is not a bundle.
+    pub fn is_empty_root(&self) -> bool {
+        self.report.state == BundleState::Unverified
+            && self.observed.as_ref().is_some_and(Observed::is_empty)
+    }
+}
+
+/// Verifies one bundle (recorded when `entry` is given), spending no more
+/// than `effort`: with [`AfterProof::Stop`](super::effort::AfterProof::Stop)
+/// it returns at the first proof that the bundle cannot be Verified (an entry
+/// name the record cannot hold, a digest that differs, a problem, or, once
+/// every directory is listed, a recorded file missing), before hashing
+/// anything more; an unrecorded root is decided by its first trackable entry,
+/// with nothing hashed. The cancel of `effort` bounds or abandons the rest.
+/// Used by the mount at every open.
+pub fn verify_key_with<K: Keeper>(
+    listings: &mut Listings<'_>,
+    key: &BundleKey,
+    entry: Option<&BundleEntry>,
+    keeper: &K,
+    effort: Effort<'_>,
+) -> Result<KeyCheck<K::Kept>, DiscoveryError> {
+    let presence = presence_of_key(listings, key, entry, keeper, effort)?;
     let member = Surveyed {
         name: RootName::Key(key.clone()),
         recorded: entry,
@@ -362,7 +472,12 @@ pub fn verify_key<K: Keeper>(
         Presence::Hashed { observed, .. } => Some(observed),
         _ => None,
     };
-    Ok((report, observed))
+    let finish = observed.as_ref().map_or(Finish::Complete, |o| o.finish);
+    Ok(KeyCheck {
+        report,
+        observed,
+        finish,
+    })
 }
 
 #[cfg(test)]

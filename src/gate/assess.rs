@@ -3,12 +3,13 @@
 //! decision, keeping the bytes an open asked for), `seal why` and `seal run
 //! --dry-run`, so that all three feed [`super::decide`] the same state.
 
-use crate::core::discovery::{DiscoveryError, Listings, Located, has_trackable_entry, locate};
+use crate::core::discovery::{DiscoveryError, Listings, has_trackable_entry};
+use crate::core::effort::Effort;
 use crate::core::fs::{EntryKind, RawPath};
 use crate::core::hash::{Keeper, Observed};
 use crate::core::lockfile::BundleEntry;
 use crate::core::paths::BundleKey;
-use crate::core::verify::{BundleReport, BundleState, verify_key};
+use crate::core::verify::{BundleReport, BundleState, verify_key_with};
 
 use super::decision::RootState;
 
@@ -23,51 +24,28 @@ pub struct SealedAssessment<K> {
     pub observed: Option<Observed<K>>,
 }
 
-/// Assesses the sealed root of `key`. A recorded root is verified in full
-/// (hashed, keeping what `keeper` wants). An unrecorded one is Unverified as
-/// soon as it holds one trackable entry, and not a bundle when it holds none;
-/// it is hashed only when `keeper` must keep bytes of it (`keep_bytes`: an
-/// open under `warn` serves what is there).
+/// Assesses the sealed root of `key`, spending no more than `effort`: the
+/// gate stops at the first proof of a Mismatch (or, under `warn`, hashes only
+/// what it must serve), `seal why` verifies in full for complete lists. An
+/// unrecorded root is Unverified as soon as it holds one trackable entry, not
+/// a bundle when it holds none, absent when nothing is there.
 pub fn assess_sealed<K: Keeper>(
     listings: &mut Listings<'_>,
     key: &BundleKey,
     entry: Option<&BundleEntry>,
     keeper: &K,
-    keep_bytes: bool,
+    effort: Effort<'_>,
 ) -> Result<SealedAssessment<K::Kept>, DiscoveryError> {
-    if entry.is_none() && !keep_bytes {
-        let state = match locate(listings, key)? {
-            Located::Absent => RootState::Absent,
-            Located::Found {
-                raw,
-                kind: EntryKind::Dir,
-            } => {
-                if has_trackable_entry(listings, &raw)? {
-                    RootState::Bundle(BundleState::Unverified)
-                } else {
-                    RootState::NotABundle
-                }
-            }
-            Located::Found { .. } | Located::ThroughSymlink { .. } | Located::Twins { .. } => {
-                RootState::Bundle(BundleState::Unverified)
-            }
-        };
-        return Ok(SealedAssessment {
-            state,
-            report: None,
-            observed: None,
-        });
-    }
-    let (report, observed) = verify_key(listings, key, entry, keeper)?;
-    let state = match (&observed, entry, report.state) {
-        (_, None, BundleState::Removed) => RootState::Absent,
-        (Some(o), None, _) if o.files.is_empty() && o.problems.is_empty() => RootState::NotABundle,
-        (_, _, state) => RootState::Bundle(state),
+    let check = verify_key_with(listings, key, entry, keeper, effort)?;
+    let state = match (entry, check.report.state) {
+        (None, BundleState::Removed) => RootState::Absent,
+        (None, _) if check.is_empty_root() => RootState::NotABundle,
+        (_, state) => RootState::Bundle(state),
     };
     Ok(SealedAssessment {
         state,
-        report: Some(report),
-        observed,
+        report: Some(check.report),
+        observed: check.observed,
     })
 }
 

@@ -185,8 +185,9 @@ pub struct Cached {
     entry: Option<BundleEntry>,
     policy: Policy,
     pub assessment: Arc<Assessment>,
-    /// Every file the verification hashed: where it is and its digest.
-    files: HashMap<FilePath, (RawPath, Digest)>,
+    /// Every file under the root: where it is and, when the verification
+    /// hashed it, its digest.
+    files: HashMap<FilePath, (RawPath, Option<Digest>)>,
     snapshots: Mutex<HashMap<FilePath, Arc<Snapshot>>>,
     last_used: Mutex<Instant>,
 }
@@ -200,10 +201,13 @@ impl Cached {
         digests: &std::collections::BTreeMap<FilePath, Digest>,
         kept: HashMap<FilePath, Arc<Snapshot>>,
     ) -> Cached {
-        let mut raw_of = watched.files;
-        let files = digests
-            .iter()
-            .filter_map(|(p, d)| raw_of.remove(p).map(|raw| (p.clone(), (raw, *d))))
+        let files = watched
+            .files
+            .into_iter()
+            .map(|(p, raw)| {
+                let digest = digests.get(&p).copied();
+                (p, (raw, digest))
+            })
             .collect();
         Cached {
             sub: watched.sub,
@@ -323,8 +327,19 @@ impl VerifiedCache {
                 snapshot: None,
             });
         };
-        match Snapshot::of_file(project, raw) {
-            Ok(s) if s.digest() == Some(*digest) => {
+        let verified = cached.assessment.state
+            == super::RootState::Bundle(crate::core::verify::BundleState::Verified);
+        let fresh = Snapshot::of_file(project, raw);
+        let serve = match (&fresh, digest) {
+            // A Verified bundle serves only the bytes it was verified with.
+            (Ok(s), Some(d)) => s.digest() == Some(*d),
+            // A bundle shown under `warn` serves what is there now (the feed
+            // proves it unchanged since the verification).
+            (Ok(_), None) => !verified,
+            (Err(_), _) => false,
+        };
+        match fresh {
+            Ok(s) if serve => {
                 let s = Arc::new(s);
                 cached.snapshots().insert(path.clone(), s.clone());
                 Lookup::Answer(Answer {
@@ -332,7 +347,7 @@ impl VerifiedCache {
                     snapshot: Some(s),
                 })
             }
-            // Changed (or unreadable) since: the bundle must be verified again.
+            // Changed (or unreadable) since: verify the bundle again.
             _ => {
                 self.forget(key);
                 Lookup::Verify

@@ -47,6 +47,7 @@ pub use decision::{
 pub use place::{Place, ViewPath, place};
 
 use crate::core::discovery::Listings;
+use crate::core::effort::{AfterProof, Cancel, Effort};
 use crate::core::fs::EntryKind;
 use crate::core::hash::observe_root;
 use crate::core::lockfile::{Lockfile, Policy};
@@ -435,8 +436,18 @@ impl Gate {
             let mut listings = Listings::new(self.project.as_fd());
             let wanted_fn = |p: &FilePath| keep_all || wanted.contains(p);
             let keeper = SnapshotKeeper { wanted: &wanted_fn };
-            let hash = !wanted.is_empty() || watched.is_some();
-            match assess_sealed(&mut listings, key, entry, &keeper, hash) {
+            // Under block a proof of a Mismatch ends the run (nothing of it
+            // will be served); under warn what is wanted is hashed anyway.
+            let cancel = Cancel::new();
+            let effort = Effort {
+                after_proof: match lock.policy {
+                    Policy::Block => AfterProof::Stop,
+                    Policy::Warn => AfterProof::HashWanted,
+                },
+                cancel: &cancel,
+                progress: None,
+            };
+            match assess_sealed(&mut listings, key, entry, &keeper, effort) {
                 Ok(found) => {
                     assessment.state = found.state;
                     assessment.report = found.report;

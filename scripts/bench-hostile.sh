@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Hostile trees (issue 13): does verification cost grow linearly with the
+# tree, whatever its shape? Prints one table per shape with the time at each
+# size and the ratio to the previous size (sizes double, so linear means
+# about 2x; the old cubic walk showed 8x), old binary next to the new one.
+#
+#   scripts/bench-hostile.sh                 # all shapes, REPS=3 medians
+#   SHAPES="chain wide" scripts/bench-hostile.sh
+#   SEAL_OLD=/path/to/old/seal scripts/...   # the binary to compare with
+#                                            # (default: the main checkout's)
+#
+# Columns:
+#   verify   `seal verify --quiet` (the CLI: discovery, has-a-trackable-file
+#            for unrecorded roots, a full hash of recorded ones)
+#   why      `seal why ROOT`: one full verification of that root, the call the
+#            mount made at every open and listing (verify_key)
+#   stop     the core's verdict-only verification (verify_key_with with
+#            AfterProof::Stop, examples/hostile_bench.rs), what the mount needs
+# Both binaries are debug builds (the main checkout only has a debug build);
+# ratios, not absolute times, are the point. Times are CPU seconds (user +
+# system, all threads) unless METRIC=wall; a process start costs ~0.01 s, so
+# ratios between the smallest sizes are noise. A run longer than TIMEOUT
+# seconds (default 60) is cut and shown as ">T"; larger sizes of that column
+# are then skipped. Trees live under BENCH_DIR (default /dev/shm when it
+# exists: building 100,000 files on a busy disk takes minutes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPS=${REPS:-3}
+TIMEOUT=${TIMEOUT:-60}
+METRIC=${METRIC:-cpu}
+OLD=${SEAL_OLD:-/work/main/target/debug/seal}
+SHAPES=${SHAPES:-"chain pinned-chain wide long-names bundle"}
+if [[ -z "${BENCH_DIR:-}" ]]; then
+  if [[ -d /dev/shm ]]; then BENCH_DIR=/dev/shm/sealfs-hostile; else BENCH_DIR=/tmp/sealfs-hostile; fi
+fi
+TARGET=${CARGO_TARGET_DIR:-target}
+
+echo "metric: $METRIC seconds, median of $REPS" >&2
+echo "building seal and examples/hostile_bench (debug)..." >&2
+cargo build --quiet --bin seal --example hostile_bench
+NEW="$TARGET/debug/seal"
+DRV="$TARGET/debug/examples/hostile_bench"
+[[ -x "$OLD" ]] || { echo "bench-hostile: no old binary at $OLD; old columns skipped" >&2; OLD=""; }
+mkdir -p "$BENCH_DIR"
+P="$BENCH_DIR/p"
+trap 'rm -rf "$P"' EXIT
+
+# Sets T to the median of REPS runs of "$@" (output discarded) in seconds of
+# METRIC: cpu (user + system of the command and its threads, the default: on
+# a shared machine wall time mostly measures the neighbours) or wall; ">T" if
+# a run hit the timeout. RC is the last exit code.
+timed() {
+  local times=() tf
+  tf=$(mktemp)
+  for ((i = 0; i < REPS; i++)); do
+    set +e
+    { TIMEFORMAT="%R %U %S"; time timeout "$TIMEOUT" "$@" >/dev/null 2>&1; } 2>"$tf"
+    RC=$?
+    set -e
+    if ((RC == 124)); then T=">$TIMEOUT"; rm -f "$tf"; return; fi
+    times+=("$(awk -v m="$METRIC" '{ printf "%.4f", (m == "wall") ? $1 : $2 + $3 }' "$tf")")
+  done
+  rm -f "$tf"
+  T=$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+}
+
+# One table cell: a time and its ratio to the previous size in that column.
+# Columns remember their previous value in PREV[col]; a timed-out column
+# stays skipped ("-") for larger sizes.
+declare -A PREV SKIP
+cell() {
+  local col=$1 value=$2 ratio="" mark=${3:-}
+  if [[ "$value" == ">"* ]]; then SKIP[$col]=1; fi
+  local prev=${PREV[$col]:-}
+  if [[ -n "$prev" && "$prev" != ">"* && "$value" != ">"* && "$value" != "-" ]]; then
+    ratio=$(awk -v a="$value" -v b="$prev" 'BEGIN { if (b > 0) printf "%.1fx", a / b }')
+  fi
+  PREV[$col]=$value
+  printf ' %s%s | %s |' "$value" "$mark" "$ratio"
+}
+skip() { [[ -n "${SKIP[$1]:-}" || ( "$1" == old* && -z "$OLD" ) ]]; }
+# `seal` with an exit code to expect; a different one is marked "!N".
+bin_cell() {
+  local col=$1 want=$2; shift 2
+  if skip "$col"; then printf ' - | |'; return; fi
+  timed "$@"
+  local mark=""
+  if [[ "$T" != ">"* && "$RC" != "$want" ]]; then mark=" !$RC"; fi
+  cell "$col" "$T" "$mark"
+}
+core_cell() {
+  local col=$1 key=$2
+  local out wall cpu state finish bytes
+  out=$("$DRV" core "$P" "$key" stop "$REPS")
+  read -r wall cpu state finish bytes <<<"$out"
+  local t=$cpu
+  [[ "$METRIC" == wall ]] && t=$wall
+  cell "$col" "$t" " ($state, ${bytes} B read)"
+}
+reset() { PREV=(); SKIP=(); }
+pin() { echo y | "$NEW" -C "$P" pin >/dev/null 2>&1; }
+
+for shape in $SHAPES; do
+  reset
+  case $shape in
+  chain)
+    echo
+    echo "### Unpinned directory chain under .claude/skills/evil (block), file at the bottom"
+    echo "| depth | old verify | x | new verify | x | old why | x | new why | x | new stop | x |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    for d in 100 200 400 800 1600 3200 6400 12800; do
+      "$DRV" chain "$P" "$d" 1
+      printf '| %s |' "$d"
+      bin_cell oldv 1 "$OLD" -C "$P" verify --quiet
+      bin_cell newv 1 "$NEW" -C "$P" verify --quiet
+      bin_cell oldw 0 "$OLD" -C "$P" why "$P/.claude/skills/evil"
+      bin_cell neww 0 "$NEW" -C "$P" why "$P/.claude/skills/evil"
+      core_cell stop ./.claude/skills/evil
+      echo
+    done
+    ;;
+  pinned-chain)
+    echo
+    echo "### The same chain, pinned (a full hash of a recorded deep bundle)"
+    echo "| depth | old verify | x | new verify | x | new stop | x |"
+    echo "|---|---|---|---|---|---|---|"
+    for d in 100 200 400 800 1600 3200 6400 12800; do
+      "$DRV" chain "$P" "$d" 1
+      pin
+      printf '| %s |' "$d"
+      bin_cell oldv 0 "$OLD" -C "$P" verify --quiet
+      bin_cell newv 0 "$NEW" -C "$P" verify --quiet
+      core_cell stop ./.claude/skills/evil
+      echo
+    done
+    ;;
+  wide)
+    echo
+    echo "### One directory of N files, pinned"
+    echo "| entries | old verify | x | new verify | x | new stop | x |"
+    echo "|---|---|---|---|---|---|---|"
+    for n in 10000 20000 40000 80000; do
+      "$DRV" wide "$P" "$n"
+      pin
+      printf '| %s |' "$n"
+      bin_cell oldv 0 "$OLD" -C "$P" verify --quiet
+      bin_cell newv 0 "$NEW" -C "$P" verify --quiet
+      core_cell stop ./.claude/skills/wide
+      echo
+    done
+    ;;
+  long-names)
+    echo
+    echo "### Chain of 255-byte names, pinned (paths pass PATH_MAX at depth 16; !N: exit code N, not 0)"
+    echo "| depth | old verify | x | new verify | x | new stop | x |"
+    echo "|---|---|---|---|---|---|---|"
+    for d in 10 20 40 80 160 320 640; do
+      "$DRV" chain "$P" "$d" 255
+      pin
+      printf '| %s |' "$d"
+      bin_cell oldv 0 "$OLD" -C "$P" verify --quiet
+      bin_cell newv 0 "$NEW" -C "$P" verify --quiet
+      core_cell stop ./.claude/skills/evil
+      echo
+    done
+    ;;
+  bundle)
+    echo
+    echo "### A bundle of N files (100 per directory), pinned; then a 20 GB sparse file added"
+    echo "| files | old verify | x | new verify | x | old why | x | new why | x | new stop | x | stop, 20 GB added | x |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    for n in 25000 50000 100000; do
+      "$DRV" bundle "$P" "$n"
+      pin
+      printf '| %s |' "$n"
+      bin_cell oldv 0 "$OLD" -C "$P" verify --quiet
+      bin_cell newv 0 "$NEW" -C "$P" verify --quiet
+      bin_cell oldw 0 "$OLD" -C "$P" why "$P/.claude/skills/big"
+      bin_cell neww 0 "$NEW" -C "$P" why "$P/.claude/skills/big"
+      core_cell stop ./.claude/skills/big
+      truncate -s 20G "$P/.claude/skills/big/d0000/huge.bin"
+      core_cell huge ./.claude/skills/big
+      echo
+    done
+    ;;
+  *) echo "bench-hostile: unknown shape $shape" >&2; exit 2 ;;
+  esac
+done

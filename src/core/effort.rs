@@ -1,0 +1,221 @@
+//! How much work a verification may spend: when it stops after a proof that
+//! the root cannot be Verified ([`AfterProof`]), and a [`Cancel`] that bounds
+//! or abandons the work (a flag, a deadline, a byte budget), checked between
+//! directories and between the chunks of every file.
+//!
+//! The CLI verifies in full (its lists must be complete); the mount verifies a
+//! bundle at every open and needs only the verdict, so one hostile bundle (a
+//! 20 GB sparse file, a directory chain thousands deep) must not cost more than
+//! it takes to prove it wrong.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::hash::HashProgress;
+
+/// What a verification does once it has proven that the root cannot be
+/// Verified (a name the record cannot hold, a digest that differs, a problem,
+/// a recorded file missing; for an unrecorded root, anything trackable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterProof {
+    /// Go on: walk and hash everything, for complete lists (`seal verify -v`).
+    Finish,
+    /// Hash only the files the [`Keeper`](super::hash::Keeper) wants (a
+    /// `warn` view still serves the bytes of a Mismatch bundle); walk on to
+    /// find them.
+    HashWanted,
+    /// Stop at once: the verdict is all that is needed (a `block` view).
+    Stop,
+}
+
+/// A way to bound or abandon a verification from outside. Cancelled means:
+/// the flag was set, the deadline passed, or more bytes than the budget were
+/// read. Checked between directories and between chunks (256 KiB) of a file.
+#[derive(Debug)]
+pub struct Cancel {
+    flag: AtomicBool,
+    deadline: Option<Instant>,
+    byte_budget: Option<u64>,
+    bytes: AtomicU64,
+}
+
+impl Cancel {
+    /// Never cancelled unless [`Cancel::cancel`] is called.
+    pub const fn new() -> Cancel {
+        Cancel {
+            flag: AtomicBool::new(false),
+            deadline: None,
+            byte_budget: None,
+            bytes: AtomicU64::new(0),
+        }
+    }
+
+    /// Cancelled once `timeout` has passed from now.
+    pub fn with_timeout(mut self, timeout: Duration) -> Cancel {
+        self.deadline = Instant::now().checked_add(timeout);
+        self
+    }
+
+    /// Cancelled once more than `bytes` file bytes have been read.
+    pub fn with_byte_budget(mut self, bytes: u64) -> Cancel {
+        self.byte_budget = Some(bytes);
+        self
+    }
+
+    /// Abandons the work (from any thread).
+    pub fn cancel(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        if self.flag.load(Ordering::Relaxed) {
+            return true;
+        }
+        if self
+            .byte_budget
+            .is_some_and(|budget| self.bytes.load(Ordering::Relaxed) > budget)
+        {
+            return true;
+        }
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Counts bytes read against the budget.
+    pub(crate) fn spend(&self, bytes: u64) {
+        if self.byte_budget.is_some() {
+            self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Default for Cancel {
+    fn default() -> Cancel {
+        Cancel::new()
+    }
+}
+
+/// The effort a verification may spend, and a meter to watch it.
+#[derive(Debug, Clone, Copy)]
+pub struct Effort<'c> {
+    pub after_proof: AfterProof,
+    pub cancel: &'c Cancel,
+    /// Counters of files and bytes read (a progress line, or a test).
+    pub progress: Option<&'c HashProgress>,
+}
+
+/// Never cancelled; the cancel of [`Effort::full`].
+static NEVER: Cancel = Cancel::new();
+
+impl Effort<'static> {
+    /// Everything walked and hashed, never cancelled: the CLI's verification.
+    pub fn full() -> Effort<'static> {
+        Effort {
+            after_proof: AfterProof::Finish,
+            cancel: &NEVER,
+            progress: None,
+        }
+    }
+}
+
+impl<'c> Effort<'c> {
+    /// Stop at the first proof, and whenever `cancel` says so.
+    pub fn verdict_only(cancel: &'c Cancel) -> Effort<'c> {
+        Effort {
+            after_proof: AfterProof::Stop,
+            cancel,
+            progress: None,
+        }
+    }
+}
+
+/// The stop rule of one run, shared by the walking and hashing threads.
+pub(crate) struct Stopper<'c> {
+    effort: Effort<'c>,
+    proved: AtomicBool,
+}
+
+impl<'c> Stopper<'c> {
+    pub(crate) fn new(effort: Effort<'c>) -> Stopper<'c> {
+        Stopper {
+            effort,
+            proved: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn cancel(&self) -> &Cancel {
+        self.effort.cancel
+    }
+
+    /// Records that the root cannot be Verified.
+    pub(crate) fn prove(&self) {
+        self.proved.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn proved(&self) -> bool {
+        self.proved.load(Ordering::Relaxed)
+    }
+
+    /// Whether hashing a file (that the keeper does or does not want) must be
+    /// abandoned now.
+    pub(crate) fn abandon(&self, wanted: bool) -> bool {
+        if self.effort.cancel.is_cancelled() {
+            return true;
+        }
+        self.proved()
+            && match self.effort.after_proof {
+                AfterProof::Finish => false,
+                AfterProof::HashWanted => !wanted,
+                AfterProof::Stop => true,
+            }
+    }
+
+    /// Whether the walk must stop now.
+    pub(crate) fn stop_walk(&self) -> bool {
+        self.effort.cancel.is_cancelled()
+            || (self.proved() && self.effort.after_proof == AfterProof::Stop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_flag_and_deadline_cancel() {
+        let c = Cancel::new().with_byte_budget(10);
+        c.spend(10);
+        assert!(!c.is_cancelled());
+        c.spend(1);
+        assert!(c.is_cancelled());
+        let c = Cancel::new();
+        assert!(!c.is_cancelled());
+        c.cancel();
+        assert!(c.is_cancelled());
+        assert!(Cancel::new().with_timeout(Duration::ZERO).is_cancelled());
+        assert!(
+            !Cancel::new()
+                .with_timeout(Duration::from_secs(3600))
+                .is_cancelled()
+        );
+    }
+
+    #[test]
+    fn after_proof_decides_what_is_abandoned() {
+        let never = Cancel::new();
+        for (after, wanted, unwanted) in [
+            (AfterProof::Finish, false, false),
+            (AfterProof::HashWanted, false, true),
+            (AfterProof::Stop, true, true),
+        ] {
+            let s = Stopper::new(Effort {
+                after_proof: after,
+                cancel: &never,
+                progress: None,
+            });
+            assert!(!s.abandon(true) && !s.abandon(false) && !s.stop_walk());
+            s.prove();
+            assert_eq!((s.abandon(true), s.abandon(false)), (wanted, unwanted));
+            assert_eq!(s.stop_walk(), after == AfterProof::Stop);
+        }
+    }
+}
