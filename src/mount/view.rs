@@ -67,10 +67,11 @@ enum Handle<Id> {
         file: Option<File>,
         _backing: Option<Arc<Backing<Id>>>,
     },
-    /// Verified bytes.
+    /// Verified bytes, served under inode `ino`.
     Verified {
         snapshot: Arc<Snapshot>,
         _backing: Option<Arc<Backing<Id>>>,
+        ino: u64,
     },
     /// A directory listing taken at opendir, already filtered by the gate.
     Dir { entries: Vec<DirItem> },
@@ -129,6 +130,10 @@ pub struct View<Id> {
     /// Whether ordinary paths may be changed (`seal mount --writable`,
     /// `seal run` without `--read-only`).
     writable: bool,
+    /// Inodes with open handles of verified bytes: their size, and how many
+    /// handles. Such an inode describes those bytes; when the disk's file
+    /// under its name changes size, the name gets a new inode.
+    served: Mutex<HashMap<u64, (u64, usize)>>,
 }
 
 impl<Id> View<Id> {
@@ -140,7 +145,30 @@ impl<Id> View<Id> {
             next_fh: AtomicU64::new(1),
             backings: BackingCache::default(),
             writable,
+            served: Mutex::new(HashMap::new()),
         }
+    }
+
+    fn served(&self) -> MutexGuard<'_, HashMap<u64, (u64, usize)>> {
+        self.served.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The inode `name` in `parent` is known by (counting the lookup): the
+    /// one it has, unless that inode serves verified bytes of another size
+    /// than the disk's file now has (`size`): then the name gets a new inode
+    /// and the old one keeps describing the bytes its handles serve.
+    fn entry_ino(&self, parent: u64, name: &OsStr, size: u64) -> u64 {
+        let mut inodes = self.inodes();
+        if let Some(ino) = inodes.peek(parent, name) {
+            if self
+                .served()
+                .get(&ino)
+                .is_some_and(|(served, _)| *served != size)
+            {
+                inodes.retire(ino);
+            }
+        }
+        inodes.remember(parent, name)
     }
 
     pub fn is_writable(&self) -> bool {
@@ -230,7 +258,7 @@ impl<Id> View<Id> {
         if !decision.shown {
             return Err(FsError::NotFound);
         }
-        let ino = self.inodes().remember(parent, name);
+        let ino = self.entry_ino(parent, name, st.st_size as u64);
         Ok(Entry {
             attr: attr_of(&st, ino, None),
             ttl: entry_ttl(decision.caching),
@@ -254,7 +282,10 @@ impl<Id> View<Id> {
             }
             // The open file itself, even when its name is gone.
             Some(Handle::Real { file: Some(f), .. }) => (fstat_fd(f.as_fd())?, None),
-            _ => (self.lstat(&self.path_of(ino)?)?, None),
+            _ => (
+                self.lstat(&self.path_of(ino)?)?,
+                self.served().get(&ino).map(|(size, _)| *size),
+            ),
         };
         Ok(Entry {
             attr: attr_of(&st, ino, size),
@@ -300,9 +331,15 @@ impl<Id> View<Id> {
                     Some(b) => ReadMode::Passthrough(b.clone()),
                     None => ReadMode::Direct,
                 };
+                {
+                    let mut served = self.served();
+                    let held = served.entry(ino).or_insert((snapshot.len(), 0));
+                    *held = (snapshot.len(), held.1 + 1);
+                }
                 let fh = self.add_handle(Handle::Verified {
                     snapshot,
                     _backing: backing,
+                    ino,
                 });
                 Ok(Opened { fh, mode })
             }
@@ -425,6 +462,15 @@ impl<Id> View<Id> {
     /// backing reference; the memory goes with the last one.
     pub fn release(&self, fh: u64) {
         let handle = self.handles().remove(&fh);
+        if let Some(Handle::Verified { ino, .. }) = handle.as_deref() {
+            let mut served = self.served();
+            if let Some(held) = served.get_mut(ino) {
+                held.1 -= 1;
+                if held.1 == 0 {
+                    served.remove(ino);
+                }
+            }
+        }
         drop(handle);
     }
 
@@ -518,7 +564,7 @@ impl<Id> View<Id> {
             let child = if dots {
                 item.ino
             } else {
-                self.inodes().remember(ino, &item.name)
+                self.entry_ino(ino, &item.name, st.st_size as u64)
             };
             let full = add(&PlusEntry {
                 ino: child,
