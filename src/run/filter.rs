@@ -639,9 +639,12 @@ fn json_changes(
         let r = find(run.1, &key).map(|(_, m)| &m.value);
         let h = find(host.1, &key).map(|(_, m)| &m.value);
         let parent = path.clone();
-        if descend && h.is_some_and(is_object) {
-            // The host's value may hold extension entries: only ever edit
-            // inside it.
+        // Objects on both sides are merged member by member, so that the
+        // agent's change to one entry never overwrites the host's change to
+        // another. Where extension entries may sit below, the host's object
+        // is only ever edited inside.
+        let both_objects = h.is_some_and(is_object) && r.is_some_and(is_object);
+        if both_objects || (descend && h.is_some_and(is_object)) {
             if let Some(r) = r.filter(|r| is_object(r)) {
                 let s = s.filter(|s| is_object(s));
                 let (s_src, s) = match s {
@@ -855,9 +858,11 @@ fn toml_merge_table(
         }
         let s = shown.get(&key);
         let r = run.get(&key);
-        if descend && host.get(&key).is_some_and(|h| h.is_table_like()) {
-            // The host's table may hold extension entries: only ever edit
-            // inside it.
+        // Tables on both sides are merged entry by entry; where extension
+        // entries may sit below, the host's table is only ever edited inside.
+        let host_table = host.get(&key).is_some_and(|h| h.is_table_like());
+        let run_table = r.is_some_and(|r| r.is_table_like());
+        if host_table && (run_table || descend) {
             if let Some(r) = r.and_then(|r| r.as_table_like()) {
                 let s = s.and_then(|s| s.as_table_like()).unwrap_or(&empty);
                 if let Some(h) = host.get_mut(&key).and_then(|i| i.as_table_like_mut()) {

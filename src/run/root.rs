@@ -405,12 +405,13 @@ impl Builder {
     }
 }
 
+/// An entry the run cannot show (typically one this user may not open, such
+/// as another user's FUSE mount) is left out; that is only worth a log line.
 fn warn(path: &Path, e: &io::Error) {
-    let line = format!(
-        "seal: run: {} is left out of the run: {e}\n",
+    tracing::info!(
+        "{} is left out of the run: {e}",
         crate::core::escape::escaped_os(path.as_os_str())
     );
-    let _ = io::stderr().write_all(line.as_bytes());
 }
 
 /// The names in a directory, for the merge-back's record of what was there at
