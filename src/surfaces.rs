@@ -1426,7 +1426,7 @@ mod doc_tests {
             }
         }
         for rule in FILTER_RULES {
-            let heading = format!("`{}`", rule.id);
+            let heading = format!("#### `{}`", rule.id);
             let Some(at) = doc.find(&heading) else {
                 missing.push(rule.id.to_string());
                 continue;
