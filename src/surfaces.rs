@@ -1432,7 +1432,9 @@ mod doc_tests {
                 continue;
             };
             let section = &doc[at..];
-            let section = &section[..section[1..].find("\n#### ").map_or(section.len(), |e| e + 1)];
+            let section = &section[..section[1..]
+                .find("\n#### ")
+                .map_or(section.len(), |e| e + 1)];
             for path in rule.remove {
                 if !section.contains(&format!("`{}`", path.join("."))) {
                     missing.push(format!("{}: {}", rule.id, path.join(".")));

@@ -3,9 +3,9 @@
 //! fake home (HOME = a temporary directory) and a project inside a temporary
 //! parent directory.
 
-mod support;
 #[path = "run_world/mod.rs"]
 mod run_world;
+mod support;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

@@ -2,9 +2,9 @@
 //! files, and against a command inside it that is root: each test is an
 //! escape that worked when the run patched the host's tree with mounts.
 
-mod support;
 #[path = "run_world/mod.rs"]
 mod run_world;
+mod support;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -38,7 +38,12 @@ fn wait_for(path: &Path, child: &mut Child) {
     while !path.exists() {
         if let Ok(Some(status)) = child.try_wait() {
             let mut err = String::new();
-            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
             panic!("seal run ended early ({status}): {err}");
         }
         assert!(Instant::now() < deadline, "the command never got ready");
@@ -47,12 +52,22 @@ fn wait_for(path: &Path, child: &mut Child) {
 }
 
 fn finish(mut child: Child) -> (i32, String, String) {
-    let status = run_world::wait_timeout(&mut child, Duration::from_secs(30))
-        .expect("seal run did not end");
+    let status =
+        run_world::wait_timeout(&mut child, Duration::from_secs(30)).expect("seal run did not end");
     let mut out = String::new();
     let mut err = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     (status.code().unwrap_or(-1), out, err)
 }
 
@@ -93,7 +108,10 @@ fn host_proc_does_not_reach_into_the_run() {
     let (code, out, err) = w.run_sh(&script, &[]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert!(!out.contains("TAMPERED") && !out.contains("USER SKILL"), "{out}");
+    assert!(
+        !out.contains("TAMPERED") && !out.contains("USER SKILL"),
+        "{out}"
+    );
     assert_eq!(&lines[..3], ["[1]", "[1]", "[1]"], "{out}");
     // Only the run's own processes: its init, the shell, ls and grep.
     let procs: u32 = lines[3].parse().unwrap();
@@ -102,7 +120,13 @@ fn host_proc_does_not_reach_into_the_run() {
     // sudo seal run --user U: a process of U on the host.
     open_up(&w.root);
     let mut theirs = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "30"])
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sleep",
+            "30",
+        ])
         .spawn()
         .unwrap();
     let script = format!(
@@ -156,7 +180,10 @@ fn host_changes_during_the_run_do_not_reach_it() {
     write(&home.join(".claude/skills/evil/SKILL.md"), "MOVED IN");
     // Extension locations that did not exist at the start.
     write(&home.join(".gemini/GEMINI.md"), "CREATED DURING THE RUN");
-    write(&home.join(".codex/skills/new/SKILL.md"), "CREATED DURING THE RUN");
+    write(
+        &home.join(".codex/skills/new/SKILL.md"),
+        "CREATED DURING THE RUN",
+    );
     write(&w.root.join("parent/GEMINI.md"), "CREATED DURING THE RUN");
     // The project replaced by an unsealed copy with an extra skill.
     let moved = w.project.with_file_name("project.x");
@@ -172,7 +199,10 @@ fn host_changes_during_the_run_do_not_reach_it() {
         &w.project.join(".claude/skills/evil/SKILL.md"),
         "UNSEALED COPY",
     );
-    write(&w.project.join(".claude/skills/review/SKILL.md"), "TAMPERED COPY");
+    write(
+        &w.project.join(".claude/skills/review/SKILL.md"),
+        "TAMPERED COPY",
+    );
     std::fs::write(sync.join("go"), "").unwrap();
     let (code, out, err) = finish(child);
     assert_eq!(code, 0, "{err}");
@@ -404,7 +434,10 @@ EOF
     );
     let toml = std::fs::read_to_string(w.home.join(".codex/config.toml")).unwrap();
     assert!(toml.starts_with(CODEX_TOML), "{toml}");
-    assert!(toml.contains("[projects.\"/here\"]\ntrust_level = \"trusted\""), "{toml}");
+    assert!(
+        toml.contains("[projects.\"/here\"]\ntrust_level = \"trusted\""),
+        "{toml}"
+    );
     assert!(!toml.contains("mine"), "{toml}");
     assert_eq!(
         std::fs::read_to_string(w.home.join(".codex/sessions/2026/s.jsonl")).unwrap(),
@@ -535,10 +568,20 @@ fn extra_binds_are_read_only_or_writable_and_never_expose_the_project() {
         (w.project.clone(), "/opt/p"),
         (w.home.clone(), "/opt/h"),
         (w.home.join(".claude/skills"), "/opt/s"),
-        (data.clone(), w.home.join(".claude/skills").to_str().unwrap()),
+        (
+            data.clone(),
+            w.home.join(".claude/skills").to_str().unwrap(),
+        ),
     ] {
         let (code, out, err) = w.seal(
-            &["run", "--ro-bind", src.to_str().unwrap(), dest, "--", "true"],
+            &[
+                "run",
+                "--ro-bind",
+                src.to_str().unwrap(),
+                dest,
+                "--",
+                "true",
+            ],
             "",
             &[],
         );

@@ -200,11 +200,7 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
                 } else {
                     "read-only copy"
                 };
-                let _ = writeln!(
-                    out,
-                    "  filtered {loc}  [{removes}; {access}; {}]",
-                    p.why
-                );
+                let _ = writeln!(out, "  filtered {loc}  [{removes}; {access}; {}]", p.why);
             }
             State::Placed(Placement::Cover) => {
                 let _ = writeln!(out, "  covered  {loc}  [empty dir; {}]", p.why);

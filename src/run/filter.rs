@@ -472,7 +472,10 @@ pub enum Merged {
     /// The run did not change its copy: nothing to write.
     Unchanged,
     /// The new host document, and the entries taken from the run.
-    Write { bytes: Vec<u8>, changed: Vec<String> },
+    Write {
+        bytes: Vec<u8>,
+        changed: Vec<String>,
+    },
 }
 
 /// Applies the run's changes to the host file.
@@ -591,11 +594,25 @@ fn insert_members(src: &[u8], node: &Node, new: &[(String, String)]) -> Option<E
     }
 }
 
+/// New `(key, value text)` members for one object.
+type Members = Vec<(String, String)>;
+
 /// One change the run made, to be applied to the host document.
 enum Change {
-    Replace { parent: Vec<String>, key: String, value: String },
-    Insert { parent: Vec<String>, key: String, value: String },
-    Delete { parent: Vec<String>, key: String },
+    Replace {
+        parent: Vec<String>,
+        key: String,
+        value: String,
+    },
+    Insert {
+        parent: Vec<String>,
+        key: String,
+        value: String,
+    },
+    Delete {
+        parent: Vec<String>,
+        key: String,
+    },
 }
 
 const EMPTY_OBJECT: Node = Node {
@@ -706,7 +723,10 @@ fn json_merge(
     let shown_root = parse_json(shown)?;
     let run_root = parse_json(&run_clean)?;
     let host_root = parse_json(host)?;
-    if ![&shown_root, &run_root, &host_root].iter().all(|n| is_object(n)) {
+    if ![&shown_root, &run_root, &host_root]
+        .iter()
+        .all(|n| is_object(n))
+    {
         return Err(ParseError("the document is not an object".into()));
     }
     let mut changes = Vec::new();
@@ -760,7 +780,7 @@ fn json_merge(
     }
     let mut text = apply(host, edits);
     // ... then insertions into the result, an object at a time.
-    let mut inserts: Vec<(Vec<String>, Vec<(String, String)>)> = Vec::new();
+    let mut inserts: Vec<(Vec<String>, Members)> = Vec::new();
     for c in changes {
         if let Change::Insert { parent, key, value } = c {
             changed.push(change_name(&parent, &key));
@@ -794,9 +814,9 @@ fn toml_canon(item: &toml_edit::Item) -> String {
             toml_edit::Value::Array(a) => {
                 format!("[{}]", a.iter().map(value).collect::<Vec<_>>().join(","))
             }
-            toml_edit::Value::InlineTable(t) => table(t.iter().map(|(k, v)| {
-                (k.to_string(), value(v))
-            })),
+            toml_edit::Value::InlineTable(t) => {
+                table(t.iter().map(|(k, v)| (k.to_string(), value(v))))
+            }
             other => {
                 let mut v = other.clone();
                 v.decor_mut().clear();

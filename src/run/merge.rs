@@ -167,18 +167,26 @@ fn write_replacing(dir: BorrowedFd<'_>, name: &OsStr, bytes: &[u8], mode: u32) -
             nix::sys::stat::fchmod(&f, Mode::from_bits_truncate(mode & 0o777)).map_err(io_err)
         });
     drop(f);
-    let renamed = written.and_then(|()| {
-        nix::fcntl::renameat(dir, tmp.as_os_str(), dir, name).map_err(io_err)
-    });
+    let renamed = written
+        .and_then(|()| nix::fcntl::renameat(dir, tmp.as_os_str(), dir, name).map_err(io_err));
     if renamed.is_err() {
-        let _ = nix::unistd::unlinkat(dir, tmp.as_os_str(), nix::unistd::UnlinkatFlags::NoRemoveDir);
+        let _ = nix::unistd::unlinkat(
+            dir,
+            tmp.as_os_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
     }
     renamed
 }
 
 /// Copies the new entry `name` from the run's `src` to the host's `dst`
 /// (which has no such entry); returns how many objects it wrote.
-fn copy_new(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, name: &OsStr, depth: usize) -> io::Result<usize> {
+fn copy_new(
+    src: BorrowedFd<'_>,
+    dst: BorrowedFd<'_>,
+    name: &OsStr,
+    depth: usize,
+) -> io::Result<usize> {
     if depth > 64 {
         return Err(io::Error::other("nested too deeply"));
     }
@@ -187,8 +195,13 @@ fn copy_new(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, name: &OsStr, depth: usize
     match EntryKind::from_mode(st.st_mode) {
         EntryKind::File => {
             let bytes = {
-                let fd = openat(src, name, OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC, Mode::empty())
-                    .map_err(io_err)?;
+                let fd = openat(
+                    src,
+                    name,
+                    OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(io_err)?;
                 let mut v = Vec::new();
                 std::fs::File::from(fd).read_to_end(&mut v)?;
                 v
@@ -196,7 +209,11 @@ fn copy_new(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, name: &OsStr, depth: usize
             let fd = openat(
                 dst,
                 name,
-                OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                OFlag::O_WRONLY
+                    | OFlag::O_CREAT
+                    | OFlag::O_EXCL
+                    | OFlag::O_NOFOLLOW
+                    | OFlag::O_CLOEXEC,
                 Mode::from_bits_truncate(mode),
             )
             .map_err(io_err)?;
@@ -208,8 +225,13 @@ fn copy_new(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, name: &OsStr, depth: usize
         EntryKind::Dir => {
             mkdirat(dst, name, Mode::from_bits_truncate(mode | 0o700)).map_err(io_err)?;
             let open_dir = |d: BorrowedFd<'_>| {
-                openat(d, name, OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC, Mode::empty())
-                    .map_err(io_err)
+                openat(
+                    d,
+                    name,
+                    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(io_err)
             };
             let s = open_dir(src)?;
             let d = open_dir(dst)?;
@@ -225,7 +247,10 @@ fn copy_new(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, name: &OsStr, depth: usize
             nix::unistd::symlinkat(target.as_os_str(), dst, name).map_err(io_err)?;
             Ok(1)
         }
-        other => Err(io::Error::other(format!("a {} is not copied", other.describe()))),
+        other => Err(io::Error::other(format!(
+            "a {} is not copied",
+            other.describe()
+        ))),
     }
 }
 
@@ -241,9 +266,9 @@ fn absent_filter(plan: &Plan, location: &Path) -> Option<&'static crate::surface
 /// Whether `location` is an extension location the plan names (never written
 /// back, even if the run somehow made it).
 fn extension_location(plan: &Plan, location: &Path) -> bool {
-    plan.planned
-        .iter()
-        .any(|p| p.location == location && p.rule.is_none() && !matches!(p.state, State::InsideProject))
+    plan.planned.iter().any(|p| {
+        p.location == location && p.rule.is_none() && !matches!(p.state, State::InsideProject)
+    })
 }
 
 /// Opens the host directory of `d` once (creating it when the run made it

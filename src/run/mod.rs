@@ -160,9 +160,8 @@ fn user_binds(binds: &[(PathBuf, PathBuf, bool)]) -> Result<Vec<UserBind>, RunEr
         .iter()
         .map(|(source, dest, writable)| {
             let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
-            let source = std::fs::canonicalize(source).map_err(|e| {
-                RunError::Bind(format!("cannot bind {}: {e}", shown(source)))
-            })?;
+            let source = std::fs::canonicalize(source)
+                .map_err(|e| RunError::Bind(format!("cannot bind {}: {e}", shown(source))))?;
             if !dest.is_absolute() {
                 return Err(RunError::Bind(format!(
                     "the destination {} must be an absolute path",
@@ -361,8 +360,9 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         audit_log: prepared.request.audit_log.clone(),
         allow_other: true,
     };
-    let gate = crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)
-        .map_err(RunError::Mount)?;
+    let gate =
+        crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)
+            .map_err(RunError::Mount)?;
     namespace::enter_namespaces(unprivileged).map_err(|e| {
         if unprivileged {
             RunError::Unprivileged(format!(
@@ -389,7 +389,18 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         Err(e) => return give_up(init, RunError::Mount(e)),
     };
     let merge_dirs = prepared.plan.merge_dirs();
-    let report = init.go().and_then(|()| init.report(merge_dirs.len()));
+    // The view's device (asked now that it is served), so that the init can
+    // check that what it binds at the project's path is the view.
+    let view_dev = match nix::sys::stat::stat(&prepared.project_path) {
+        Ok(st) => st.st_dev,
+        Err(e) => {
+            return give_up(
+                init,
+                RunError::Namespace(io::Error::from_raw_os_error(e as i32)),
+            );
+        }
+    };
+    let report = init.go(view_dev).and_then(|()| init.report());
     let fds = match report {
         Ok(Report::Ready(fds)) => fds,
         Ok(Report::Failed(BuildError::At { location, reason })) => {

@@ -200,14 +200,17 @@ pub struct Init {
 }
 
 impl Init {
-    /// Lets the init build the root (the view is served).
-    pub fn go(&self) -> io::Result<()> {
-        send(&self.sock, b"g", &[])
+    /// Lets the init build the root: the view is served, and mounted on the
+    /// device `view_dev` (so that the init binds the view and nothing else).
+    pub fn go(&self, view_dev: u64) -> io::Result<()> {
+        let mut msg = b"g".to_vec();
+        msg.extend_from_slice(&view_dev.to_le_bytes());
+        send(&self.sock, &msg, &[])
     }
 
     /// Waits for the init's report.
-    pub fn report(&self, expected_fds: usize) -> io::Result<Report> {
-        let (msg, fds) = receive(&self.sock, expected_fds)?;
+    pub fn report(&self) -> io::Result<Report> {
+        let (msg, fds) = receive(&self.sock)?;
         match msg.first() {
             Some(b'R') => Ok(Report::Ready(fds)),
             Some(b'E') => {
@@ -249,10 +252,9 @@ fn send(sock: &OwnedFd, msg: &[u8], fds: &[RawFd]) -> io::Result<()> {
         .map_err(errno_io)
 }
 
-fn receive(sock: &OwnedFd, max_fds: usize) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
+fn receive(sock: &OwnedFd) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut space = nix::cmsg_space!([RawFd; 253]);
-    let _ = max_fds;
     let (n, fds) = {
         let mut iov = [IoSliceMut::new(&mut buf)];
         let msg = loop {
@@ -362,17 +364,19 @@ fn report_failure(sock: &OwnedFd, e: &BuildError) {
 fn init(plan: &Plan, launch: &Launch, sock: OwnedFd) -> i32 {
     let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
     close_others(sock.as_raw_fd());
-    match receive(&sock, 0) {
-        Ok((m, _)) if m == b"g" => {}
+    let view_dev = match receive(&sock) {
+        Ok((m, _)) if m.len() == 9 && m[0] == b'g' => {
+            u64::from_le_bytes(m[1..9].try_into().expect("8 bytes"))
+        }
         _ => return 125,
-    }
+    };
     let built = unshare(CloneFlags::CLONE_NEWNS)
         .map_err(|e| BuildError::Setup(format!("cannot create the run's mount namespace: {e}")))
         .and_then(|()| {
             make_private()
                 .map_err(|e| BuildError::Setup(format!("cannot make mounts private: {e}")))
         })
-        .and_then(|()| root::build(plan));
+        .and_then(|()| root::build(plan, view_dev));
     let built = match built {
         Ok(b) => b,
         Err(e) => {
@@ -385,7 +389,7 @@ fn init(plan: &Plan, launch: &Launch, sock: OwnedFd) -> i32 {
         return 125;
     }
     drop(built);
-    match receive(&sock, 0) {
+    match receive(&sock) {
         Ok((m, _)) if m == b"c" => {}
         _ => return 125,
     }
@@ -613,4 +617,3 @@ pub fn wait_plain(child: Pid) -> i32 {
         }
     }
 }
-

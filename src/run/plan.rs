@@ -177,7 +177,9 @@ impl Placement {
                 }
             }
             Placement::View => "the sealed view of the project".into(),
-            Placement::Cover => "an empty read-only directory (a second mount of the project)".into(),
+            Placement::Cover => {
+                "an empty read-only directory (a second mount of the project)".into()
+            }
             Placement::Bind { writable, .. } => {
                 if *writable {
                     "a writable bind of a host path".into()
@@ -354,7 +356,11 @@ pub fn candidates(inputs: &Inputs) -> Vec<(PathBuf, Show, String)> {
             } else {
                 base.join(r.path.trim_start_matches('/'))
             };
-            push(p, r.show, format!("{} ({})", describe_base(r.base), r.agents));
+            push(
+                p,
+                r.show,
+                format!("{} ({})", describe_base(r.base), r.agents),
+            );
         }
     }
     // Claude Code's auto memory of the project (and of its git root).
@@ -447,7 +453,9 @@ fn read_config(path: &Path) -> Result<(Vec<u8>, std::fs::Metadata), String> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| format!("cannot read it: {e}"))?;
-    let m = f.metadata().map_err(|e| format!("cannot inspect it: {e}"))?;
+    let m = f
+        .metadata()
+        .map_err(|e| format!("cannot inspect it: {e}"))?;
     if !m.is_file() {
         return Err("not a regular file".into());
     }

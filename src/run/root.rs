@@ -57,8 +57,9 @@ const EMPTY_DIR: &str = "/empty-dir";
 const EMPTY_FILE: &str = "/empty-file";
 
 /// Builds the root and makes it this process's (and this mount namespace's)
-/// `/`. `project` is the canonical project path, where the view is mounted.
-pub fn build(plan: &Plan) -> Result<Built, BuildError> {
+/// `/`. `view_dev` is the device of the sealed view, mounted at the project's
+/// path: what is bound there must be it.
+pub fn build(plan: &Plan, view_dev: u64) -> Result<Built, BuildError> {
     stage().map_err(|e| setup("cannot prepare a staging root", e))?;
     let old = nix::fcntl::open(
         OLD,
@@ -69,6 +70,7 @@ pub fn build(plan: &Plan) -> Result<Built, BuildError> {
     std::fs::create_dir(NEW).map_err(|e| setup("cannot create the new root", e))?;
     let mut builder = Builder {
         old,
+        view_dev,
         merge_fds: Vec::new(),
     };
     builder.dir(&plan.root, Path::new(NEW))?;
@@ -111,6 +113,7 @@ fn finish() -> io::Result<()> {
 struct Builder {
     /// The host's root (under `/oldroot`).
     old: OwnedFd,
+    view_dev: u64,
     merge_fds: Vec<OwnedFd>,
 }
 
@@ -207,7 +210,13 @@ impl Builder {
     fn tmpfs(&self, d: &Dir, at: &Path) -> io::Result<()> {
         let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
         let with_owner = format!("mode={:o},uid={},gid={}", d.mode, d.uid, d.gid);
-        match mount(Some("tmpfs"), at, Some("tmpfs"), flags, Some(with_owner.as_str())) {
+        match mount(
+            Some("tmpfs"),
+            at,
+            Some("tmpfs"),
+            flags,
+            Some(with_owner.as_str()),
+        ) {
             Ok(()) => Ok(()),
             // An owner this user namespace does not map (unprivileged runs):
             // the directory stays ours, and read-only unless it is writable.
@@ -221,6 +230,19 @@ impl Builder {
             .map_err(io_err),
             Err(e) => Err(io_err(e)),
         }
+    }
+
+    /// An `O_PATH` descriptor of the host object at `path`, reached without
+    /// following any symlink.
+    fn open_beneath(&self, path: &Path, extra: OFlag) -> io::Result<OwnedFd> {
+        let rel = relative(path);
+        if rel.as_os_str().is_empty() {
+            return Err(io::Error::other("cannot place anything at the root"));
+        }
+        let how = OpenHow::new()
+            .flags(OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW | extra)
+            .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_BENEATH);
+        openat2(self.old.as_fd(), rel, how).map_err(io_err)
     }
 
     /// Opens the host directory behind a skeleton without following any
@@ -261,7 +283,8 @@ impl Builder {
             if let Some(host) = self.open_host_dir(&d.path) {
                 let entries = crate::core::fs::list_dir(host.as_fd()).map_err(failed)?;
                 for e in entries {
-                    if d.children.contains_key(&e.name) || (d.path == Path::new("/") && e.name == "proc")
+                    if d.children.contains_key(&e.name)
+                        || (d.path == Path::new("/") && e.name == "proc")
                     {
                         continue;
                     }
@@ -279,10 +302,13 @@ impl Builder {
                     mkdir(&target, 0o755).map_err(failed)?;
                     self.dir(c, &target)?;
                 }
-                Node::Place(p) => self.place(p, &location, &target).map_err(|e| BuildError::At {
-                    location: location.clone(),
-                    reason: e.to_string(),
-                })?,
+                Node::Place(p) => {
+                    self.place(p, &location, &target)
+                        .map_err(|e| BuildError::At {
+                            location: location.clone(),
+                            reason: e.to_string(),
+                        })?
+                }
             }
         }
         if !d.writable {
@@ -344,19 +370,21 @@ impl Builder {
             }
             Placement::Filtered(f) => self.filtered(f, target),
             Placement::View => {
+                // Reached without following a symlink, and checked to be the
+                // view: a directory on the way swapped for a symlink since the
+                // view was mounted must not put anything else here.
+                let fd = self.open_beneath(location, OFlag::O_DIRECTORY)?;
+                let st = nix::sys::stat::fstat(&fd).map_err(io_err)?;
+                if st.st_dev != self.view_dev {
+                    return Err(io::Error::other(
+                        "the project path changed while the run was set up",
+                    ));
+                }
                 mkdir(target, 0o755)?;
-                bind_path(&Path::new(OLD).join(relative(location)), target, true)
+                bind_fd(&fd, target)
             }
             Placement::Bind { source, writable } => {
-                let how = OpenHow::new()
-                    .flags(OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW)
-                    .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_BENEATH);
-                let rel = relative(source);
-                let fd = if rel.as_os_str().is_empty() {
-                    return Err(io::Error::other("cannot bind the whole root"));
-                } else {
-                    openat2(self.old.as_fd(), rel, how).map_err(io_err)?
-                };
+                let fd = self.open_beneath(source, OFlag::empty())?;
                 let st = nix::sys::stat::fstat(&fd).map_err(io_err)?;
                 if EntryKind::from_mode(st.st_mode) == EntryKind::Dir {
                     mkdir(target, 0o755)?;
@@ -422,4 +450,3 @@ pub fn names(fd: &OwnedFd) -> io::Result<Vec<OsString>> {
         .map(|e| e.name)
         .collect())
 }
-

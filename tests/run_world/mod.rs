@@ -78,7 +78,13 @@ impl World {
         )
     }
 
-    pub fn command(&self, program: &str, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
+    pub fn command(
+        &self,
+        program: &str,
+        args: &[&str],
+        stdin: &str,
+        env: &[(&str, &Path)],
+    ) -> Output {
         let mut cmd = Command::new(program);
         cmd.args(args)
             .current_dir(&self.project)
@@ -149,4 +155,3 @@ pub fn walk(root: &Path) -> Vec<PathBuf> {
     }
     out
 }
-

@@ -315,7 +315,10 @@ fn claude_state_merge_takes_the_agents_state_and_never_an_extension() {
             "\"evil\": {",
             "\"added-meanwhile\": {\"command\": \"y\"},\n    \"evil\": {",
         )
-        .replace("\"installMethod\": \"npm\"", "\"installMethod\": \"native\"");
+        .replace(
+            "\"installMethod\": \"npm\"",
+            "\"installMethod\": \"native\"",
+        );
     let Merged::Write { bytes, changed } =
         merge_back(&CLAUDE_STATE, CLAUDE_JSON.as_bytes(), &run, host.as_bytes()).unwrap()
     else {
@@ -346,14 +349,21 @@ fn claude_state_merge_takes_the_agents_state_and_never_an_extension() {
     assert!(text.starts_with("{\n  \"numStartups\": 13,\n  \"installMethod\": \"native\",\n  \"mcpServers\": {\n    \"github\": {"));
     // An untouched copy merges nothing.
     assert_eq!(
-        merge_back(&CLAUDE_STATE, CLAUDE_JSON.as_bytes(), &shown.bytes, host.as_bytes()).unwrap(),
+        merge_back(
+            &CLAUDE_STATE,
+            CLAUDE_JSON.as_bytes(),
+            &shown.bytes,
+            host.as_bytes()
+        )
+        .unwrap(),
         Merged::Unchanged
     );
 }
 
 #[test]
 fn json_merge_deletes_what_the_run_deleted_but_not_what_holds_extensions() {
-    let start = br#"{"a": 1, "b": 2, "c": 3, "projects": {"/p": {"mcpServers": {"s": {}}, "x": 1}}}"#;
+    let start =
+        br#"{"a": 1, "b": 2, "c": 3, "projects": {"/p": {"mcpServers": {"s": {}}, "x": 1}}}"#;
     let run = br#"{"b": 2, "projects": {}}"#;
     let Merged::Write { bytes, .. } = merge_back(&CLAUDE_STATE, start, run, start).unwrap() else {
         panic!()
@@ -365,10 +375,13 @@ fn json_merge_deletes_what_the_run_deleted_but_not_what_holds_extensions() {
         serde_json::json!({"b": 2, "projects": {"/p": {"mcpServers": {"s": {}}, "x": 1}}})
     );
     // Everything deleted and something new: still valid JSON.
-    let Merged::Write { bytes, .. } =
-        merge_back(&HOOKS_JSON, br#"{"a": 1, "b": 2}"#, br#"{"n": 3}"#, br#"{"a": 1, "b": 2}"#)
-            .unwrap()
-    else {
+    let Merged::Write { bytes, .. } = merge_back(
+        &HOOKS_JSON,
+        br#"{"a": 1, "b": 2}"#,
+        br#"{"n": 3}"#,
+        br#"{"a": 1, "b": 2}"#,
+    )
+    .unwrap() else {
         panic!()
     };
     assert_eq!(
@@ -384,17 +397,26 @@ fn codex_config_merge_keeps_the_hosts_servers_and_layout() {
         "[projects.\"/home/u/proj\"]\ntrust_level = \"trusted\"\n",
         "[projects.\"/home/u/proj\"]\ntrust_level = \"trusted\"\n\n[projects.\"/home/u/new\"]\ntrust_level = \"trusted\"\n\n[mcp_servers.self-given]\ncommand = \"evil\"\n",
     );
-    let Merged::Write { bytes, changed } =
-        merge_back(&CODEX_CONFIG, CODEX_TOML.as_bytes(), run.as_bytes(), CODEX_TOML.as_bytes())
-            .unwrap()
-    else {
+    let Merged::Write { bytes, changed } = merge_back(
+        &CODEX_CONFIG,
+        CODEX_TOML.as_bytes(),
+        run.as_bytes(),
+        CODEX_TOML.as_bytes(),
+    )
+    .unwrap() else {
         panic!("the run trusted a project")
     };
     let text = String::from_utf8(bytes).unwrap();
-    assert!(text.contains("[projects.\"/home/u/new\"]\ntrust_level = \"trusted\""), "{text}");
+    assert!(
+        text.contains("[projects.\"/home/u/new\"]\ntrust_level = \"trusted\""),
+        "{text}"
+    );
     assert!(!text.contains("self-given"), "{text}");
     // The host's servers, notify command, comments and layout are all there.
-    let without_new = text.replace("\n[projects.\"/home/u/new\"]\ntrust_level = \"trusted\"\n", "");
+    let without_new = text.replace(
+        "\n[projects.\"/home/u/new\"]\ntrust_level = \"trusted\"\n",
+        "",
+    );
     assert_eq!(without_new, CODEX_TOML, "{text}");
     assert_eq!(changed, ["projects./home/u/new"]);
 }

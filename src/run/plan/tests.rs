@@ -148,7 +148,10 @@ fn extension_locations_are_placed_by_location() {
             .iter()
             .all(|p| !p.location.ends_with(".credentials.json"))
     );
-    assert_eq!(*state(&plan, &w.inputs.project), State::Placed(Placement::View));
+    assert_eq!(
+        *state(&plan, &w.inputs.project),
+        State::Placed(Placement::View)
+    );
     assert_eq!(plan.impossible(), None);
 }
 
@@ -376,8 +379,14 @@ fn locate_resolves_parents_and_keeps_the_last_component() {
     let w = world();
     std::os::unix::fs::symlink(w.root.join("work"), w.root.join("w")).unwrap();
     std::os::unix::fs::symlink("/nowhere", w.root.join("work/dangling")).unwrap();
-    assert_eq!(locate(&w.root.join("w/CLAUDE.md")), w.root.join("work/CLAUDE.md"));
-    assert_eq!(locate(&w.root.join("work/dangling")), w.root.join("work/dangling"));
+    assert_eq!(
+        locate(&w.root.join("w/CLAUDE.md")),
+        w.root.join("work/CLAUDE.md")
+    );
+    assert_eq!(
+        locate(&w.root.join("work/dangling")),
+        w.root.join("work/dangling")
+    );
     assert_eq!(
         locate(&w.root.join("w/missing/deeper/x")),
         w.root.join("work/missing/deeper/x")
