@@ -161,7 +161,9 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
         "\nThe run's own filesystem (a new root: everything else is the host's, bound as it is):\n",
     );
     let mut absent = 0;
-    let mut occupied = 0;
+    // Locations not on the host, shown empty so that nothing in the run can
+    // create them: listed by directory.
+    let mut occupied: Vec<(PathBuf, Vec<String>)> = Vec::new();
     for p in &prepared.plan.planned {
         let loc = escaped_os(p.location.as_os_str());
         let placeholder = matches!(
@@ -169,7 +171,12 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
             State::Placed(Placement::EmptyDir | Placement::EmptyFile | Placement::Filtered(_))
         );
         if placeholder && !p.existed {
-            occupied += 1;
+            let dir = p.location.parent().unwrap_or(&p.location).to_path_buf();
+            let name = escaped_os(p.location.file_name().unwrap_or_default());
+            match occupied.iter_mut().find(|(d, _)| *d == dir) {
+                Some((_, names)) => names.push(name),
+                None => occupied.push((dir, vec![name])),
+            }
             continue;
         }
         match &p.state {
@@ -233,10 +240,22 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
             State::Absent => absent += 1,
         }
     }
+    if !occupied.is_empty() {
+        out.push_str(
+            "  Not on the host, shown empty so that nothing in the run can create them:\n",
+        );
+    }
+    for (dir, names) in &occupied {
+        let _ = writeln!(
+            out,
+            "  occupied {}/{{{}}}",
+            escaped_os(dir.as_os_str()),
+            names.join(", ")
+        );
+    }
     let _ = writeln!(
         out,
-        "  ({occupied} known locations not on the host are shown empty so that nothing in the run \
-         can create them; {absent} others cannot be created in the run)"
+        "  ({absent} other known locations do not exist and cannot be created in the run)"
     );
     let impossible = prepared.impossible_mask().is_some();
     let outcome = if impossible {
