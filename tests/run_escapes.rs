@@ -305,16 +305,19 @@ fn a_bind_mount_of_the_project_made_before_the_run_is_covered() {
     let script = format!(
         "echo \"alias:$(cat {a}/.claude/skills/review/SKILL.md 2>/dev/null)$(ls -A {a} | wc -l)\"; \
          echo \"home-alias:$(cat {h}/.claude/CLAUDE.md)$(ls -A {h}/.claude/skills | wc -l)\"; \
-         echo \"creds:$(cat {h}/.claude/.credentials.json)\"",
+         echo \"creds:$(cat {h}/.claude/.credentials.json)\"; \
+         mkdir -p {h}/.cursor/skills/mine 2>/dev/null || echo refused",
         a = alias.display(),
         h = home_alias.display()
     );
     let (code, out, err) = w.run_sh(&script, &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
-        out, "alias:0\nhome-alias:0\ncreds:credentials stay readable\n",
+        out, "alias:0\nhome-alias:0\ncreds:credentials stay readable\nrefused\n",
         "{err}"
     );
+    // Nothing came back through the second mount either.
+    assert!(!w.home.join(".cursor").exists());
     let (code, _, err) = w.seal(&["run", "--dry-run"], "", &[]);
     assert_eq!(code, 1, "the tampered bundle: {err}");
     assert!(

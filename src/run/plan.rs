@@ -619,7 +619,9 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
         let State::Placed(placement) = &p.state else {
             continue;
         };
-        if !p.existed || matches!(placement, Placement::Proc) {
+        // Every placement, present on the host or not: through a second
+        // mount of its directory the command could otherwise create it there.
+        if matches!(placement, Placement::Proc) {
             continue;
         }
         for alias in mountinfo::aliases(&inputs.mounts, &p.location) {
@@ -639,7 +641,7 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
                     crate::core::escape::escaped_os(p.location.as_os_str())
                 ),
                 state: State::Placed(placement),
-                existed: true,
+                existed: p.existed,
                 rule: p.rule,
             });
         }
