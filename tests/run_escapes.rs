@@ -253,6 +253,7 @@ fn a_root_command_cannot_unmount_the_view_or_a_mask() {
          echo \"skills:$(ls -A ~/.claude/skills | tr '\\n' ' ')\"; \
          echo \"memory:$(cat ~/.claude/CLAUDE.md)\"; \
          mkdir ~/.claude/skills/mine 2>/dev/null; echo \"mkdir:$?\"; \
+         (touch /usr/seal-test || touch /etc/seal-test) 2>/dev/null || echo system:read-only; \
          grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status | tr -s '\\t' ' '",
         p = w.project.display()
     );
@@ -260,7 +261,7 @@ fn a_root_command_cannot_unmount_the_view_or_a_mask() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out,
-        "0\nreview:\nskills:\nmemory:\nmkdir:1\n\
+        "0\nreview:\nskills:\nmemory:\nmkdir:1\nsystem:read-only\n\
          CapPrm: 0000000000000000\nCapEff: 0000000000000000\nCapBnd: 0000000000000000\n",
         "{err}"
     );
