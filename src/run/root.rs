@@ -302,13 +302,9 @@ impl Builder {
                     mkdir(&target, 0o755).map_err(failed)?;
                     self.dir(c, &target)?;
                 }
-                Node::Place(p) => {
-                    self.place(p, &location, &target)
-                        .map_err(|e| BuildError::At {
-                            location: location.clone(),
-                            reason: e.to_string(),
-                        })?
-                }
+                Node::Place(p) => self
+                    .place(p, &location, &target)
+                    .map_err(|e| placement_error(p, &location, e))?,
             }
         }
         if !d.writable {
@@ -430,6 +426,31 @@ impl Builder {
             remount_read_only(target)?;
         }
         Ok(())
+    }
+}
+
+/// A placement that failed. An extension location that cannot be shown as
+/// planned makes the run Blocked; the view, `/proc` or an extra bind failing
+/// is a set-up error naming what failed.
+fn placement_error(p: &Placement, location: &Path, e: io::Error) -> BuildError {
+    let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
+    match p {
+        Placement::EmptyDir | Placement::EmptyFile | Placement::Filtered(_) | Placement::Cover => {
+            BuildError::At {
+                location: location.to_path_buf(),
+                reason: e.to_string(),
+            }
+        }
+        Placement::View => BuildError::Setup(format!(
+            "cannot place the sealed view at {}: {e}",
+            shown(location)
+        )),
+        Placement::Bind { source, .. } => BuildError::Setup(format!(
+            "cannot bind {} at {}: {e}",
+            shown(source),
+            shown(location)
+        )),
+        Placement::Proc => BuildError::Setup(format!("cannot mount the run's own /proc: {e}")),
     }
 }
 
