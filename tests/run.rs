@@ -109,10 +109,7 @@ fn tampered_bundles_are_unreadable_by_relative_and_absolute_path() {
         return;
     }
     let w = World::new();
-    write(
-        &w.project.join(".claude/skills/review/SKILL.md"),
-        "TAMPERED",
-    );
+    w.tamper();
     write(&w.project.join(".claude/skills/new/SKILL.md"), "UNPINNED");
     let abs = w.project.join(".claude/skills/review/SKILL.md");
     let script = format!(
@@ -429,10 +426,7 @@ fn dry_run_lists_what_the_command_would_see() {
     );
     let masked = format!("masked   {}", w.home.join(".claude/skills").display());
     assert!(err.contains(&masked), "{err}");
-    write(
-        &w.project.join(".claude/skills/review/SKILL.md"),
-        "TAMPERED",
-    );
+    w.tamper();
     let (code, out, err) = w.seal(&["run", "--dry-run", "--json"], "", &[]);
     assert_eq!(code, 1, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -90,10 +90,7 @@ fn host_proc_does_not_reach_into_the_run() {
         return;
     }
     let w = World::new();
-    write(
-        &w.project.join(".claude/skills/review/SKILL.md"),
-        "TAMPERED",
-    );
+    w.tamper();
     // Any host process's /proc/<pid>/root is a way to the raw tree: the test
     // process itself is one, and (under --user) a process of the target user.
     let me = std::process::id();
@@ -239,10 +236,7 @@ fn a_root_command_cannot_unmount_the_view_or_a_mask() {
         return;
     }
     let w = World::new();
-    write(
-        &w.project.join(".claude/skills/review/SKILL.md"),
-        "TAMPERED",
-    );
+    w.tamper();
     let script = format!(
         "id -u; \
          umount -l {p} 2>/dev/null; umount {p} 2>/dev/null; \
@@ -282,10 +276,7 @@ fn a_bind_mount_of_the_project_made_before_the_run_is_covered() {
         return;
     }
     let w = World::new();
-    write(
-        &w.project.join(".claude/skills/review/SKILL.md"),
-        "TAMPERED",
-    );
+    w.tamper();
     let alias = w.root.join("alias");
     let home_alias = w.root.join("home-alias");
     std::fs::create_dir_all(&alias).unwrap();

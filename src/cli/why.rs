@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 use std::os::fd::AsFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use super::{CliError, Context, Done};
 use crate::core::discovery::Listings;
@@ -16,7 +16,7 @@ use crate::core::store::read_lockfile;
 use crate::core::verify::{BundleState, verify_key};
 use crate::gate::links::LinkRule;
 use crate::gate::{Place, ViewPath, place};
-use crate::run::plan::{Node, Placement, State, locate, plan};
+use crate::run::plan::{Node, Placement, State, lexical, locate, plan};
 use crate::run::target_user;
 
 pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
@@ -37,21 +37,6 @@ pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
     };
     eprint!("{text}");
     Ok(Done::Success)
-}
-
-/// `.` and `..` resolved without touching the disk.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-            _ => {}
-        }
-    }
-    out
 }
 
 fn explain_inside(ctx: &Context, lock: &Lockfile, project: &Path, rel: &Path) -> String {

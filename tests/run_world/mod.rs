@@ -69,6 +69,14 @@ impl World {
         w
     }
 
+    /// Changes the pinned review skill on disk (its bundle becomes a Mismatch).
+    pub fn tamper(&self) {
+        write(
+            &self.project.join(".claude/skills/review/SKILL.md"),
+            "TAMPERED",
+        );
+    }
+
     pub fn seal(&self, args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> (i32, String, String) {
         let out = self.command(seal_bin(), args, stdin, env);
         (
