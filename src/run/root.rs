@@ -53,8 +53,12 @@ fn setup(what: &str, e: impl std::fmt::Display) -> BuildError {
 const STAGE: &str = "/tmp";
 const OLD: &str = "/oldroot";
 const NEW: &str = "/newroot";
-const EMPTY_DIR: &str = "/empty-dir";
-const EMPTY_FILE: &str = "/empty-file";
+/// A small tmpfs whose superblock is read-only, holding the empty directory
+/// and file every placeholder is a bind of: one mount call per placeholder,
+/// and no mount flag of the bind decides that it cannot be written.
+const EMPTIES: &str = "/empties";
+const EMPTY_DIR: &str = "/empties/dir";
+const EMPTY_FILE: &str = "/empties/file";
 
 /// Builds the root and makes it this process's (and this mount namespace's)
 /// `/`. `view_dev` is the device of the sealed view, mounted at the project's
@@ -94,10 +98,30 @@ fn stage() -> io::Result<()> {
     std::fs::create_dir("oldroot")?;
     nix::unistd::pivot_root(".", "oldroot").map_err(io_err)?;
     std::env::set_current_dir("/")?;
+    std::fs::create_dir(EMPTIES)?;
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    mount(
+        Some("tmpfs"),
+        EMPTIES,
+        Some("tmpfs"),
+        flags,
+        Some("size=4k,nr_inodes=4,mode=0555"),
+    )
+    .map_err(io_err)?;
     std::fs::create_dir(EMPTY_DIR)?;
     std::fs::set_permissions(EMPTY_DIR, std::fs::Permissions::from_mode(0o555))?;
     std::fs::write(EMPTY_FILE, b"")?;
     std::fs::set_permissions(EMPTY_FILE, std::fs::Permissions::from_mode(0o444))?;
+    // The superblock itself read-only: a bind of it cannot be written
+    // whatever its own flags, and the command cannot remount it.
+    mount(
+        None::<&str>,
+        EMPTIES,
+        None::<&str>,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | flags,
+        None::<&str>,
+    )
+    .map_err(io_err)?;
     Ok(())
 }
 
@@ -356,13 +380,11 @@ impl Builder {
         match p {
             Placement::EmptyDir | Placement::Cover => {
                 mkdir(target, 0o755)?;
-                bind_path(Path::new(EMPTY_DIR), target, false)?;
-                remount_read_only(target)
+                bind_path(Path::new(EMPTY_DIR), target, false)
             }
             Placement::EmptyFile => {
                 drop(touch(target, 0o644)?);
-                bind_path(Path::new(EMPTY_FILE), target, false)?;
-                remount_read_only(target)
+                bind_path(Path::new(EMPTY_FILE), target, false)
             }
             Placement::Filtered(f) => self.filtered(f, target),
             Placement::View => {
