@@ -523,6 +523,11 @@ fn dry_run_and_why_name_the_removed_entries() {
         "{err}"
     );
     assert!(err.contains("removed: mcpServers: evil"), "{err}");
+    let (_, _, err) = w.seal(&["why", w.home.join(".claude").to_str().unwrap()], "", &[]);
+    assert!(
+        err.contains("not a known agent extension location") && err.contains("skeleton"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -583,4 +588,56 @@ fn extra_binds_are_read_only_or_writable_and_never_expose_the_project() {
         assert_eq!((code, out.as_str()), (2, ""), "{src:?} -> {dest}: {err}");
         assert!(err.contains("cannot bind"), "{err}");
     }
+}
+
+#[test]
+fn under_sudo_the_command_and_the_merge_back_are_the_invoking_user() {
+    if !fuse_available() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let w = World::new();
+    write(&w.home.join(".claude.json"), CLAUDE_JSON);
+    open_up(&w.root);
+    // A user with no entry in the user database: the home is $HOME.
+    let uid = 4242u32;
+    for p in run_world::walk(&w.home) {
+        std::os::unix::fs::lchown(&p, Some(uid), Some(uid)).unwrap();
+    }
+    let out = Command::new(seal_bin())
+        .args(["run", "--", "sh", "-c"])
+        .arg(
+            "id -u; echo state > ~/.from-run; \
+             sed 's/\"numStartups\": 1/\"numStartups\": 5/' ~/.claude.json > ~/.claude.json.new && \
+             mv ~/.claude.json.new ~/.claude.json; grep -c evil ~/.claude.json",
+        )
+        .current_dir(&w.project)
+        .env("HOME", &w.home)
+        .env("SUDO_UID", uid.to_string())
+        .env("SUDO_GID", uid.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "grep finds no server: {stderr}");
+    assert_eq!(stdout, "4242\n0\n", "{stderr}");
+    let state = w.home.join(".from-run");
+    assert_eq!(std::fs::read_to_string(&state).unwrap(), "state\n");
+    assert_eq!(
+        std::fs::metadata(&state).unwrap().uid(),
+        uid,
+        "written as the user"
+    );
+    let merged = std::fs::read_to_string(w.home.join(".claude.json")).unwrap();
+    assert!(merged.contains("\"numStartups\": 5"), "{merged}");
+    assert!(
+        merged.contains("\"evil\""),
+        "the host's server stays: {merged}"
+    );
+    assert_eq!(
+        std::fs::metadata(w.home.join(".claude.json"))
+            .unwrap()
+            .uid(),
+        uid
+    );
 }
