@@ -5,8 +5,9 @@
 //! terminal-escape names).
 //!
 //! Every run goes through [`Project::seal`], which also enforces the stream
-//! contract on every call: stdout is empty unless `--json` was asked for and
-//! the exit code is not 2. Expected lockfiles are written by a small
+//! contract on every call: stdout is empty unless a machine format (`--json`,
+//! `--format`) or a text to read (help, version, completions, man page) was
+//! asked for, and with `--json` an exit 2 prints `{"error": ..., "exit": 2}`. Expected lockfiles are written by a small
 //! independent encoder in this file, with hashes computed by `sha2` directly.
 
 use std::ffi::OsStr;
@@ -80,10 +81,33 @@ fn run(mut cmd: Command, stdin: &[u8]) -> Out {
     }
 }
 
-/// The stream contract of SPEC §CLI Tool Behaviors, checked on every run.
+/// The stream contract, checked on every run: SPEC §CLI Tool Behaviors,
+/// except that a fatal error with `--json` is a JSON document on stdout too
+/// (docs/LOCKFILE.md records the departure).
 fn check_streams(args: &[&OsStr], out: &Out) {
-    let json = args.iter().any(|a| *a == "--json");
-    if !json || out.code == 2 {
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| a.to_str().unwrap_or(""))
+        .take_while(|a| *a != "--")
+        .collect();
+    let json = args.contains(&"--json")
+        || args.contains(&"--format=json")
+        || args.windows(2).any(|w| w == ["--format", "json"]);
+    let machine = json || args.iter().any(|a| a.starts_with("--format"));
+    let text = args
+        .iter()
+        .any(|a| ["--help", "-h", "--version", "-V"].contains(a))
+        || args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .is_some_and(|c| ["help", "completions", "man"].contains(c));
+    if json && out.code == 2 {
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: exit 2 without a JSON error ({e}): {out:?}"));
+        assert_eq!(doc["exit"], 2, "{args:?}: {}", out.stdout);
+        assert!(doc["error"].is_string(), "{args:?}: {}", out.stdout);
+        assert_eq!(doc.as_object().unwrap().len(), 2, "{}", out.stdout);
+    } else if !machine && !text {
         assert_eq!(
             out.stdout, "",
             "stdout must be empty for {args:?} (exit {})",
@@ -416,7 +440,7 @@ fn fatal_errors_are_reported_even_under_quiet() {
     let out = p.refused(&["verify", "--quiet"], "");
     assert_eq!(
         out.stderr,
-        "seal: verify: seal.json not found in the current directory; run 'seal init' first\n"
+        "seal: verify: seal.json not found in the project directory; run 'seal init' first\n"
     );
 }
 
@@ -459,7 +483,8 @@ fn unknown_commands_and_flags_exit_2() {
         &["pin", "-y"],
         &["pin", "--force"],
         &["init", "--force"],
-        &["verify", "--format=json"],
+        &["verify", "--format=xml"],
+        &["verify", "--format"],
         &["-C"],
     ] {
         let out = p.refused(args, "y\n");
@@ -468,7 +493,7 @@ fn unknown_commands_and_flags_exit_2() {
 }
 
 #[test]
-fn help_and_version_go_to_stderr_with_exit_0() {
+fn help_and_version_go_to_stdout_with_exit_0() {
     let p = Project::new();
     for args in [
         &["--help"][..],
@@ -476,13 +501,17 @@ fn help_and_version_go_to_stderr_with_exit_0() {
         &["verify", "--help"],
         &["pin", "--help"],
         &["init", "--help"],
+        &["help"],
+        &["help", "verify"],
+        &["help", "mount"],
     ] {
         let out = p.ok(args, "");
-        assert!(out.stderr.contains("Usage:"), "{args:?}: {}", out.stderr);
+        assert!(out.stdout.contains("Usage:"), "{args:?}: {}", out.stdout);
+        assert_eq!(out.stderr, "", "{args:?}");
     }
     let out = p.ok(&["--version"], "");
-    assert_eq!(out.stderr, format!("seal {}\n", env!("CARGO_PKG_VERSION")));
-    let help = p.ok(&["pin", "--help"], "").stderr;
+    assert_eq!(out.stdout, format!("seal {}\n", env!("CARGO_PKG_VERSION")));
+    let help = p.ok(&["pin", "--help"], "").stdout;
     for flag in ["--prune", "-v", "-C"] {
         assert!(help.contains(flag), "{help}");
     }
@@ -490,6 +519,134 @@ fn help_and_version_go_to_stderr_with_exit_0() {
         !help.contains("--yes") && !help.contains("--force"),
         "{help}"
     );
+    // `seal help COMMAND` is `seal COMMAND --help`.
+    assert_eq!(
+        p.ok(&["help", "verify"], "").stdout,
+        p.ok(&["verify", "--help"], "").stdout
+    );
+    let out = p.refused(&["help", "frobnicate"], "");
+    assert!(out.stderr.contains("frobnicate"), "{}", out.stderr);
+}
+
+#[test]
+fn completions_are_generated_from_the_parser() {
+    let p = Project::new();
+    for (shell, marker) in [
+        ("bash", "complete -F _seal"),
+        ("zsh", "#compdef seal"),
+        ("fish", "complete -c seal"),
+    ] {
+        let out = p.ok(&["completions", shell], "");
+        assert!(out.stdout.contains(marker), "{shell}: {}", out.stdout);
+        // Every command and a command's own flags are offered.
+        for word in ["verify", "mount", "completions", "prune", "format", "sarif"] {
+            assert!(out.stdout.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let out = p.refused(&["completions", "tcsh"], "");
+    assert!(out.stderr.contains("tcsh"), "{}", out.stderr);
+    // The bash script is valid bash.
+    let script = p.ok(&["completions", "bash"], "").stdout;
+    let st = Command::new("bash")
+        .args(["-n", "-c", &script])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn man_pages_are_generated_from_the_parser() {
+    let p = Project::new();
+    let top = p.ok(&["man"], "").stdout;
+    assert!(
+        top.starts_with(".ie") || top.contains(".TH seal 1"),
+        "{top}"
+    );
+    for section in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH OPTIONS",
+        ".SH SUBCOMMANDS",
+        ".SH \"EXIT STATUS\"",
+        ".SH ENVIRONMENT",
+    ] {
+        assert!(top.contains(section), "seal(1) lacks {section}");
+    }
+    let verify = p.ok(&["man", "verify"], "").stdout;
+    assert!(verify.contains(".TH seal-verify 1"), "{verify}");
+    for flag in ["\\-\\-json", "\\-\\-format", "\\-\\-quiet", "\\-C"] {
+        assert!(verify.contains(flag), "seal-verify(1) lacks {flag}");
+    }
+    assert!(!verify.contains(".SH SUBCOMMANDS"), "{verify}");
+    let out = p.refused(&["man", "frobnicate"], "");
+    assert!(out.stderr.contains("frobnicate"), "{}", out.stderr);
+    // groff renders it without warnings, when installed.
+    if Command::new("groff").arg("-v").output().is_ok() {
+        let mut child = Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(top.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "groff warnings");
+    }
+}
+
+#[test]
+fn with_json_fatal_errors_are_json_on_stdout_too() {
+    let p = Project::new();
+    // Missing seal.json.
+    for args in [&["verify", "--json"][..], &["verify", "--format", "json"]] {
+        let out = p.refused(args, "");
+        assert_eq!(
+            out.stdout,
+            "{\"error\": \"seal.json not found in the project directory; run 'seal init' first\", \"exit\": 2}\n"
+        );
+        // The human line is still on stderr.
+        assert!(
+            out.stderr.starts_with("seal: verify: seal.json not found"),
+            "{}",
+            out.stderr
+        );
+    }
+    // An invalid lockfile; a usage error (reported before the lockfile is read).
+    p.set_lock("garbage");
+    let out = p.refused(&["verify", "--json"], "");
+    assert!(out.stdout.contains("json-syntax"), "{}", out.stdout);
+    let out = p.refused(&["verify", "--json", "--quiet"], "");
+    assert!(out.stdout.contains("--quiet"), "{}", out.stdout);
+    let out = p.refused(&["verify", "--json", "--yes"], "");
+    assert!(out.stdout.contains("--yes"), "{}", out.stdout);
+    // seal run --dry-run --json.
+    let out = p.refused(&["run", "--dry-run", "--json"], "");
+    assert!(out.stdout.contains("json-syntax"), "{}", out.stdout);
+    // Without --json, stdout stays empty (checked by the harness); a --json
+    // after `--` belongs to the command seal run would start.
+    let out = p.refused(&["verify"], "");
+    assert_eq!(out.stdout, "");
+    let out = p.refused(&["run", "--dry-run", "--", "x", "--json"], "");
+    assert_eq!(out.stdout, "");
+    // In the CI formats: an annotation, a SARIF log that says it failed.
+    let out = p.refused(&["verify", "--format", "github"], "");
+    assert!(
+        out.stdout.starts_with("::error title=seal failed::"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+    let out = p.refused(&["verify", "--format", "sarif"], "");
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let inv = &doc["runs"][0]["invocations"][0];
+    assert_eq!(inv["executionSuccessful"], false);
+    assert_eq!(inv["exitCode"], 2);
 }
 
 #[test]
@@ -752,6 +909,99 @@ fn verify_reports_all_four_states_under_block() {
     );
     let out = p.seal(&["verify", "--quiet"], "");
     assert_eq!((out.code, out.stderr.as_str()), (1, ""));
+}
+
+#[test]
+fn verify_formats_for_ci_place_each_bundle_that_is_not_verified_on_a_file() {
+    let p = four_states("block");
+    let json = p.seal(&["verify", "--json"], "");
+    let alias = p.seal(&["verify", "--format", "json"], "");
+    assert_eq!((alias.code, &alias.stdout), (json.code, &json.stdout));
+    let out = p.seal(&["verify", "--format", "github"], "");
+    assert_eq!(out.code, 1);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", out.stdout);
+    assert!(
+        lines[0]
+            .starts_with("::error file=s/changed/a,title=seal%3A Mismatch bundle ./s/changed::"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("%0Amodified: a%0Aadded: added%0Amissing: missing"),
+        "{}",
+        lines[0]
+    );
+    // Removed: on seal.json, at the line of its key.
+    let line = p
+        .lock()
+        .lines()
+        .position(|l| l.contains("\"./s/gone\""))
+        .unwrap()
+        + 1;
+    assert!(
+        lines[1].starts_with(&format!("::warning file=seal.json,line={line},title=")),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with("::error file=s/new,title="),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].starts_with("::notice title=seal verify::Result: Blocked"),
+        "{}",
+        lines[3]
+    );
+    // The human summary is on stderr as usual (the job log shows both).
+    assert!(
+        out.stderr.ends_with("Result: Blocked (block mode)\n"),
+        "{}",
+        out.stderr
+    );
+
+    // Paths relative to the repository root when the project is a
+    // subdirectory of $GITHUB_WORKSPACE.
+    let mut cmd = Command::new(SEAL);
+    cmd.args(["verify", "--format", "github"])
+        .current_dir(p.root())
+        .env("GITHUB_WORKSPACE", p.root().parent().unwrap());
+    let out = run(cmd, b"");
+    let dir = p.root().file_name().unwrap().to_str().unwrap();
+    assert!(
+        out.stdout
+            .starts_with(&format!("::error file={dir}/s/changed/a,")),
+        "{}",
+        out.stdout
+    );
+
+    let out = p.seal(&["verify", "--format", "sarif"], "");
+    assert_eq!(out.code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["version"], "2.1.0");
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "seal/mismatched-bundle",
+            "seal/removed-bundle",
+            "seal/unverified-bundle"
+        ]
+    );
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "s/changed/a"
+    );
+    assert_eq!(doc["runs"][0]["invocations"][0]["exitCode"], 1);
+    assert_eq!(out.stderr, "");
+    // --format and --json or --quiet together are usage errors.
+    p.refused(&["verify", "--format", "sarif", "--json"], "");
+    p.refused(&["verify", "--format", "github", "-q"], "");
 }
 
 #[test]

@@ -701,3 +701,67 @@ fn symlinks_outside_bundles_cannot_go_around_the_gate() {
     assert_eq!(fs::read(v.path("docs/rel-bundle")).unwrap(), SKILL);
     drop(v);
 }
+
+/// The decision `seal why` prints for `rel` ("visible" or "hidden").
+fn why_says(p: &Project, rel: &str) -> String {
+    let (code, _, err) = p.seal(&["why", rel], "");
+    assert_eq!(code, 0, "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("decision:"))
+        .unwrap_or_else(|| panic!("no decision for {rel}: {err}"));
+    line.split_whitespace().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn why_and_the_dry_run_agree_with_the_view() {
+    if !fuse_available() {
+        return;
+    }
+    for warn in [false, true] {
+        let p = fixture(warn, true);
+        // A second pattern whose only root is an empty directory (unrecorded:
+        // not a bundle), an empty agent directory, tampering, new artifacts.
+        p.mkdir(".claude/skills/empty/sub")
+            .mkdir(".claude/agents/nested")
+            .write(".claude/skills/x/SKILL.md", "TAMPERED")
+            .write(".claude/commands/new.md", "new command")
+            .write("docs/AGENTS.md", "nested instructions")
+            .mkdir(".claude/skills/fresh")
+            .write(".claude/skills/fresh/SKILL.md", "unpinned");
+        let v = View::new(&p);
+        let paths = [
+            ".claude/skills/empty",
+            ".claude/skills/empty/sub",
+            ".claude/agents",
+            ".claude/skills/x",
+            ".claude/skills/x/SKILL.md",
+            ".claude/skills/fresh",
+            ".claude/commands/new.md",
+            "docs/AGENTS.md",
+            "CLAUDE.md",
+            "seal.json",
+            "src/main.rs",
+            ".claude",
+        ];
+        for rel in paths {
+            let in_view = fs::symlink_metadata(v.path(rel)).is_ok();
+            let want = if in_view { "visible" } else { "hidden" };
+            assert_eq!(why_says(&p, rel), want, "warn={warn}: seal why {rel}");
+        }
+        let (_, out, err) = p.seal(&["run", "--dry-run", "--json"], "");
+        let doc: serde_json::Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+        let entries = doc["entries"].as_array().unwrap();
+        assert!(!entries.is_empty());
+        for e in entries {
+            let rel = e["path"].as_str().unwrap().trim_start_matches("./");
+            let in_view = fs::symlink_metadata(v.path(rel)).is_ok();
+            assert_eq!(
+                e["visible"].as_bool().unwrap(),
+                in_view,
+                "warn={warn}: dry run on {rel}: {e}"
+            );
+        }
+    }
+}

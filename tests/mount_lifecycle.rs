@@ -127,7 +127,7 @@ fn refuses_a_mountpoint_inside_the_project() {
     }
     let p = fixture();
     assert_refused(p.path(), &p.path().join("empty"), &["inside the project"]);
-    assert_refused(p.path(), p.path(), &["inside the project"]);
+    assert_refused(p.path(), p.path(), &["is the project directory itself"]);
     // Also when spelled through a symlink from outside.
     let outside = mountpoint();
     let link = outside.path().join("link");

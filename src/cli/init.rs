@@ -1,6 +1,7 @@
-//! `seal init`: propose discovery patterns for the agent surfaces present (from
-//! the built-in table in `surfaces`), hash what they produce, and write the
-//! first `seal.json` after confirmation. Never overwrites an existing file.
+//! `seal init`: the core proposes discovery patterns for the agent surfaces
+//! present and hashes what they produce ([`crate::core::plan::plan_init`]);
+//! this shows the proposal and writes the first `seal.json` after
+//! confirmation. Never overwrites an existing file.
 
 use std::os::fd::AsFd;
 
@@ -8,9 +9,9 @@ use super::output::init_summary;
 use super::progress::ProgressLine;
 use super::prompt::confirm;
 use super::{CliError, Context, Done};
-use crate::core::discovery::{Listings, expand};
-use crate::core::hash::{KeepNothing, observe_root};
-use crate::core::lockfile::{BundleEntry, Lockfile, Policy};
+use crate::core::discovery::Listings;
+use crate::core::lockfile::Policy;
+use crate::core::plan::plan_init;
 use crate::core::store::{Replace, StoreError, WriteLock, lockfile_exists, write_lockfile};
 
 pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
@@ -25,48 +26,24 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
     }
     let policy = if warn { Policy::Warn } else { Policy::Block };
     let mut listings = Listings::new(project);
-    let proposal = crate::surfaces::propose(&mut listings)?;
-    for (path, why) in &proposal.skipped {
+    let progress = ProgressLine::start("hashing");
+    let plan = plan_init(&mut listings, policy, progress.counters());
+    drop(progress);
+    let plan = plan.map_err(|e| {
+        CliError::from_plan(
+            e,
+            "cannot create seal.json",
+            "\nFix or remove these entries, then run init again.",
+        )
+    })?;
+    for (path, why) in &plan.skipped {
         eprintln!("seal: init: warning: not proposing {path}: {why}");
     }
-    let mut lock = Lockfile::empty(policy);
-    lock.discovery = proposal.patterns.clone();
-    lock.discovery.sort();
-
-    let progress = ProgressLine::start("hashing");
-    let expansion = expand(&mut listings, &lock.discovery)?;
-    let mut blockers = Vec::new();
-    for root in &expansion.unmappable {
-        blockers.push(format!("./{}: {}", root.raw.display(), root.reason()));
-    }
-    for (key, locations) in &expansion.roots {
-        let [(raw, kind)] = locations.as_slice() else {
-            blockers.push(format!(
-                "{key}: exists under names that are equal after NFC normalisation"
-            ));
-            continue;
-        };
-        let observed = observe_root(&mut listings, raw, *kind, &KeepNothing, progress.counters())?;
-        for p in &observed.problems {
-            blockers.push(format!("{key}: {p}"));
-        }
-        if observed.problems.is_empty() {
-            lock.bundles
-                .insert(key.clone(), BundleEntry::from_files(observed.files));
-        }
-    }
-    drop(progress);
-    if !blockers.is_empty() {
-        return Err(CliError::Refused(format!(
-            "cannot create seal.json:\n  {}\nFix or remove these entries, then run init again.",
-            blockers.join("\n  ")
-        )));
-    }
+    let lock = plan.lockfile;
     lock.check()
         .map_err(|e| CliError::Refused(format!("the proposed lockfile would be invalid: {e}")))?;
-
-    let patterns: Vec<String> = proposal
-        .patterns
+    let patterns: Vec<String> = plan
+        .proposed
         .iter()
         .map(|p| p.as_str().to_string())
         .collect();

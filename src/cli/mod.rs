@@ -1,11 +1,18 @@
 //! The `seal` command line: argument parsing, dispatch, and the one place
 //! where errors become exit codes.
 //!
-//! Human text goes to stderr only; stdout carries nothing but `verify --json`
-//! (SPEC §CLI Tool Behaviors). Exit codes follow SPEC's table: 0 success,
-//! 1 verify Blocked (and `seal run` when a mask cannot be applied), 2 fatal.
+//! Results and errors go to stderr as human text; stdout carries only what a
+//! tool or a person asked to read: machine output (`--json`, `--format`), and
+//! the help, version, completion and man page texts (clap's convention). With
+//! a machine format, a fatal error is also written to stdout in that format
+//! (`{"error": ..., "exit": 2}` for JSON), so a tool never parses an empty
+//! stdout; docs/LOCKFILE.md records this departure from SPEC §CLI Tool
+//! Behaviors. Exit codes follow SPEC's table: 0 success, 1 verify Blocked
+//! (and `seal run` when a mask cannot be applied), 2 fatal.
 
+mod formats;
 mod init;
+mod meta;
 mod mount;
 mod output;
 mod pin;
@@ -20,7 +27,7 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::core::discovery::DiscoveryError;
 use crate::core::lockfile::LockfileError;
@@ -31,8 +38,7 @@ use crate::core::store::StoreError;
     name = "seal",
     version,
     about = "Pin and verify AI-agent extensions with a Seal v1 seal.json, and serve only verified ones",
-    long_about = None,
-    disable_help_subcommand = true
+    long_about = None
 )]
 struct Cli {
     /// Run as if started in DIR (the project root; parents are never searched)
@@ -50,14 +56,19 @@ enum Command {
     Pin(PinArgs),
     /// Classify every bundle against seal.json; exit 0, 1 (Blocked) or 2
     Verify(VerifyArgs),
-    /// Serve a read-only view of the project where bundles are readable only
-    /// after a fresh verification (stays in the foreground)
+    /// Serve a view of the project where bundles are readable only after a
+    /// fresh verification (read-only unless --writable; stays in the
+    /// foreground)
     Mount(MountArgs),
     /// Run a command (an agent) in a private namespace: the sealed view at the
     /// project's own path, every project-external extension masked
     Run(RunArgs),
     /// Explain how one path is classified and what is decided about it
     Why(WhyArgs),
+    /// Print a shell completion script on stdout
+    Completions(meta::CompletionsArgs),
+    /// Print the man page (roff) of seal, or of one command, on stdout
+    Man(meta::ManArgs),
 }
 
 #[derive(Debug, Args)]
@@ -75,6 +86,10 @@ struct RunArgs {
     /// behind sudo, else the caller
     #[arg(long, value_name = "USER")]
     user: Option<String>,
+    /// Serve the project read-only (default: writable, except for
+    /// extensions and seal.json)
+    #[arg(long)]
+    read_only: bool,
     /// Print what the command would see and which locations would be masked,
     /// then exit with the verify exit code
     #[arg(long)]
@@ -107,6 +122,19 @@ struct MountArgs {
     /// Let other users (not only the one who mounted) use the view
     #[arg(long)]
     allow_other: bool,
+    /// Let ordinary files be changed through the view (extensions and
+    /// seal.json stay read-only); the same as -o rw
+    #[arg(long)]
+    writable: bool,
+    /// Mount options, comma-separated, as mount(8) spells them: ro, rw,
+    /// allow_other, audit_log=FILE, nonempty, noexec (and the generic ones
+    /// mount(8) and fstab pass, which are accepted and ignored)
+    #[arg(short = 'o', value_name = "OPTIONS")]
+    options: Vec<String>,
+    /// Detach once the view is mounted (the parent exits 0 when it is
+    /// ready, or with the error); what fstab and mount(8) expect
+    #[arg(long)]
+    daemon: bool,
 }
 
 #[derive(Debug, Args)]
@@ -134,9 +162,13 @@ struct PinArgs {
 
 #[derive(Debug, Args)]
 struct VerifyArgs {
-    /// Print the result as JSON on stdout
-    #[arg(long, conflicts_with = "quiet")]
+    /// Print the result as JSON on stdout (the same as --format json)
+    #[arg(long, conflicts_with_all = ["quiet", "format"])]
     json: bool,
+    /// Print the result on stdout as json (the --json document), github
+    /// (workflow-command annotations) or sarif (SARIF 2.1.0, for code scanning)
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "quiet")]
+    format: Option<verify::Format>,
     /// Print nothing; the exit code is the result
     #[arg(short, long)]
     quiet: bool,
@@ -176,12 +208,6 @@ impl std::fmt::Display for CliError {
                     crate::core::escape::escaped_os(dir.as_os_str())
                 )
             }
-            CliError::Store(StoreError::Missing) => {
-                write!(
-                    f,
-                    "seal.json not found in the current directory; run 'seal init' first"
-                )
-            }
             CliError::Store(e) => write!(f, "{e}"),
             CliError::Invalid(e) => write!(f, "{e}"),
             CliError::Discovery(e) => write!(f, "{e}"),
@@ -189,6 +215,22 @@ impl std::fmt::Display for CliError {
             CliError::Refused(msg) => f.write_str(msg),
             CliError::Mount(e) => write!(f, "{e}"),
             CliError::Run(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl CliError {
+    /// A plan that cannot go ahead: `heading` introduces the roots that
+    /// block it and `footer` follows them.
+    pub fn from_plan(e: crate::core::plan::PlanError, heading: &str, footer: &str) -> CliError {
+        use crate::core::plan::PlanError;
+        match e {
+            PlanError::Discovery(e) => CliError::Discovery(e),
+            PlanError::Refused(r) => CliError::Refused(r.to_string()),
+            PlanError::Blocked(blockers) => {
+                let lines: Vec<String> = blockers.iter().map(ToString::to_string).collect();
+                CliError::Refused(format!("{heading}:\n  {}{footer}", lines.join("\n  ")))
+            }
         }
     }
 }
@@ -259,6 +301,14 @@ pub struct Context {
 }
 
 impl Context {
+    /// The project directory's canonical path.
+    pub fn canonical_dir(&self) -> Result<PathBuf, CliError> {
+        std::fs::canonicalize(&self.dir).map_err(|source| CliError::Project {
+            dir: self.dir.clone(),
+            source,
+        })
+    }
+
     pub fn open(dir: Option<PathBuf>) -> Result<Context, CliError> {
         let dir = dir.unwrap_or_else(|| PathBuf::from("."));
         let project = crate::core::fs::open_project(&dir).map_err(|source| CliError::Project {
@@ -272,29 +322,52 @@ impl Context {
 /// Operational logs go to stderr through `tracing`, filtered by `SEAL_LOG`
 /// (for example `SEAL_LOG=info` or `SEAL_LOG=sealfs=debug`); warnings only by
 /// default, and only errors from the FUSE library (it warns about the second
-/// unmount after an external `umount`).
+/// unmount after an external `umount`). Colours only on a terminal: a CI log
+/// or a journal would show the escape codes raw.
 fn init_logging() {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("SEAL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,fuser=error"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 
 /// Entry point of the `seal` binary.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // `mount -t fuse.seal` and fstab run /sbin/mount.fuse.seal (a link to
+    // this binary) with mount(8)'s helper arguments.
+    if mount::invoked_as_helper(args.first()) {
+        init_logging();
+        let result = mount::helper(&args[1..]);
+        report_error("mount", &result, None);
+        return ExitCode::from(exit_code(&result));
+    }
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
-            // Help and version are human text too: stderr, exit 0.
-            let code = match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                _ => 2,
-            };
-            eprint!("{}", e.render());
-            return ExitCode::from(code);
+            // clap's convention: help and version on stdout with exit 0,
+            // usage errors on stderr with exit 2.
+            let _ = e.print();
+            let code = e.exit_code();
+            if code != 0 {
+                let machine = formats::Machine::requested_in(args.get(1..).unwrap_or(&[]));
+                // The first line of clap's text, without its "error: ".
+                let text = e.render().to_string();
+                let first = text.lines().next().unwrap_or("usage error");
+                let message = first.strip_prefix("error: ").unwrap_or(first);
+                formats::print_error(machine, message, code as u8);
+            }
+            return ExitCode::from(code as u8);
         }
+    };
+    let machine = match &cli.command {
+        Command::Verify(a) => verify::Mode::from_flags(a.json, a.format, a.quiet).machine(),
+        Command::Run(a) if a.json => Some(formats::Machine::Json),
+        _ => None,
     };
     let name = match &cli.command {
         Command::Init(_) => "init",
@@ -303,20 +376,35 @@ pub fn main() -> ExitCode {
         Command::Mount(_) => "mount",
         Command::Run(_) => "run",
         Command::Why(_) => "why",
+        Command::Completions(a) => return meta::completions(Cli::command(), a),
+        Command::Man(a) => return meta::man(Cli::command(), a),
     };
     init_logging();
     let result = Context::open(cli.directory).and_then(|ctx| match cli.command {
         Command::Init(a) => init::run(&ctx, a.warn, a.verbose),
         Command::Pin(a) => pin::run(&ctx, &a.paths, a.prune, a.verbose),
-        Command::Verify(a) => {
-            verify::run(&ctx, verify::Mode::from_flags(a.json, a.quiet), a.verbose)
-        }
-        Command::Mount(a) => mount::run(ctx, a.mountpoint, a.audit_log, a.allow_other),
+        Command::Verify(a) => verify::run(
+            &ctx,
+            verify::Mode::from_flags(a.json, a.format, a.quiet),
+            a.verbose,
+        ),
+        Command::Mount(a) => mount::run(
+            ctx,
+            mount::MountArgs {
+                mountpoint: a.mountpoint,
+                audit_log: a.audit_log,
+                allow_other: a.allow_other,
+                writable: a.writable,
+                options: a.options,
+                daemon: a.daemon,
+            },
+        ),
         Command::Run(a) => run::run(
             ctx,
             run::RunArgs {
                 audit_log: a.audit_log,
                 user: a.user,
+                read_only: a.read_only,
                 dry_run: a.dry_run,
                 json: a.json,
                 binds: run::pairs(&a.ro_bind, false)
@@ -327,14 +415,21 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Why(a) => why::run(&ctx, &a.path),
+        Command::Completions(_) | Command::Man(_) => unreachable!("answered above"),
     });
-    // A fatal error is reported even under `verify --quiet`, as the reference
-    // CLI does: exit 2 with no word is a riddle in a CI log.
-    match &result {
-        // The reference CLI's words for a declined prompt.
-        Err(CliError::Declined { command }) => eprintln!("seal: {command} aborted"),
-        Err(e) => eprintln!("seal: {name}: {e}"),
-        Ok(_) => {}
-    }
+    report_error(name, &result, machine);
     ExitCode::from(exit_code(&result))
+}
+
+/// Prints a fatal error: always on stderr (even under `verify --quiet`, as
+/// the reference CLI does: exit 2 with no word is a riddle in a CI log), and
+/// on stdout too in the machine format that was asked for.
+fn report_error(name: &str, result: &Result<Done, CliError>, machine: Option<formats::Machine>) {
+    let Err(e) = result else { return };
+    match e {
+        // The reference CLI's words for a declined prompt.
+        CliError::Declined { command } => eprintln!("seal: {command} aborted"),
+        e => eprintln!("seal: {name}: {e}"),
+    }
+    formats::print_error(machine, &e.to_string(), exit_code(result));
 }

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::core::escape::escaped;
 use crate::core::json::{newline_indent, write_go_string, write_string_array};
+pub use crate::core::plan::{PinKind, PinRow};
 use crate::core::verify::{BundleReport, BundleState, ProjectReport};
 
 /// `seal verify` human output (reference: tally, one line per bundle that is
@@ -87,24 +88,6 @@ pub fn verify_json(report: &ProjectReport) -> String {
     }
     out.push_str("\n}\n");
     out
-}
-
-/// What pin will do to one bundle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PinKind {
-    New,
-    Modified,
-    Removed,
-    Unchanged,
-}
-
-#[derive(Debug, Clone)]
-pub struct PinRow {
-    pub key: String,
-    pub kind: PinKind,
-    pub file_count: usize,
-    /// The per-file differences, shown with `-v`.
-    pub detail: Option<BundleReport>,
 }
 
 /// The pin proposal (reference format): sorted `+ new`, `~ modified`,

@@ -16,6 +16,7 @@ use crate::run::{Prepared, RunRequest, SeenEntry, execute, prepare, what_it_woul
 pub struct RunArgs {
     pub audit_log: Option<PathBuf>,
     pub user: Option<String>,
+    pub read_only: bool,
     pub dry_run: bool,
     pub json: bool,
     /// (source, destination, writable)
@@ -44,12 +45,17 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         audit_log: args.audit_log,
         user: args.user,
         binds: args.binds,
+        writable: !args.read_only,
     })
     .map_err(CliError::Run)?;
     if args.dry_run {
         return dry_run(&prepared, args.json);
     }
     eprint!("{}", verify_human(&prepared.report, false));
+    eprintln!(
+        "seal: run: the project is the sealed view ({})",
+        crate::mount::describe_mode(prepared.request.writable)
+    );
     let code = execute(prepared).map_err(CliError::Run)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))
 }

@@ -11,12 +11,15 @@ use super::{CliError, Context, Done};
 use crate::core::discovery::Listings;
 use crate::core::escape::{escaped, escaped_os};
 use crate::core::hash::KeepNothing;
-use crate::core::lockfile::{Lockfile, Policy};
+use crate::core::lockfile::Lockfile;
+use crate::core::paths::is_segment_ancestor;
 use crate::core::store::read_lockfile;
-use crate::core::verify::{BundleState, verify_key};
+use crate::core::verify::BundleState;
 use crate::gate::links::LinkRule;
-use crate::gate::{Place, ViewPath, place};
-use crate::run::plan::{Node, Placement, State, lexical, locate, plan};
+use crate::gate::{
+    Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place,
+};
+use crate::run::plan::{self, Node, Placement, lexical, locate};
 use crate::run::target_user;
 
 pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
@@ -46,136 +49,141 @@ fn explain_inside(ctx: &Context, lock: &Lockfile, project: &Path, rel: &Path) ->
     }
     let mut out = String::new();
     let _ = writeln!(out, "path:     {}", escaped(&view.display()));
-    let policy = lock.policy.as_str();
-    match place(lock, &view) {
-        Place::Ordinary => {
-            let _ = writeln!(out, "class:    ordinary (no sealed root, no agent surface)");
-            let target = std::fs::read_link(project.join(rel)).ok();
-            match target {
-                Some(t) => {
+    let place = place(lock, &view);
+    let mut listings = Listings::new(ctx.project.as_fd());
+    let at = |root_len: usize, root: &'static str, inside: &'static str| {
+        if root_len == view.depth() {
+            root
+        } else {
+            inside
+        }
+    };
+    // The states the gate would decide on, root first: a path inside a root
+    // is only reachable while its root is shown.
+    let mut states = Vec::new();
+    match &place {
+        Place::Ordinary | Place::Lockfile | Place::Container => {
+            let _ = writeln!(out, "class:    {}", place_class(&place));
+            match std::fs::read_link(project.join(rel)) {
+                Ok(target) => {
                     let rule = LinkRule::new(project, &[project.to_path_buf()]);
                     let dir = view.parent().map(|p| p.raw).unwrap_or_default();
-                    let allowed = rule.allows(&dir, t.as_os_str());
-                    let _ = writeln!(
-                        out,
-                        "decision: a symlink to {}: {}",
-                        escaped_os(t.as_os_str()),
-                        if allowed {
-                            "shown (following it stays behind the gate)"
-                        } else {
-                            "hidden (it would lead around the gate)"
-                        }
-                    );
+                    let _ = writeln!(out, "link:     {}", escaped_os(target.as_os_str()));
+                    states.push(State::Link {
+                        stays_behind_gate: rule.allows(&dir, target.as_os_str()),
+                    });
                 }
-                None => {
-                    let _ = writeln!(out, "decision: shown as on disk");
-                }
+                Err(_) => states.push(State::Plain),
             }
-        }
-        Place::Container => {
-            let _ = writeln!(
-                out,
-                "class:    container (a directory on the way to sealed roots or agent surfaces)"
-            );
-            let _ = writeln!(
-                out,
-                "decision: shown; each entry inside is decided on its own"
-            );
         }
         Place::Sealed { key, root_len } => {
             let patterns: Vec<String> = lock
-                .patterns_producing(&key)
+                .patterns_producing(key)
                 .map(|p| format!("\"{p}\""))
                 .collect();
-            let at = if root_len == view.depth() {
-                "the sealed root"
-            } else {
-                "inside the sealed root"
-            };
             let _ = writeln!(
                 out,
-                "class:    {at} {key} (discovery pattern {})",
+                "class:    {} {key} (discovery pattern {})",
+                at(*root_len, "the sealed root", "inside the sealed root"),
                 patterns.join(", ")
             );
-            let entry = lock.bundles.get(&key);
-            match entry {
-                Some(e) => {
-                    let _ = writeln!(out, "lockfile: recorded, {} files", e.files.len());
-                }
-                None => {
-                    let _ = writeln!(out, "lockfile: not recorded");
-                }
-            }
-            let mut listings = Listings::new(ctx.project.as_fd());
-            match verify_key(&mut listings, &key, entry, &KeepNothing) {
-                Ok((report, _)) => {
+            let entry = lock.bundles.get(key);
+            let _ = match entry {
+                Some(e) => writeln!(out, "lockfile: recorded, {} files", e.files.len()),
+                None => writeln!(out, "lockfile: not recorded"),
+            };
+            match assess_sealed(&mut listings, key, entry, &KeepNothing, false) {
+                Ok(found) => {
                     let _ = writeln!(
                         out,
-                        "state:    {} (verified just now)",
-                        report.state.as_str()
+                        "state:    {} (assessed just now)",
+                        found.state.as_str()
                     );
-                    super::output::file_lines(&mut out, &report);
-                    let decision = match (report.state, lock.policy) {
-                        (BundleState::Verified, _) => {
-                            "visible; every open is verified again and served from the verified bytes"
-                        }
-                        (BundleState::Removed, _) => "nothing on disk to show",
-                        (_, Policy::Warn) => {
-                            "visible with a warning (warn mode); every load is logged"
-                        }
-                        (_, Policy::Block) => "hidden (block mode)",
-                    };
-                    let _ = writeln!(out, "decision: {decision}");
+                    if let Some(report) = &found.report {
+                        super::output::file_lines(&mut out, report);
+                    }
+                    states.push(State::Root(found.state));
                 }
                 Err(e) => {
-                    let _ = writeln!(out, "state:    cannot verify ({e})\ndecision: hidden");
+                    let _ = writeln!(out, "state:    cannot verify ({e})");
+                    states.push(State::Root(RootState::Bundle(BundleState::Mismatch)));
                 }
+            }
+            if *root_len < view.depth() {
+                let rel = view.rel_text(*root_len);
+                let recorded = entry.is_some_and(|e| {
+                    e.files
+                        .keys()
+                        .any(|f| f.as_str() == rel || is_segment_ancestor(&rel, f.as_str()))
+                });
+                states.push(State::Recorded(recorded));
             }
         }
         Place::Artifact { root_len, rule } => {
-            let at = if root_len == view.depth() {
-                "an agent artifact"
-            } else {
-                "inside an agent artifact"
-            };
-            let _ = writeln!(out, "class:    {at}: {}", rule.describe());
+            let _ = writeln!(
+                out,
+                "class:    {}: {}",
+                at(*root_len, "an agent artifact", "inside an agent artifact"),
+                rule.describe()
+            );
             let _ = writeln!(
                 out,
                 "lockfile: no discovery pattern covers it, so it is unverified"
             );
-            let _ = writeln!(
-                out,
-                "decision: {} ({policy} mode; run 'seal pin {}' to seal it)",
-                if lock.policy == Policy::Warn {
-                    "visible with a warning, every load logged"
-                } else {
-                    "hidden"
-                },
-                escaped(view.display().trim_start_matches("./"))
-            );
+            let state = assess_artifact(&mut listings, &view.prefix(*root_len).raw);
+            let _ = writeln!(out, "state:    {} (assessed just now)", state.as_str());
+            states.push(State::Root(state));
         }
-        Place::Unmappable { .. } => {
+        Place::Unmappable { root_len } => {
             let _ = writeln!(
                 out,
-                "class:    produced by a discovery pattern, but a name on its path is not UTF-8"
+                "class:    produced by a discovery pattern, but a name on its path cannot be a bundle key"
             );
-            let _ = writeln!(
-                out,
-                "decision: unverified: {}",
-                if lock.policy == Policy::Warn {
-                    "visible with a warning"
-                } else {
-                    "hidden"
-                }
-            );
+            states.push(State::Root(assess_artifact(
+                &mut listings,
+                &view.prefix(*root_len).raw,
+            )));
         }
     }
+    let mut decision = decide(&place, State::Plain, lock.policy);
+    for state in states {
+        decision = decide(&place, state, lock.policy);
+        if !decision.shown {
+            break;
+        }
+    }
+    let hint = match decision.reason {
+        Reason::Failing { .. } | Reason::NotRecorded if place.is_gated() => {
+            let root = view.prefix(place.root_len().unwrap_or(view.depth()));
+            format!(
+                "; run 'seal pin {}' to seal it",
+                escaped(root.display().trim_start_matches("./"))
+            )
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "decision: {} ({}{hint})",
+        decision.word(),
+        decision.reason.describe()
+    );
     out
+}
+
+/// What a place that needs no verification is, in words.
+fn place_class(place: &Place) -> &'static str {
+    match place {
+        Place::Lockfile => "the project's lockfile (always shown, never sealed)",
+        Place::Container => "container (a directory on the way to sealed roots or agent surfaces)",
+        _ => "ordinary (no sealed root, no agent surface)",
+    }
 }
 
 fn explain_outside(project: &Path, path: &Path) -> Result<String, CliError> {
     let target = target_user(None, project).map_err(CliError::Run)?;
-    let planned = plan(&target.inputs).map_err(|e| CliError::Run(crate::run::RunError::Bind(e)))?;
+    let planned =
+        plan::plan(&target.inputs).map_err(|e| CliError::Run(crate::run::RunError::Bind(e)))?;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -229,14 +237,14 @@ fn explain_outside(project: &Path, path: &Path) -> Result<String, CliError> {
         p.why
     );
     let decision = match &p.state {
-        State::Placed(Placement::EmptyDir | Placement::Cover) | State::Covered { .. } => {
+        plan::State::Placed(Placement::EmptyDir | Placement::Cover) | plan::State::Covered { .. } => {
             "seal run masks it with an empty read-only directory, whatever it is or points to"
                 .to_string()
         }
-        State::Placed(Placement::EmptyFile) => {
+        plan::State::Placed(Placement::EmptyFile) => {
             "seal run masks it with an empty read-only file, whatever it is or points to".to_string()
         }
-        State::Placed(Placement::Filtered(f)) => {
+        plan::State::Placed(Placement::Filtered(f)) => {
             let mut s = format!(
                 "seal run shows {} (filter \"{}\")",
                 Placement::Filtered(f.clone()).describe(),
@@ -259,13 +267,13 @@ fn explain_outside(project: &Path, path: &Path) -> Result<String, CliError> {
             }
             s
         }
-        State::Placed(other) => format!("seal run shows {} there", other.describe()),
-        State::Absent => {
+        plan::State::Placed(other) => format!("seal run shows {} there", other.describe()),
+        plan::State::Absent => {
             "nothing there now, and nothing in the run can create it (its directory is read-only there)"
                 .to_string()
         }
-        State::InsideProject => "it is inside the project: the sealed view decides".to_string(),
-        State::Impossible { reason } => {
+        plan::State::InsideProject => "it is inside the project: the sealed view decides".to_string(),
+        plan::State::Impossible { reason } => {
             format!("cannot be masked ({reason}): seal run would be Blocked")
         }
     };

@@ -138,6 +138,16 @@ pub fn open_dir_path_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result
     openat2(root, path.to_os_string().as_os_str(), how).map_err(io_err)
 }
 
+/// An `O_PATH` handle on whatever is at `path` below `root` (a symlink
+/// itself, not its target), crossing no symlink on the way: the writable
+/// view names the target of a change by it.
+pub fn open_path_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+    openat2(root, path.to_os_string().as_os_str(), how).map_err(io_err)
+}
+
 /// Opens the file at `path` below `root` for reading: no symlink anywhere on
 /// the path, no blocking on a FIFO, no controlling terminal.
 pub fn open_file_beneath(root: BorrowedFd<'_>, path: &OsStr) -> io::Result<OwnedFd> {
@@ -223,4 +233,38 @@ impl ProjectFd for OwnedFd {
     fn project_fd(&self) -> BorrowedFd<'_> {
         self.as_fd()
     }
+}
+
+/// Reads into `buf` at `offset` until it is full or the file ends (a short
+/// positional read of a regular file is not its end); returns how many bytes
+/// were read. The descriptor's own offset is untouched.
+pub fn read_fully_at(file: &std::fs::File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read_at(&mut buf[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Reads a whole file from offset 0 with positional reads, starting with
+/// room for `size_hint` bytes.
+pub fn read_to_end_at(file: &std::fs::File, size_hint: usize) -> io::Result<Vec<u8>> {
+    let mut bytes = vec![0u8; size_hint.max(512)];
+    let mut len = 0;
+    loop {
+        let n = read_fully_at(file, len as u64, &mut bytes[len..])?;
+        len += n;
+        if len < bytes.len() {
+            break;
+        }
+        bytes.resize(bytes.len() * 2, 0);
+    }
+    bytes.truncate(len);
+    Ok(bytes)
 }

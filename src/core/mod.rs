@@ -10,5 +10,6 @@ pub mod json;
 pub mod lockfile;
 pub mod paths;
 pub mod pattern;
+pub mod plan;
 pub mod store;
 pub mod verify;

@@ -230,6 +230,22 @@ pub fn normalize_user_path(raw: &str) -> Result<Vec<String>, PathRule> {
     Ok(segments)
 }
 
+/// SPEC §What Gets Hashed: whether the directory entry `name` is excluded
+/// from hashing (and so from every bundle): anything named `.git`, at any
+/// depth, and the project's own `seal.json`, only directly in the project
+/// root (`in_project_root`). The one place this rule is written.
+pub fn is_excluded(name: &std::ffi::OsStr, in_project_root: bool) -> bool {
+    name == ".git" || (in_project_root && name == super::lockfile::LOCKFILE_NAME)
+}
+
+/// Whether a path below a sealed root (its names after the root's) passes
+/// through an excluded entry (roots are never the project root itself).
+pub fn is_excluded_below_root<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
+    names
+        .into_iter()
+        .any(|n| is_excluded(std::ffi::OsStr::new(n), false))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,7 +37,10 @@ pub enum StoreError {
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StoreError::Missing => write!(f, "{LOCKFILE_NAME} not found in the project root"),
+            StoreError::Missing => write!(
+                f,
+                "{LOCKFILE_NAME} not found in the project directory; run 'seal init' first"
+            ),
             StoreError::NotRegular(kind) => {
                 write!(
                     f,
@@ -107,23 +110,12 @@ pub fn read_lockfile_unchecked(
     read_all(fd, size_hint + 1)
 }
 
-/// Reads until end of file with plain `read` calls (no size probing).
+/// Reads until end of file (no size probing).
 fn read_all(fd: OwnedFd, capacity: usize) -> Result<Vec<u8>, StoreError> {
-    let mut bytes = vec![0u8; capacity.max(512)];
-    let mut len = 0;
-    loop {
-        if len == bytes.len() {
-            bytes.resize(bytes.len() * 2, 0);
-        }
-        match nix::unistd::read(fd.as_fd(), &mut bytes[len..]) {
-            Ok(0) => break,
-            Ok(n) => len += n,
-            Err(Errno::EINTR) => {}
-            Err(e) => return Err(io_error("read")(e)),
-        }
-    }
-    bytes.truncate(len);
-    Ok(bytes)
+    super::fs::read_to_end_at(&std::fs::File::from(fd), capacity).map_err(|source| StoreError::Io {
+        action: "read",
+        source,
+    })
 }
 
 /// True when anything (even a dangling symlink) is named `seal.json`.

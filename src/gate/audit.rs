@@ -25,6 +25,8 @@ pub enum Event {
     Warn,
     /// The lockfile is invalid or missing: every sealed and surface path is hidden.
     FailClosed,
+    /// The writable view refused to change a protected path.
+    DenyWrite,
 }
 
 /// One decision.

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use crate::core::lockfile::{Lockfile, LockfileError};
 use std::fs::File;
 use std::os::fd::AsFd;
-use std::os::unix::fs::FileExt;
 
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{Mode, fstat, fstatat};
@@ -137,7 +136,12 @@ impl LiveLockfile {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((file, dev, ino)) = open.as_ref() {
             if *dev == st.st_dev && *ino == st.st_ino {
-                return pread_all(file, hint);
+                return crate::core::fs::read_to_end_at(file, hint + 4096).map_err(|source| {
+                    StoreError::Io {
+                        action: "read",
+                        source,
+                    }
+                });
             }
         }
         *open = None;
@@ -157,36 +161,6 @@ impl LiveLockfile {
         }
         Ok(bytes)
     }
-}
-
-/// Reads the whole file from offset 0 with `pread`.
-fn pread_all(file: &File, hint: usize) -> Result<Vec<u8>, StoreError> {
-    let mut bytes = vec![0u8; hint + 4096];
-    let mut len = 0;
-    loop {
-        if len == bytes.len() {
-            bytes.resize(bytes.len() * 2, 0);
-        }
-        match file.read_at(&mut bytes[len..], len as u64) {
-            Ok(0) => break,
-            Ok(n) => {
-                len += n;
-                if len < bytes.len() {
-                    // A short read of a regular file is its end.
-                    break;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(source) => {
-                return Err(StoreError::Io {
-                    action: "read",
-                    source,
-                });
-            }
-        }
-    }
-    bytes.truncate(len);
-    Ok(bytes)
 }
 
 fn invalid(last_valid: Arc<Lockfile>, e: &LockfileError) -> LockView {

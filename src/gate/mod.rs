@@ -1,27 +1,29 @@
 //! The gate: what may a path of the project show, and what bytes may an open
 //! of it serve? Pure decisions over the core; no FUSE types, so every rule is
-//! tested without a mount (the FUSE adapter only translates).
+//! tested without a mount (the mount only translates).
 //!
-//! Every path is one of: ordinary; a container (a directory on the way to a
-//! sealed root or an agent surface); inside a sealed root (a lockfile key or a
-//! root its discovery patterns produce); inside an agent artifact that no
-//! sealed root covers (an unverified artifact, from [`crate::surfaces`]).
+//! Every path is one of the [`Place`]s: ordinary; the lockfile; a container
+//! (a directory on the way to a sealed root or an agent surface); inside a
+//! sealed root (a lockfile key or a root its discovery patterns produce);
+//! inside an agent artifact that no sealed root covers (from
+//! [`crate::surfaces`]). For each request the gate gathers the [`State`] the
+//! decision needs — a fresh verification for a sealed root ([`flight`]), an
+//! assessment of an artifact ([`assess`]), the symlink rule ([`links`]) — and
+//! asks the one decision table, [`decide`]. It then records the decision
+//! ([`audit`]) and, for an open it allows inside a root, hands out the
+//! snapshot of the verified bytes.
 //!
-//! * Ordinary paths are shown and opened as they are (symlinks obey
-//!   [`links::LinkRule`]).
-//! * A sealed root shows up in lookup and readdir only after a fresh
-//!   verification says so; every open inside it waits for a verification that
-//!   started after the open arrived and is served from that verification's
-//!   snapshot of the file ([`flight`]).
-//! * Under `block`, Unverified and Mismatch bundles and unverified artifacts
-//!   are absent; under `warn` they are visible and every load is logged.
-//! * When `seal.json` is invalid or missing, every sealed and surface path is
-//!   absent until it is valid again (fail closed).
+//! `seal.json` is re-read for every decision ([`live`]); when it is invalid
+//! or missing, every sealed and surface path is absent until it is valid
+//! again (fail closed).
 
+pub mod assess;
 pub mod audit;
+pub mod decision;
 pub mod flight;
 pub mod links;
 pub mod live;
+pub mod place;
 #[cfg(test)]
 mod tests;
 
@@ -32,177 +34,38 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use audit::{AuditLog, Event, Record};
-use flight::{Flights, Run};
+use flight::{Answer, Flights};
 use links::LinkRule;
 use live::{LiveLockfile, LockView};
 
-use crate::core::discovery::{Listings, has_trackable_entry};
-use crate::core::fs::{EntryKind, RawPath};
+pub use assess::{SealedAssessment, assess_artifact, assess_sealed};
+pub use decision::{
+    Caching, Change, ChangeDecision, ChangeReason, Decision, Reason, RootState, State, decide,
+    decide_change,
+};
+pub use place::{Place, ViewPath, place};
+
+use crate::core::discovery::Listings;
+use crate::core::fs::EntryKind;
 use crate::core::hash::observe_root;
 use crate::core::lockfile::{Lockfile, Policy};
-use crate::core::paths::{BundleKey, FilePath};
-use crate::core::verify::{BundleReport, BundleState, verify_key};
+use crate::core::paths::{BundleKey, FilePath, is_excluded_below_root, is_segment_ancestor};
+use crate::core::verify::{BundleReport, BundleState};
 use crate::snapshot::{Snapshot, SnapshotKeeper};
-use crate::surfaces::{self, SurfaceClass, SurfaceRule};
 
-/// A path of the view: raw on-disk names, and their NFC (lossy) strings.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ViewPath {
-    pub raw: RawPath,
-    names: Vec<String>,
-    /// False when a name is not UTF-8 (such a path can never be a bundle key).
-    utf8: bool,
-}
-
-impl ViewPath {
-    pub fn root() -> ViewPath {
-        ViewPath {
-            raw: RawPath::default(),
-            names: Vec::new(),
-            utf8: true,
-        }
-    }
-
-    pub fn child(&self, name: &OsStr) -> ViewPath {
-        let mut names = self.names.clone();
-        let utf8 = self.utf8 && name.to_str().is_some();
-        names.push(crate::core::paths::nfc(&name.to_string_lossy()));
-        ViewPath {
-            raw: self.raw.join(name),
-            names,
-            utf8,
-        }
-    }
-
-    pub fn parent(&self) -> Option<ViewPath> {
-        if self.names.is_empty() {
-            return None;
-        }
-        let mut raw = self.raw.clone();
-        raw.0.pop();
-        let mut names = self.names.clone();
-        names.pop();
-        let utf8 = raw.0.iter().all(|n| n.to_str().is_some());
-        Some(ViewPath { raw, names, utf8 })
-    }
-
-    pub fn depth(&self) -> usize {
-        self.names.len()
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
-        self.names.iter().map(String::as_str)
-    }
-
-    /// `./a/b` for logs (lossy for names that are not UTF-8).
-    pub fn display(&self) -> String {
-        if self.names.is_empty() {
-            ".".to_string()
-        } else {
-            format!("./{}", self.names.join("/"))
-        }
-    }
-
-    /// The first `n` segments.
-    fn prefix(&self, n: usize) -> ViewPath {
-        let raw = RawPath(self.raw.0[..n].to_vec());
-        let utf8 = raw.0.iter().all(|x| x.to_str().is_some());
-        ViewPath {
-            raw,
-            names: self.names[..n].to_vec(),
-            utf8,
-        }
-    }
-
-    /// The path below the first `n` segments as a tracked file path (`.` when
-    /// the path is the root itself).
-    fn rel_from(&self, n: usize) -> Option<FilePath> {
-        if self.names.len() == n {
-            return Some(FilePath::single_file());
-        }
-        FilePath::parse(&self.names[n..].join("/")).ok()
-    }
-}
-
-/// Where a path sits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
-    Ordinary,
-    /// A directory on the way down to sealed roots or surfaces.
-    Container,
-    /// Inside (or at) the sealed root `key`, which is the first `root_len`
-    /// segments of the path.
-    Sealed {
-        key: BundleKey,
-        root_len: usize,
-    },
-    /// Inside (or at) an agent artifact no sealed root covers.
-    Artifact {
-        root_len: usize,
-        rule: SurfaceRule,
-    },
-    /// Inside (or at) a root a discovery pattern produces whose name is not
-    /// UTF-8: it can have no key, so it is unverified.
-    Unmappable {
-        root_len: usize,
-    },
-}
-
-impl Place {
-    fn root_len(&self) -> Option<usize> {
-        match self {
-            Place::Sealed { root_len, .. }
-            | Place::Artifact { root_len, .. }
-            | Place::Unmappable { root_len } => Some(*root_len),
-            Place::Ordinary | Place::Container => None,
-        }
-    }
-}
-
-/// Classifies `path` against the lockfile's patterns, then the built-in
-/// surfaces (lockfile roots win: a key covers whatever surface it sits in).
-pub fn place(lock: &Lockfile, path: &ViewPath) -> Place {
-    // The project's own lockfile is never a sealed root (SPEC §What Gets
-    // Hashed); it is shown read-only like any ordinary file.
-    if path.depth() == 1 && path.raw.0[0] == crate::core::lockfile::LOCKFILE_NAME {
-        return Place::Ordinary;
-    }
-    for pattern in &lock.discovery {
-        if let Some(root_len) = pattern.root_len_within(path.names()) {
-            let root = path.prefix(root_len);
-            if !root.utf8 {
-                return Place::Unmappable { root_len };
-            }
-            return match BundleKey::from_segments(&path.names[..root_len]) {
-                Ok(key) => Place::Sealed { key, root_len },
-                Err(_) => Place::Unmappable { root_len },
-            };
-        }
-    }
-    if lock
-        .discovery
-        .iter()
-        .any(|p| p.passes_through(path.names()))
-    {
-        return Place::Container;
-    }
-    let names: Vec<&str> = path.names().collect();
-    match surfaces::classify(&names) {
-        SurfaceClass::Outside => Place::Ordinary,
-        SurfaceClass::Container => Place::Container,
-        SurfaceClass::Artifact { root_len, rule } => Place::Artifact { root_len, rule },
-    }
-}
-
-/// Who asked (for the audit log).
+/// Who asked: the process (for the audit log) and the credentials it made
+/// the request with (changes in the writable view are made as them).
 #[derive(Debug, Clone, Copy)]
 pub struct Who {
     pub pid: u32,
+    pub uid: u32,
+    pub gid: u32,
 }
 
-/// What a verification run found about one root.
+/// What one verification run of a root found (shared by the requests it
+/// answers).
 #[derive(Debug, Clone)]
-pub struct Verdict {
+pub struct Assessment {
     pub state: RootState,
     pub report: Option<BundleReport>,
     pub policy: Policy,
@@ -211,71 +74,13 @@ pub struct Verdict {
     pub micros: u64,
 }
 
-/// The state of a root at verification time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RootState {
-    Bundle(BundleState),
-    /// A directory with nothing trackable in it: not a bundle, nothing to load.
-    NotABundle,
-}
-
-impl Verdict {
-    /// Whether the root may be shown and its files served.
-    pub fn allows(&self) -> bool {
+impl Assessment {
+    /// The state the decision table gets from this run.
+    pub fn state(&self) -> State {
         if self.fail_closed.is_some() {
-            return false;
-        }
-        match self.state {
-            RootState::NotABundle | RootState::Bundle(BundleState::Verified) => true,
-            RootState::Bundle(BundleState::Unverified | BundleState::Mismatch) => {
-                self.policy == Policy::Warn
-            }
-            RootState::Bundle(BundleState::Removed) => false,
-        }
-    }
-
-    fn outcome(&self) -> String {
-        if let Some(reason) = &self.fail_closed {
-            return format!("fail-closed: {reason}");
-        }
-        match self.state {
-            RootState::Bundle(s) => s.as_str().to_string(),
-            RootState::NotABundle => "empty".to_string(),
-        }
-    }
-}
-
-/// Whether the kernel may cache a lookup or attributes of a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Caching {
-    /// Ordinary paths and containers: their visibility never depends on a
-    /// verification.
-    Cacheable,
-    /// Sealed and surface paths: every lookup must reach the gate.
-    Fresh,
-}
-
-/// The answer to a lookup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visibility {
-    Hidden,
-    Shown(Caching),
-}
-
-impl Visibility {
-    pub fn is_shown(self) -> bool {
-        matches!(self, Visibility::Shown(_))
-    }
-}
-
-impl Place {
-    /// How long the kernel may remember answers about this place.
-    pub fn caching(&self) -> Caching {
-        match self {
-            Place::Ordinary | Place::Container => Caching::Cacheable,
-            Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => {
-                Caching::Fresh
-            }
+            State::LockfileInvalid
+        } else {
+            State::Root(self.state)
         }
     }
 }
@@ -304,7 +109,7 @@ pub struct GateConfig {
 pub struct Gate {
     project: Arc<OwnedFd>,
     live: LiveLockfile,
-    flights: Flights<Verdict>,
+    flights: Flights<Assessment>,
     links: LinkRule,
     audit: Option<AuditLog>,
 }
@@ -329,32 +134,33 @@ impl Gate {
         self.live.current(self.project.as_fd())
     }
 
-    /// [`Gate::caching`] on the lockfile as last read (no new read): for
-    /// scheduling requests, never for deciding them.
-    pub fn cached_caching(&self, path: &ViewPath) -> Caching {
-        self.cached_place(path).caching()
-    }
-
     /// The place of `path` on the lockfile as last read (no new read): for
-    /// scheduling requests, never for deciding them.
+    /// scheduling requests and caching hints, never for deciding them.
     pub fn cached_place(&self, path: &ViewPath) -> Place {
         place(self.live.last().patterns_source(), path)
     }
 
-    /// Whether the kernel may cache answers about `path`.
-    pub fn caching(&self, path: &ViewPath) -> Caching {
-        place(self.lock_view().patterns_source(), path).caching()
+    /// Whether deciding a request about `path` may verify a bundle (on the
+    /// lockfile as last read): lookups and opens in a sealed root or an
+    /// artifact, and listings of a container (they decide the roots inside
+    /// it). It only steers where a request runs, never what it decides.
+    pub fn may_verify(&self, path: &ViewPath, listing: bool) -> bool {
+        match self.cached_place(path) {
+            Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => true,
+            Place::Container => listing,
+            Place::Ordinary | Place::Lockfile => false,
+        }
     }
 
-    /// Whether the entry `path` (of `kind`, with `link_target` when it is a
-    /// symlink) shows up in lookup and readdir, and for how long.
+    /// Decides whether the entry `path` (of `kind`, with `link_target` when
+    /// it is a symlink) shows up in lookup and readdir, and for how long.
     pub fn lookup(
         &self,
         path: &ViewPath,
         kind: EntryKind,
         link_target: Option<&OsStr>,
         who: Who,
-    ) -> Visibility {
+    ) -> Decision {
         self.lookup_in(&self.lock_view(), path, kind, link_target, who)
     }
 
@@ -367,373 +173,179 @@ impl Gate {
         kind: EntryKind,
         link_target: Option<&OsStr>,
         who: Who,
-    ) -> Visibility {
-        let place = place(view.patterns_source(), path);
-        if self.decide_visible(view, &place, path, kind, link_target, who) {
-            Visibility::Shown(place.caching())
-        } else {
-            Visibility::Hidden
+    ) -> Decision {
+        let lock = view.patterns_source();
+        let place = place(lock, path);
+        let (state, assessment) = self.lookup_state(view, &place, path, kind, link_target);
+        let decision = decide(&place, state, lock.policy);
+        let at_root = place.root_len() == Some(path.depth());
+        // Lookups record what they hide at a root (and every fail-closed);
+        // what they show is recorded when it is opened.
+        if !decision.shown && (at_root || decision.event == Some(Event::FailClosed)) {
+            self.record(
+                "lookup",
+                &place,
+                path,
+                &decision,
+                assessment.as_deref(),
+                view,
+                who,
+            );
         }
+        decision
     }
 
-    /// [`Gate::lookup`] as a yes or no.
-    pub fn visible(
-        &self,
-        path: &ViewPath,
-        kind: EntryKind,
-        link_target: Option<&OsStr>,
-        who: Who,
-    ) -> bool {
-        self.lookup(path, kind, link_target, who).is_shown()
-    }
-
-    fn decide_visible(
+    /// The state a lookup decides on, with the run that assessed it.
+    fn lookup_state(
         &self,
         view: &LockView,
         place: &Place,
         path: &ViewPath,
         kind: EntryKind,
         link_target: Option<&OsStr>,
-        who: Who,
-    ) -> bool {
-        match place {
-            Place::Ordinary | Place::Container => {
-                if kind == EntryKind::Symlink {
-                    let dir = path.parent().map(|p| p.raw).unwrap_or_default();
-                    return link_target.is_some_and(|t| self.links.allows(&dir, t));
-                }
-                return true;
+    ) -> (State, Option<Arc<Assessment>>) {
+        if !place.is_gated() {
+            if kind != EntryKind::Symlink {
+                return (State::Plain, None);
             }
-            Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => {}
+            let dir = path.parent().map(|p| p.raw).unwrap_or_default();
+            let stays_behind_gate = link_target.is_some_and(|t| self.links.allows(&dir, t));
+            return (State::Link { stays_behind_gate }, None);
         }
-        let lock = match view {
-            LockView::Invalid { reason, .. } => {
-                self.record_fail_closed("lookup", place, path, reason, who);
-                return false;
-            }
-            LockView::Valid(lock) => lock,
+        let LockView::Valid(lock) = view else {
+            return (State::LockfileInvalid, None);
         };
+        let root_len = place.root_len().unwrap_or(0);
+        if is_excluded_below_root(path.names().skip(root_len)) {
+            return (State::Recorded(false), None);
+        }
         match place {
             Place::Sealed { key, root_len } if *root_len == path.depth() => {
-                let verdict = self.sealed_run(key, None);
-                let allowed = verdict.verdict.allows();
-                if !allowed {
-                    self.record(
-                        Event::Hide,
-                        "lookup",
-                        Some(key),
-                        path,
-                        &verdict.verdict,
-                        who,
-                    );
-                }
-                allowed
+                let run = self.sealed_run(key, None).verdict;
+                (run.state(), Some(run))
             }
-            Place::Sealed { key, root_len } => match lock.policy {
-                Policy::Warn => true,
-                // Inside a root the kernel reached through a fresh lookup of
-                // the root: show what the lockfile records (files and the
-                // directories holding them); the open decides the bytes.
-                Policy::Block => lock.bundles.get(key).is_some_and(|entry| {
-                    let rel = path.names[*root_len..].join("/");
-                    entry.files.keys().any(|f| {
-                        f.as_str() == rel
-                            || crate::core::paths::is_segment_ancestor(&rel, f.as_str())
-                    })
-                }),
-            },
+            Place::Sealed { key, root_len } => {
+                let rel = path.rel_text(*root_len);
+                let recorded = lock.bundles.get(key).is_some_and(|entry| {
+                    entry
+                        .files
+                        .keys()
+                        .any(|f| f.as_str() == rel || is_segment_ancestor(&rel, f.as_str()))
+                });
+                (State::Recorded(recorded), None)
+            }
             Place::Artifact { root_len, .. } | Place::Unmappable { root_len } => {
-                match lock.policy {
-                    Policy::Warn => true,
-                    Policy::Block => {
-                        let shown = self.artifact_is_empty(&path.prefix(*root_len));
-                        if !shown && *root_len == path.depth() {
-                            self.record_artifact(
-                                Event::Hide,
-                                "lookup",
-                                place,
-                                path,
-                                lock.policy,
-                                None,
-                                who,
-                            );
-                        }
-                        shown
-                    }
-                }
+                let mut listings = Listings::new(self.project.as_fd());
+                let root = path.prefix(*root_len);
+                (State::Root(assess_artifact(&mut listings, &root.raw)), None)
             }
-            Place::Ordinary | Place::Container => true,
+            Place::Ordinary | Place::Lockfile | Place::Container => (State::Plain, None),
         }
     }
 
     /// Decides an open of the regular file at `path`.
     pub fn open(&self, path: &ViewPath, who: Who) -> OpenDecision {
         let view = self.lock_view();
-        let place = place(view.patterns_source(), path);
+        let lock = view.patterns_source();
+        let place = place(lock, path);
         let Some(root_len) = place.root_len() else {
             return OpenDecision::Ordinary;
         };
-        if let LockView::Invalid { reason, .. } = &view {
-            self.record_fail_closed("open", &place, path, reason, who);
-            return OpenDecision::Deny;
-        }
-        let policy = view.patterns_source().policy;
         let Some(rel) = path.rel_from(root_len) else {
             return OpenDecision::Deny;
         };
-        match &place {
-            Place::Sealed { key, .. } => {
-                let run = self.sealed_run(key, Some(&rel));
-                let verdict = &run.verdict;
-                if !verdict.allows() {
-                    self.record(Event::Hide, "open", Some(key), path, verdict, who);
-                    return OpenDecision::Deny;
-                }
-                let Some(snapshot) = run.take_snapshot(&rel) else {
-                    // Allowed yet not captured: the file is not part of what
-                    // was verified (it appeared after the walk). Refuse.
-                    self.record(Event::Hide, "open", Some(key), path, verdict, who);
-                    return OpenDecision::Deny;
-                };
-                let event = if verdict.state == RootState::Bundle(BundleState::Verified) {
-                    Event::Allow
-                } else {
-                    Event::Warn
-                };
-                self.record(event, "open", Some(key), path, verdict, who);
-                OpenDecision::Snapshot(snapshot)
+        if is_excluded_below_root(path.names().skip(root_len)) && view.is_valid() {
+            // Never part of a bundle (`.git`): never hashed, never recorded,
+            // so shown and read as on disk only where the policy lets
+            // unrecorded names through.
+            let decision = decide(&place, State::Recorded(false), lock.policy);
+            self.record("open", &place, path, &decision, None, &view, who);
+            return if decision.shown {
+                OpenDecision::Ordinary
+            } else {
+                OpenDecision::Deny
+            };
+        }
+        let answer = match (&view, &place) {
+            (LockView::Invalid { .. }, _) => None,
+            (LockView::Valid(_), Place::Sealed { key, .. }) => {
+                Some(self.sealed_run(key, Some(&rel)))
             }
-            Place::Artifact { .. } | Place::Unmappable { .. } => {
-                if policy == Policy::Block {
-                    self.record_artifact(Event::Hide, "open", &place, path, policy, None, who);
-                    return OpenDecision::Deny;
-                }
+            // Opening a regular file inside an artifact proves the artifact
+            // holds something loadable: it is Unverified. Its bytes are only
+            // needed (hashed and kept) when the policy lets them through.
+            (LockView::Valid(lock), _) if lock.policy == Policy::Warn => {
                 let root = path.prefix(root_len);
                 let flight = self.flights.get(&format!("artifact:{}", root.display()));
-                let run = flight.fresh(Some(&rel), |wanted| self.observe_artifact(&root, wanted));
-                let snapshot = run.take_snapshot(&rel);
-                self.record_artifact(
-                    Event::Warn,
-                    "open",
-                    &place,
-                    path,
-                    policy,
-                    Some(run.verdict.micros),
-                    who,
-                );
-                match snapshot {
-                    Some(s) => OpenDecision::Snapshot(s),
-                    None => OpenDecision::Deny,
-                }
+                Some(flight.fresh(Some(&rel), |wanted| self.observe_artifact(&root, wanted)))
             }
-            Place::Ordinary | Place::Container => OpenDecision::Ordinary,
+            (LockView::Valid(_), _) => None,
+        };
+        let state = match (&view, &answer) {
+            (LockView::Invalid { .. }, _) => State::LockfileInvalid,
+            (_, Some(a)) => a.verdict.state(),
+            (_, None) => State::Root(RootState::Bundle(BundleState::Unverified)),
+        };
+        let policy = answer.as_ref().map_or(lock.policy, |a| a.verdict.policy);
+        let mut decision = decide(&place, state, policy);
+        let verdict = answer.as_ref().map(|a| a.verdict.clone());
+        let snapshot = answer.and_then(|a| a.snapshot);
+        if decision.shown && snapshot.is_none() {
+            // Allowed yet not captured: the file is not part of what was
+            // verified (it appeared after the walk). Refuse.
+            decision.shown = false;
+            decision.event = Some(Event::Hide);
+        }
+        self.record(
+            "open",
+            &place,
+            path,
+            &decision,
+            verdict.as_deref(),
+            &view,
+            who,
+        );
+        match snapshot {
+            Some(s) if decision.shown => OpenDecision::Snapshot(s),
+            _ => OpenDecision::Deny,
         }
     }
 
-    /// A fresh verification of sealed root `key` (shared with concurrent
-    /// requests that arrived before it started), keeping `want`'s bytes.
-    fn sealed_run(&self, key: &BundleKey, want: Option<&FilePath>) -> Arc<Run<Verdict>> {
-        let flight = self.flights.get(key.as_str());
-        flight.fresh(want, |wanted| self.verify_sealed(key, wanted))
-    }
-
-    /// One verification run: reads the lockfile as it is now, then the disk.
-    fn verify_sealed(
-        &self,
-        key: &BundleKey,
-        wanted: &[FilePath],
-    ) -> (Verdict, HashMap<FilePath, Arc<Snapshot>>) {
-        let started = Instant::now();
+    /// Decides whether the writable view may make `change` at `path`
+    /// (existing or not); a refusal is recorded as a `deny-write` event.
+    /// The places come from the last valid lockfile, so protection holds
+    /// while `seal.json` is invalid too.
+    pub fn may_change(&self, path: &ViewPath, change: Change, op: &'static str, who: Who) -> bool {
         let view = self.lock_view();
-        let lock = view.patterns_source();
-        let mut verdict = Verdict {
-            state: RootState::Bundle(BundleState::Unverified),
-            report: None,
-            policy: lock.policy,
-            fail_closed: match &view {
-                LockView::Invalid { reason, .. } => Some(reason.clone()),
-                LockView::Valid(_) => None,
-            },
-            micros: 0,
-        };
-        let mut kept = HashMap::new();
-        if verdict.fail_closed.is_none() {
-            let entry = lock.bundles.get(key);
-            let mut listings = Listings::new(self.project.as_fd());
-            let wanted_fn = |p: &FilePath| wanted.contains(p);
-            match verify_key(
-                &mut listings,
-                key,
-                entry,
-                &SnapshotKeeper { wanted: &wanted_fn },
-            ) {
-                Ok((report, observed)) => {
-                    verdict.state = RootState::Bundle(report.state);
-                    if let Some(observed) = observed {
-                        if entry.is_none()
-                            && observed.files.is_empty()
-                            && observed.problems.is_empty()
-                        {
-                            verdict.state = RootState::NotABundle;
-                        }
-                        kept = with_digests(observed.kept, &observed.files);
-                    }
-                    verdict.report = Some(report);
-                }
-                Err(e) => {
-                    tracing::warn!("verification of {key} failed: {e}");
-                    verdict.state = RootState::Bundle(BundleState::Mismatch);
-                }
-            }
+        let place = place(view.patterns_source(), path);
+        let decision = decide_change(&place, change);
+        if !decision.allowed {
+            self.record_denied_write(op, &place, path, decision.reason, who);
         }
-        verdict.micros = started.elapsed().as_micros() as u64;
-        (verdict, kept)
+        decision.allowed
     }
 
-    /// Hashes an artifact root (warn mode) keeping the wanted files.
-    fn observe_artifact(
-        &self,
-        root: &ViewPath,
-        wanted: &[FilePath],
-    ) -> (Verdict, HashMap<FilePath, Arc<Snapshot>>) {
-        let started = Instant::now();
-        let mut listings = Listings::new(self.project.as_fd());
-        let wanted_fn = |p: &FilePath| wanted.contains(p);
-        let keeper = SnapshotKeeper { wanted: &wanted_fn };
-        let kept = match root_kind(&mut listings, &root.raw)
-            .map(|k| observe_root(&mut listings, &root.raw, k, &keeper, None))
-        {
-            Some(Ok(observed)) => with_digests(observed.kept, &observed.files),
-            _ => HashMap::new(),
-        };
-        let verdict = Verdict {
-            state: RootState::Bundle(BundleState::Unverified),
-            report: None,
-            policy: Policy::Warn,
-            fail_closed: None,
-            micros: started.elapsed().as_micros() as u64,
-        };
-        (verdict, kept)
-    }
-
-    /// True when an artifact root is a directory with nothing trackable (not
-    /// something an agent could load).
-    fn artifact_is_empty(&self, root: &ViewPath) -> bool {
-        let mut listings = Listings::new(self.project.as_fd());
-        match root_kind(&mut listings, &root.raw) {
-            Some(EntryKind::Dir) => !has_trackable_entry(&mut listings, &root.raw).unwrap_or(true),
-            Some(_) => false,
-            None => true,
-        }
-    }
-
-    fn record(
-        &self,
-        event: Event,
-        op: &'static str,
-        key: Option<&BundleKey>,
-        path: &ViewPath,
-        verdict: &Verdict,
-        who: Who,
-    ) {
-        if event == Event::Hide || event == Event::Warn {
-            tracing::info!(
-                "{} {op} {} ({})",
-                if event == Event::Hide {
-                    "hid"
-                } else {
-                    "warned on"
-                },
-                crate::core::escape::escaped(&path.display()),
-                verdict.outcome()
-            );
-        }
-        let Some(audit) = &self.audit else { return };
-        let report = verdict.report.as_ref();
-        audit.write(&Record {
-            time: audit::rfc3339(SystemTime::now()),
-            event: if verdict.fail_closed.is_some() {
-                Event::FailClosed
-            } else {
-                event
-            },
-            op,
-            key: key.map(|k| k.as_str().to_string()),
-            path: path.display(),
-            outcome: verdict.outcome(),
-            modified: report.map(|r| r.modified.clone()).unwrap_or_default(),
-            added: report.map(|r| r.added.clone()).unwrap_or_default(),
-            missing: report.map(|r| r.missing.clone()).unwrap_or_default(),
-            problems: report
-                .map(|r| r.problems.iter().map(|p| p.to_string()).collect())
-                .unwrap_or_default(),
-            pid: who.pid,
-            comm: audit::command_name(who.pid),
-            verify_us: Some(verdict.micros),
-        });
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn record_artifact(
-        &self,
-        event: Event,
-        op: &'static str,
-        place: &Place,
-        path: &ViewPath,
-        policy: Policy,
-        micros: Option<u64>,
-        who: Who,
-    ) {
-        let why = match place {
-            Place::Artifact { rule, .. } => format!("unverified artifact: {}", rule.describe()),
-            _ => "unverified: a name is not UTF-8".to_string(),
-        };
-        tracing::info!(
-            "{event:?} {op} {} ({why}, {} mode)",
-            crate::core::escape::escaped(&path.display()),
-            policy.as_str()
-        );
-        let Some(audit) = &self.audit else { return };
-        audit.write(&Record {
-            time: audit::rfc3339(SystemTime::now()),
-            event,
-            op,
-            key: None,
-            path: path.display(),
-            outcome: why,
-            modified: vec![],
-            added: vec![],
-            missing: vec![],
-            problems: vec![],
-            pid: who.pid,
-            comm: audit::command_name(who.pid),
-            verify_us: micros,
-        });
-    }
-
-    fn record_fail_closed(
+    fn record_denied_write(
         &self,
         op: &'static str,
         place: &Place,
         path: &ViewPath,
-        reason: &str,
+        reason: ChangeReason,
         who: Who,
     ) {
-        tracing::warn!(
-            "fail closed on {}: {reason}",
-            crate::core::escape::escaped(&path.display())
-        );
+        let shown = crate::core::escape::escaped(&path.display()).into_owned();
+        tracing::info!("refused {op} of {shown}: {}", reason.describe());
         let Some(audit) = &self.audit else { return };
         audit.write(&Record {
             time: audit::rfc3339(SystemTime::now()),
-            event: Event::FailClosed,
+            event: Event::DenyWrite,
             op,
             key: match place {
                 Place::Sealed { key, .. } => Some(key.as_str().to_string()),
                 _ => None,
             },
             path: path.display(),
-            outcome: format!("fail-closed: {reason}"),
+            outcome: reason.describe().to_string(),
             modified: vec![],
             added: vec![],
             missing: vec![],
@@ -743,11 +355,158 @@ impl Gate {
             verify_us: None,
         });
     }
+
+    /// A fresh verification of sealed root `key` (shared with concurrent
+    /// requests that arrived before it started), keeping `want`'s bytes.
+    fn sealed_run(&self, key: &BundleKey, want: Option<&FilePath>) -> Answer<Assessment> {
+        let flight = self.flights.get(key.as_str());
+        flight.fresh(want, |wanted| self.verify_sealed(key, wanted))
+    }
+
+    /// One verification run: reads the lockfile as it is now, then the disk.
+    fn verify_sealed(
+        &self,
+        key: &BundleKey,
+        wanted: &[FilePath],
+    ) -> (Assessment, HashMap<FilePath, Arc<Snapshot>>) {
+        let started = Instant::now();
+        let view = self.lock_view();
+        let lock = view.patterns_source();
+        let mut assessment = Assessment {
+            state: RootState::Bundle(BundleState::Mismatch),
+            report: None,
+            policy: lock.policy,
+            fail_closed: match &view {
+                LockView::Invalid { reason, .. } => Some(reason.clone()),
+                LockView::Valid(_) => None,
+            },
+            micros: 0,
+        };
+        let mut kept = HashMap::new();
+        if assessment.fail_closed.is_none() {
+            let mut listings = Listings::new(self.project.as_fd());
+            let wanted_fn = |p: &FilePath| wanted.contains(p);
+            let keeper = SnapshotKeeper { wanted: &wanted_fn };
+            let entry = lock.bundles.get(key);
+            match assess_sealed(&mut listings, key, entry, &keeper, !wanted.is_empty()) {
+                Ok(found) => {
+                    assessment.state = found.state;
+                    assessment.report = found.report;
+                    if let Some(observed) = found.observed {
+                        kept = with_digests(observed.kept, &observed.files);
+                    }
+                }
+                // Cannot be verified: a Mismatch (fail closed).
+                Err(e) => tracing::warn!("verification of {key} failed: {e}"),
+            }
+        }
+        assessment.micros = started.elapsed().as_micros() as u64;
+        (assessment, kept)
+    }
+
+    /// Hashes an artifact root (warn mode) keeping the wanted files.
+    fn observe_artifact(
+        &self,
+        root: &ViewPath,
+        wanted: &[FilePath],
+    ) -> (Assessment, HashMap<FilePath, Arc<Snapshot>>) {
+        let started = Instant::now();
+        let mut listings = Listings::new(self.project.as_fd());
+        let wanted_fn = |p: &FilePath| wanted.contains(p);
+        let keeper = SnapshotKeeper { wanted: &wanted_fn };
+        let kept = match assess::root_kind(&mut listings, &root.raw)
+            .map(|k| observe_root(&mut listings, &root.raw, k, &keeper, None))
+        {
+            Some(Ok(observed)) => with_digests(observed.kept, &observed.files),
+            _ => HashMap::new(),
+        };
+        let assessment = Assessment {
+            state: RootState::Bundle(BundleState::Unverified),
+            report: None,
+            policy: Policy::Warn,
+            fail_closed: None,
+            micros: started.elapsed().as_micros() as u64,
+        };
+        (assessment, kept)
+    }
+
+    /// Logs a decision and writes it to the audit log.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        op: &'static str,
+        place: &Place,
+        path: &ViewPath,
+        decision: &Decision,
+        assessment: Option<&Assessment>,
+        view: &LockView,
+        who: Who,
+    ) {
+        let Some(event) = decision.event else { return };
+        let fail_closed = match (assessment.and_then(|a| a.fail_closed.as_ref()), view) {
+            (Some(reason), _) | (None, LockView::Invalid { reason, .. }) => Some(reason.clone()),
+            (None, LockView::Valid(_)) => None,
+        };
+        let outcome = match (&fail_closed, place) {
+            (Some(reason), _) => format!("fail-closed: {reason}"),
+            (None, Place::Artifact { rule, .. }) => {
+                format!("unverified artifact: {}", rule.describe())
+            }
+            (None, Place::Unmappable { .. }) => {
+                "unverified: a name on its path cannot be a bundle key".to_string()
+            }
+            (None, _) => assessment
+                .map_or("Unverified", |a| a.state.as_str())
+                .to_string(),
+        };
+        let shown = crate::core::escape::escaped(&path.display()).into_owned();
+        match event {
+            Event::Allow | Event::DenyWrite => {}
+            Event::FailClosed => tracing::warn!("fail closed on {op} {shown}: {outcome}"),
+            Event::Hide | Event::Warn => tracing::info!(
+                "{} {op} {shown} ({outcome}; {})",
+                if event == Event::Hide {
+                    "hid"
+                } else {
+                    "warned on"
+                },
+                decision.reason.describe()
+            ),
+        }
+        let Some(audit) = &self.audit else { return };
+        let report = assessment.and_then(|a| a.report.as_ref());
+        let list =
+            |f: fn(&BundleReport) -> &Vec<String>| report.map(f).cloned().unwrap_or_default();
+        audit.write(&Record {
+            time: audit::rfc3339(SystemTime::now()),
+            event: if fail_closed.is_some() {
+                Event::FailClosed
+            } else {
+                event
+            },
+            op,
+            key: match place {
+                Place::Sealed { key, .. } => Some(key.as_str().to_string()),
+                _ => None,
+            },
+            path: path.display(),
+            outcome,
+            modified: list(|r| &r.modified),
+            added: list(|r| &r.added),
+            missing: list(|r| &r.missing),
+            problems: report
+                .map(|r| r.problems.iter().map(|p| p.to_string()).collect())
+                .unwrap_or_default(),
+            pid: who.pid,
+            comm: audit::command_name(who.pid),
+            verify_us: assessment.map(|a| a.micros),
+        });
+    }
 }
 
 /// Snapshots labelled with the digest their bytes were hashed to in the same
-/// read: the FUSE layer shares a passthrough backing between handles only
-/// when these digests are equal, so an unlabelled snapshot must never occur.
+/// read: the mount shares a passthrough backing between handles only when
+/// these digests are equal, so an unlabelled snapshot must never occur.
 fn with_digests(
     kept: std::collections::BTreeMap<FilePath, Snapshot>,
     files: &std::collections::BTreeMap<FilePath, crate::core::digest::Digest>,
@@ -759,11 +518,4 @@ fn with_digests(
             (p, Arc::new(s.verified_as(digest)))
         })
         .collect()
-}
-
-/// The kind of the entry at `raw` (by listing its parent), if it exists.
-fn root_kind(listings: &mut Listings<'_>, raw: &RawPath) -> Option<EntryKind> {
-    let (name, parent) = raw.0.split_last()?;
-    let entries = listings.list(&RawPath(parent.to_vec())).ok()?;
-    entries.iter().find(|e| &e.name == name).map(|e| e.kind)
 }

@@ -61,7 +61,11 @@ fn vp(path: &str) -> ViewPath {
     p
 }
 
-const WHO: Who = Who { pid: 0 };
+const WHO: Who = Who {
+    pid: 0,
+    uid: 0,
+    gid: 0,
+};
 
 fn shows(g: &Gate, path: &str) -> bool {
     let kind = if path.ends_with(".md") || path.ends_with(".txt") || path.ends_with(".sh") {
@@ -69,7 +73,7 @@ fn shows(g: &Gate, path: &str) -> bool {
     } else {
         EntryKind::Dir
     };
-    g.visible(&vp(path), kind, None, WHO)
+    g.lookup(&vp(path), kind, None, WHO).shown
 }
 
 fn served(g: &Gate, path: &str) -> Option<Vec<u8>> {
@@ -228,24 +232,13 @@ fn ordinary_symlinks_follow_the_link_rule() {
     pin(t.path(), &[".claude/skills/*"], Policy::Block);
     let g = gate(t.path());
     let inside = t.path().join(".claude/skills/review/SKILL.md");
-    assert!(!g.visible(
-        &vp("docs/link"),
-        EntryKind::Symlink,
-        Some(inside.as_os_str()),
-        WHO
-    ));
-    assert!(g.visible(
-        &vp("docs/link"),
-        EntryKind::Symlink,
-        Some(OsStr::new("../.claude/skills/review")),
-        WHO
-    ));
-    assert!(g.visible(
-        &vp("docs/link"),
-        EntryKind::Symlink,
-        Some(OsStr::new("/usr/bin/env")),
-        WHO
-    ));
+    let link = |target: &OsStr| {
+        g.lookup(&vp("docs/link"), EntryKind::Symlink, Some(target), WHO)
+            .shown
+    };
+    assert!(!link(inside.as_os_str()));
+    assert!(link(OsStr::new("../.claude/skills/review")));
+    assert!(link(OsStr::new("/usr/bin/env")));
 }
 
 #[test]
@@ -289,8 +282,8 @@ fn places() {
     lock.discovery.push(Pattern::parse("*").unwrap());
     assert_eq!(
         place(&lock, &vp("seal.json")),
-        Place::Ordinary,
-        "the lockfile is always ordinary"
+        Place::Lockfile,
+        "the lockfile is never sealed"
     );
     assert!(matches!(
         place(&lock, &vp("other.json")),

@@ -11,20 +11,23 @@ use fuser::Errno;
 use crate::core::lockfile::LockfileError;
 use crate::core::store::StoreError;
 
-/// Why one FUSE request fails.
+/// Why one FUSE request fails. The only source of errno values sent to the
+/// kernel ([`FsError::errno`], one exhaustive match).
 #[derive(Debug)]
 pub enum FsError {
     /// The gate hides the path (or it does not exist).
     NotFound,
-    /// Any attempt to change the view.
+    /// Any attempt to change what the view protects (or, in a read-only
+    /// view, anything).
     ReadOnly,
-    /// A new version of a file is verified while handles to the old one are
-    /// open, and the kernel cannot serve both through passthrough.
-    Busy,
-    /// The inode or handle is not known (forgotten, or never issued).
+    /// The inode or handle is no longer what the kernel thinks: forgotten,
+    /// never issued, or its content changed under open handles (the kernel
+    /// then looks the path up again and gets a new inode).
     Stale,
     /// A non-directory was asked to behave as one.
     NotADirectory,
+    /// A directory was asked to behave as a file.
+    IsADirectory,
     /// A request the view does not support.
     Unsupported,
     /// What the disk said.
@@ -37,11 +40,31 @@ impl FsError {
         match self {
             FsError::NotFound => Errno::ENOENT,
             FsError::ReadOnly => Errno::EROFS,
-            FsError::Busy => Errno::EBUSY,
             FsError::Stale => Errno::ESTALE,
             FsError::NotADirectory => Errno::ENOTDIR,
+            FsError::IsADirectory => Errno::EISDIR,
             FsError::Unsupported => Errno::ENOTSUP,
             FsError::Io(e) => e.raw_os_error().map_or(Errno::EIO, Errno::from_i32),
+        }
+    }
+
+    /// The errno for a failed reply to `op`, logged once at debug level: the
+    /// one place where failures leave the view.
+    pub fn reply(&self, op: &'static str) -> Errno {
+        let errno = self.errno();
+        tracing::debug!("{op} failed: {self:?} ({errno:?})");
+        errno
+    }
+
+    /// An error of the disk while walking to a path below the project
+    /// without crossing a symlink or a mount. A symlink (`ELOOP`) or a mount
+    /// crossing (`EXDEV`) on the way means the path, as the gate sees it,
+    /// does not exist: reporting anything else would tell what lies behind
+    /// the link. A component gone or not a directory is likewise not found.
+    pub fn from_walk(e: io::Error) -> FsError {
+        match e.raw_os_error() {
+            Some(libc::ENOENT | libc::ENOTDIR | libc::ELOOP | libc::EXDEV) => FsError::NotFound,
+            _ => FsError::Io(e),
         }
     }
 }
@@ -52,18 +75,52 @@ impl From<io::Error> for FsError {
     }
 }
 
+impl From<rustix::io::Errno> for FsError {
+    fn from(e: rustix::io::Errno) -> Self {
+        FsError::Io(io::Error::from(e))
+    }
+}
+
+impl From<nix::errno::Errno> for FsError {
+    fn from(e: nix::errno::Errno) -> Self {
+        FsError::Io(io::Error::from(e))
+    }
+}
+
 /// Why `seal mount` (or the mount inside `seal run`) cannot start.
 #[derive(Debug)]
 pub enum MountError {
-    Project { dir: PathBuf, source: io::Error },
+    Project {
+        dir: PathBuf,
+        source: io::Error,
+    },
     Lockfile(StoreError),
     Invalid(LockfileError),
     MountpointMissing(PathBuf),
     MountpointNotDirectory(PathBuf),
     MountpointInsideProject(PathBuf),
+    MountpointIsProject(PathBuf),
+    /// The mountpoint is a parent of the project: the view would hide the
+    /// very tree it serves, for every process on the host.
+    MountpointAboveProject {
+        mountpoint: PathBuf,
+        project: PathBuf,
+    },
+    /// A view of this tool is already mounted there (it would stack).
+    AlreadyMounted {
+        mountpoint: PathBuf,
+        source: String,
+    },
+    /// The mountpoint has entries, which the view would hide.
+    MountpointNotEmpty(PathBuf),
+    /// Detaching (`--daemon`, the mount(8) helper) failed.
+    Detach(io::Error),
     StaleMount(PathBuf),
     FuseUnavailable(io::Error),
-    AuditLog { path: PathBuf, source: io::Error },
+    AuditLog {
+        path: PathBuf,
+        source: io::Error,
+    },
     Mount(io::Error),
 }
 
@@ -73,12 +130,6 @@ impl fmt::Display for MountError {
         match self {
             MountError::Project { dir, source } => {
                 write!(f, "cannot open project directory {}: {source}", shown(dir))
-            }
-            MountError::Lockfile(StoreError::Missing) => {
-                write!(
-                    f,
-                    "seal.json not found in the project root; run 'seal init' first (refusing to mount)"
-                )
             }
             MountError::Lockfile(e) => write!(f, "{e} (refusing to mount)"),
             MountError::Invalid(e) => write!(
@@ -95,6 +146,37 @@ impl fmt::Display for MountError {
                  see it at the project's own path)",
                 shown(p)
             ),
+            MountError::MountpointIsProject(p) => write!(
+                f,
+                "mountpoint {} is the project directory itself; mount the view on an empty \
+                 directory outside it (or use 'seal run' to see it at the project's own path)",
+                shown(p)
+            ),
+            MountError::MountpointAboveProject {
+                mountpoint,
+                project,
+            } => write!(
+                f,
+                "mountpoint {} is a parent directory of the project {}: the view would hide the \
+                 project it serves, for every process on this host; mount it on an empty \
+                 directory outside the project",
+                shown(mountpoint),
+                shown(project)
+            ),
+            MountError::AlreadyMounted { mountpoint, source } => write!(
+                f,
+                "{} is already a seal view (of {}); mounting again would stack a second view \
+                 on it. Unmount it first: 'umount {0}'",
+                shown(mountpoint),
+                crate::core::escape::escaped(source)
+            ),
+            MountError::MountpointNotEmpty(p) => write!(
+                f,
+                "mountpoint {} is not empty: the view would hide what is there; use an empty \
+                 directory, or pass '-o nonempty' to mount over it anyway",
+                shown(p)
+            ),
+            MountError::Detach(e) => write!(f, "cannot detach into the background: {e}"),
             MountError::StaleMount(p) => write!(
                 f,
                 "{} is a stale FUSE mount left by a daemon that died; clear it with \
@@ -129,5 +211,17 @@ mod tests {
             Errno::EACCES
         );
         assert_eq!(FsError::Io(io::Error::other("x")).errno(), Errno::EIO);
+        assert_eq!(FsError::IsADirectory.errno(), Errno::EISDIR);
+        assert_eq!(FsError::Stale.errno(), Errno::ESTALE);
+        for walked in [libc::ELOOP, libc::EXDEV, libc::ENOENT, libc::ENOTDIR] {
+            assert_eq!(
+                FsError::from_walk(io::Error::from_raw_os_error(walked)).errno(),
+                Errno::ENOENT
+            );
+        }
+        assert_eq!(
+            FsError::from_walk(io::Error::from_raw_os_error(libc::EACCES)).errno(),
+            Errno::EACCES
+        );
     }
 }

@@ -119,6 +119,50 @@ impl Inodes {
         }
     }
 
+    /// Follows a rename: the inode of `name` in `parent` now stands for
+    /// `newname` in `newparent`; one that stood there loses its name (or,
+    /// for an exchange, takes the old one).
+    pub fn rename(
+        &mut self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        exchange: bool,
+    ) {
+        let moving = self.by_name.remove(&(parent, name.to_os_string()));
+        let displaced = self.by_name.remove(&(newparent, newname.to_os_string()));
+        if let Some(ino) = moving {
+            self.relink(ino, newparent, newname);
+        }
+        if let (true, Some(ino)) = (exchange, displaced) {
+            self.relink(ino, parent, name);
+        }
+    }
+
+    /// Gives `ino` a new place, keeping the child counts of both parents.
+    fn relink(&mut self, ino: u64, parent: u64, name: &OsStr) {
+        let Some(old_parent) = self.nodes.get(&ino).map(|n| n.parent) else {
+            return;
+        };
+        if old_parent != parent {
+            if let Some(p) = self.nodes.get_mut(&old_parent) {
+                p.children = p.children.saturating_sub(1);
+            }
+            if let Some(p) = self.nodes.get_mut(&parent) {
+                p.children += 1;
+            }
+        }
+        if let Some(node) = self.nodes.get_mut(&ino) {
+            node.parent = parent;
+            node.name = name.to_os_string();
+        }
+        self.by_name.insert((parent, name.to_os_string()), ino);
+        if old_parent != parent {
+            self.collect(old_parent);
+        }
+    }
+
     /// Drops `n` lookups of `ino`; the inode goes away at zero (then returns
     /// true), once it has no live children.
     pub fn forget(&mut self, ino: u64, n: u64) -> bool {
@@ -199,6 +243,32 @@ mod tests {
         assert_eq!(t.len(), 4);
         t.forget(c, 1);
         assert_eq!(t.len(), 1, "everything collected once the child went");
+    }
+
+    #[test]
+    fn renames_move_inodes_and_exchanges_swap_them() {
+        let mut t = Inodes::default();
+        let a = t.remember(ROOT, OsStr::new("a"));
+        let d = t.remember(ROOT, OsStr::new("d"));
+        let x = t.remember(a, OsStr::new("x"));
+        let y = t.remember(d, OsStr::new("y"));
+        t.rename(a, OsStr::new("x"), d, OsStr::new("y"), false);
+        assert_eq!(t.path(x).unwrap().display(), "./d/y");
+        assert_eq!(t.peek(d, OsStr::new("y")), Some(x));
+        assert_eq!(t.peek(a, OsStr::new("x")), None);
+        assert_eq!(
+            t.path(y).unwrap().display(),
+            "./d/y",
+            "the displaced keeps its path"
+        );
+        let z = t.remember(a, OsStr::new("z"));
+        t.rename(a, OsStr::new("z"), d, OsStr::new("y"), true);
+        assert_eq!(t.path(z).unwrap().display(), "./d/y");
+        assert_eq!(t.path(x).unwrap().display(), "./a/z");
+        // Parents are collected once their moved children go.
+        t.forget(a, 1);
+        t.forget(x, 1);
+        assert!(t.path(a).is_none());
     }
 
     #[test]

@@ -1,9 +1,16 @@
 //! Mounting the sealed view: preflight checks, the FUSE session, and a clean
-//! end on unmount or SIGINT/SIGTERM.
+//! end on unmount or SIGINT/SIGTERM; detaching for mount(8) and fstab, and
+//! readiness for systemd (`sd_notify`).
 
+pub mod backing;
+pub mod creds;
+pub mod dispatch;
 pub mod error;
 pub mod fuse;
 pub mod inodes;
+#[cfg(test)]
+mod model_tests;
+pub mod view;
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
@@ -35,6 +42,13 @@ pub struct MountRequest {
     pub mountpoint: PathBuf,
     pub audit_log: Option<PathBuf>,
     pub allow_other: bool,
+    /// Serve the writable view (`--writable`, `-o rw`): ordinary paths
+    /// change the real project; extensions and `seal.json` stay immutable.
+    pub writable: bool,
+    /// Mount over a directory that is not empty (`-o nonempty`).
+    pub nonempty: bool,
+    /// Nothing in the view may be executed (`-o noexec`).
+    pub noexec: bool,
 }
 
 /// Builds the gate for `project` (already opened): the lockfile must be
@@ -79,9 +93,15 @@ pub fn absolute(path: &Path) -> PathBuf {
     }
 }
 
-/// Checks that the mountpoint is a usable directory outside the project.
-/// Returns its canonical path.
-pub fn check_mountpoint(mountpoint: &Path, project_dir: &Path) -> Result<PathBuf, MountError> {
+/// Checks that the mountpoint is a usable directory outside the project:
+/// neither the project, nor inside it, nor one of its parents (the view would
+/// hide the tree it serves), not already a view of this tool (it would
+/// stack), and empty unless `nonempty`. Returns its canonical path.
+pub fn check_mountpoint(
+    mountpoint: &Path,
+    project_dir: &Path,
+    nonempty: bool,
+) -> Result<PathBuf, MountError> {
     match std::fs::metadata(mountpoint) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(MountError::MountpointNotDirectory(mountpoint.to_path_buf())),
@@ -98,12 +118,86 @@ pub fn check_mountpoint(mountpoint: &Path, project_dir: &Path) -> Result<PathBuf
         dir: project_dir.to_path_buf(),
         source,
     })?;
+    if canonical == project {
+        return Err(MountError::MountpointIsProject(mountpoint.to_path_buf()));
+    }
     if canonical.starts_with(&project) {
         return Err(MountError::MountpointInsideProject(
             mountpoint.to_path_buf(),
         ));
     }
+    if project.starts_with(&canonical) {
+        return Err(MountError::MountpointAboveProject {
+            mountpoint: mountpoint.to_path_buf(),
+            project,
+        });
+    }
+    if let Some(source) = seal_mount_at(&canonical) {
+        return Err(MountError::AlreadyMounted {
+            mountpoint: mountpoint.to_path_buf(),
+            source,
+        });
+    }
+    if !nonempty {
+        let mut entries = std::fs::read_dir(&canonical).map_err(MountError::Mount)?;
+        if entries.next().is_some() {
+            return Err(MountError::MountpointNotEmpty(mountpoint.to_path_buf()));
+        }
+    }
     Ok(canonical)
+}
+
+/// The file system type of every view: `fuse.seal`, as `mount -t` and fstab
+/// name it.
+pub const FS_TYPE: &str = "fuse.seal";
+
+/// The source of the view of this tool mounted at `path` (the topmost mount
+/// there), per /proc/self/mountinfo; None when there is none.
+pub fn seal_mount_at(path: &Path) -> Option<String> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = path.as_os_str().as_encoded_bytes();
+    let mut found = None;
+    for line in info.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = fields.iter().position(|f| *f == "-") else {
+            continue;
+        };
+        let (Some(point), Some(fstype), Some(source)) =
+            (fields.get(4), fields.get(sep + 1), fields.get(sep + 2))
+        else {
+            continue;
+        };
+        if unescape_mountinfo(point) != want {
+            continue;
+        }
+        // Later lines are mounted on top of earlier ones: the last one wins.
+        let source = String::from_utf8_lossy(&unescape_mountinfo(source)).into_owned();
+        found = (*fstype == FS_TYPE || (*fstype == "fuse" && source == "sealfs")).then_some(source);
+    }
+    found
+}
+
+/// Undoes the octal escapes (`\040` for a space) of /proc/self/mountinfo.
+fn unescape_mountinfo(field: &str) -> Vec<u8> {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (bytes[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Checks that `/dev/fuse` can be opened.
@@ -117,21 +211,91 @@ pub fn check_fuse_device() -> Result<(), MountError> {
 }
 
 /// Mounts the view of `gate` at `mountpoint` (returns once the kernel has
-/// completed the FUSE handshake).
+/// completed the FUSE handshake). Used by `seal run`, whose view nobody
+/// outside its namespace sees.
 pub fn mount(
     gate: Arc<Gate>,
     mountpoint: &Path,
     allow_other: bool,
+    writable: bool,
 ) -> Result<Session<fuse::SealFs>, MountError> {
-    let mut config = Config::default();
-    config.mount_options = vec![
-        MountOption::RO,
+    mount_with(
+        gate,
+        mountpoint,
+        view_options(&fsname_of(mountpoint), writable, false),
+        allow_other,
+        writable,
+    )
+}
+
+/// The mount options of a view. The type is `fuse.seal` (the kernel takes
+/// `subtype=` in the mount data; fusermount3 takes it as an option), and
+/// `fsname` is the source /proc/mounts shows.
+fn view_options(fsname: &str, writable: bool, noexec: bool) -> Vec<MountOption> {
+    let mut options = vec![
+        if writable {
+            MountOption::RW
+        } else {
+            MountOption::RO
+        },
         MountOption::NoDev,
         MountOption::NoSuid,
         MountOption::DefaultPermissions,
-        MountOption::FSName("sealfs".to_string()),
-        MountOption::Subtype("seal".to_string()),
+        MountOption::FSName(fsname.to_string()),
+        MountOption::CUSTOM("subtype=seal".to_string()),
     ];
+    if noexec {
+        options.push(MountOption::NoExec);
+    }
+    options
+}
+
+/// The source shown for a view of `project`: its canonical path. fusermount3
+/// (the unprivileged path) splits options at commas and unescapes
+/// backslashes, so those are escaped there; mount(2) takes the source as is.
+fn fsname_of(project: &Path) -> String {
+    let path = std::fs::canonicalize(project).unwrap_or_else(|_| absolute(project));
+    let name = path.to_string_lossy().into_owned();
+    if nix::unistd::geteuid().is_root() {
+        name
+    } else {
+        name.replace('\\', "\\\\").replace(',', "\\,")
+    }
+}
+
+/// Mounts the view `request` describes.
+pub fn mount_request(
+    gate: Arc<Gate>,
+    request: &MountRequest,
+) -> Result<Session<fuse::SealFs>, MountError> {
+    let options = view_options(
+        &fsname_of(&request.project_dir),
+        request.writable,
+        request.noexec,
+    );
+    mount_with(
+        gate,
+        &request.mountpoint,
+        options,
+        request.allow_other,
+        request.writable,
+    )
+}
+
+fn mount_with(
+    gate: Arc<Gate>,
+    mountpoint: &Path,
+    options: Vec<MountOption>,
+    allow_other: bool,
+    writable: bool,
+) -> Result<Session<fuse::SealFs>, MountError> {
+    if writable {
+        // Modes arrive masked by the caller's umask; the daemon's own must
+        // not mask them again.
+        nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    }
+    let mut config = Config::default();
+    config.mount_options = options;
     config.acl = if allow_other {
         SessionACL::All
     } else {
@@ -139,7 +303,12 @@ pub fn mount(
     };
     config.n_threads = Some(FUSE_THREADS);
     config.clone_fd = true;
-    Session::new(fuse::SealFs::new(gate, FUSE_THREADS), mountpoint, &config).map_err(|e| {
+    Session::new(
+        fuse::SealFs::new(gate, FUSE_THREADS, writable),
+        mountpoint,
+        &config,
+    )
+    .map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
             MountError::StaleMount(mountpoint.to_path_buf())
         } else {
@@ -184,22 +353,165 @@ pub fn block_termination_signals() -> Result<SigSet, MountError> {
     Ok(signals)
 }
 
-/// Runs `seal mount`: checks, mounts, prints one readiness line, serves.
+/// Runs `seal mount`: checks, mounts, prints one readiness line (through
+/// `on_ready`), tells systemd and a waiting parent ([`Detached`]) that the
+/// view is ready, serves until unmounted.
 pub fn run_mount(
     request: &MountRequest,
     project: OwnedFd,
+    detached: Option<Detached>,
     on_ready: impl FnOnce(&Path),
 ) -> Result<(), MountError> {
-    let view_root = check_mountpoint(&request.mountpoint, &request.project_dir)?;
+    let view_root = check_mountpoint(&request.mountpoint, &request.project_dir, request.nonempty)?;
     let gate = prepare_gate(project, request, &view_root)?;
     check_fuse_device()?;
     let signals = block_termination_signals()?;
-    let session = mount(gate, &request.mountpoint, request.allow_other)?;
+    let session = mount_request(gate, request)?;
     on_ready(&view_root);
-    serve_until_unmounted(session, signals)
+    notify_systemd(&format!("READY=1\nMAINPID={}", std::process::id()));
+    if let Some(detached) = detached {
+        detached.ready();
+    }
+    let result = serve_until_unmounted(session, signals);
+    notify_systemd("STOPPING=1");
+    result
+}
+
+/// Sends `state` to systemd's notification socket when `$NOTIFY_SOCKET` is
+/// set (a `Type=notify` service), as `sd_notify(3)` does: one datagram to a
+/// path, or to an abstract socket when the name starts with `@`. Failures
+/// are logged, never fatal: the view works without systemd.
+pub fn notify_systemd(state: &str) {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixDatagram};
+    let Some(target) = std::env::var_os("NOTIFY_SOCKET") else {
+        return;
+    };
+    let bytes = target.as_encoded_bytes();
+    let sent = UnixDatagram::unbound().and_then(|socket| match bytes.strip_prefix(b"@") {
+        Some(name) => SocketAddr::from_abstract_name(name)
+            .and_then(|a| socket.send_to_addr(state.as_bytes(), &a)),
+        None => socket.send_to(state.as_bytes(), &target),
+    });
+    if let Err(e) = sent {
+        tracing::warn!(
+            "cannot notify systemd at {}: {e}",
+            shown(Path::new(&target))
+        );
+    }
+}
+
+/// The detached daemon's end of the readiness pipe (see [`detach`]).
+#[derive(Debug)]
+pub struct Detached {
+    ready: OwnedFd,
+}
+
+impl Detached {
+    /// Tells the waiting parent that the view is mounted (it exits 0), then
+    /// leaves the caller's terminal and working directory: standard streams
+    /// go to /dev/null (the audit log is the daemon's record) and the working
+    /// directory becomes `/`, so the daemon keeps no file system busy.
+    pub fn ready(self) {
+        let _ = nix::unistd::write(&self.ready, b"R");
+        drop(self.ready);
+        if let Ok(null) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+        {
+            for fd in 0..=2 {
+                // SAFETY: dup2 onto the standard descriptors, which this
+                // process owns; nothing holds a Rust handle that assumes
+                // which file they refer to.
+                unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) };
+            }
+        }
+        let _ = std::env::set_current_dir("/");
+    }
+}
+
+/// Detaches into the background for mount(8) and fstab: forks; the parent
+/// waits until the child reports the view ready (then exits 0) or exits
+/// (then exits with the child's code, the child having printed why). Returns
+/// in the child only, which is the leader of a new session (no terminal, so
+/// no SIGHUP when the caller's terminal closes). Must run before any thread
+/// is started.
+pub fn detach() -> Result<Detached, MountError> {
+    use nix::sys::wait::{WaitStatus, waitpid};
+    use nix::unistd::{ForkResult, fork, pipe, read, setsid};
+    let threads = std::fs::read_dir("/proc/self/task").map_or(1, |d| d.count());
+    if threads != 1 {
+        return Err(MountError::Detach(std::io::Error::other(format!(
+            "{threads} threads are running; detach must come first"
+        ))));
+    }
+    let errno = |e: nix::Error| MountError::Detach(std::io::Error::from_raw_os_error(e as i32));
+    let (read_end, write_end) = pipe().map_err(errno)?;
+    // SAFETY: the process is single-threaded (checked above), so the child
+    // inherits no lock held by another thread; both sides go on with
+    // ordinary code.
+    match unsafe { fork() }.map_err(errno)? {
+        ForkResult::Parent { child } => {
+            drop(write_end);
+            let mut byte = [0u8; 1];
+            let ready = loop {
+                match read(&read_end, &mut byte) {
+                    Err(nix::Error::EINTR) => continue,
+                    Ok(1) => break true,
+                    _ => break false,
+                }
+            };
+            if ready {
+                std::process::exit(0);
+            }
+            let code = loop {
+                match waitpid(child, None) {
+                    Ok(WaitStatus::Exited(_, code)) => break code,
+                    Ok(WaitStatus::Signaled(_, signal, _)) => break 128 + signal as i32,
+                    Err(nix::Error::EINTR) | Ok(_) => continue,
+                    Err(_) => break 2,
+                }
+            };
+            std::process::exit(code);
+        }
+        ForkResult::Child => {
+            drop(read_end);
+            setsid().map_err(errno)?;
+            Ok(Detached { ready: write_end })
+        }
+    }
+}
+
+/// What a view lets its users do, for the lines that announce it.
+pub fn describe_mode(writable: bool) -> &'static str {
+    if writable {
+        "writable: ordinary files change the project; extensions and seal.json are read-only"
+    } else {
+        "read-only"
+    }
 }
 
 /// The readiness line's escaped rendering of a path.
 pub fn shown(path: &Path) -> String {
     crate::core::escape::escaped_os(OsStr::new(path.as_os_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_fields_are_unescaped() {
+        assert_eq!(unescape_mountinfo("/mnt/a\\040b"), b"/mnt/a b");
+        assert_eq!(unescape_mountinfo("/x\\011y\\012z\\134w"), b"/x\ty\nz\\w");
+        // Not an octal escape: kept as is.
+        assert_eq!(unescape_mountinfo("/a\\9b\\04"), b"/a\\9b\\04");
+    }
+
+    #[test]
+    fn a_directory_that_is_no_mountpoint_is_no_seal_view() {
+        let dir = std::env::temp_dir();
+        assert_eq!(seal_mount_at(&dir.join("surely-not-a-mountpoint")), None);
+    }
 }

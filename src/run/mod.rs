@@ -31,8 +31,8 @@ use crate::core::discovery::{DiscoveryError, Listings};
 use crate::core::fs::{EntryKind, RawPath};
 use crate::core::lockfile::{Lockfile, LockfileError};
 use crate::core::store::{StoreError, read_lockfile};
-use crate::core::verify::{ProjectReport, verify_project};
-use crate::gate::{Place, ViewPath, place};
+use crate::core::verify::{ProjectReport, RootName, verify_project};
+use crate::gate::{Place, RootState, State, ViewPath, assess_artifact, decide, place};
 use crate::mount::{MountError, MountRequest};
 
 /// Why `seal run` stops before (or instead of) running the command.
@@ -61,12 +61,6 @@ impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
         match self {
-            RunError::Lockfile(StoreError::Missing) => {
-                write!(
-                    f,
-                    "seal.json not found in the project root; run 'seal init' first (nothing was run)"
-                )
-            }
             RunError::Lockfile(e) => write!(f, "{e} (nothing was run)"),
             RunError::Invalid(e) => {
                 write!(f, "{e}\nnothing was run: an invalid lockfile fails closed")
@@ -100,6 +94,8 @@ pub struct RunRequest {
     pub user: Option<String>,
     /// Extra host paths bound into the run: (source, destination, writable).
     pub binds: Vec<(PathBuf, PathBuf, bool)>,
+    /// Serve the writable view (the default; `--read-only` turns it off).
+    pub writable: bool,
 }
 
 /// Everything decided before anything changes.
@@ -359,6 +355,9 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         mountpoint: prepared.project_path.clone(),
         audit_log: prepared.request.audit_log.clone(),
         allow_other: true,
+        writable: prepared.request.writable,
+        nonempty: true,
+        noexec: false,
     };
     let gate =
         crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)
@@ -382,8 +381,13 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         namespace::wait_plain(pid);
         Err(e)
     };
-    let view = crate::mount::mount(gate, &prepared.project_path, true)
-        .and_then(|session| session.spawn().map_err(MountError::Mount));
+    let view = crate::mount::mount(
+        gate,
+        &prepared.project_path,
+        true,
+        prepared.request.writable,
+    )
+    .and_then(|session| session.spawn().map_err(MountError::Mount));
     let view = match view {
         Ok(v) => v,
         Err(e) => return give_up(init, RunError::Mount(e)),
@@ -453,33 +457,24 @@ pub struct SeenEntry {
 }
 
 /// What the command would see: every bundle of the verification set and
-/// every unverified artifact on the built-in surfaces.
+/// every unverified artifact on the built-in surfaces, each decided by the
+/// gate's decision table on the state this verification found.
 pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
-    use crate::core::lockfile::Policy;
-    use crate::core::verify::BundleState;
-    let warn = prepared.lockfile.policy == Policy::Warn;
+    let policy = prepared.lockfile.policy;
     let mut out: Vec<SeenEntry> = prepared
         .report
         .bundles
         .iter()
         .map(|b| {
-            let visible = match b.state {
-                BundleState::Verified => true,
-                BundleState::Removed => false,
-                BundleState::Unverified | BundleState::Mismatch => warn,
-            };
-            SeenEntry {
-                path: b.name.as_display(),
-                kind: "bundle",
-                state: b.state.as_str().to_string(),
-                visible,
-                why: match (b.state, visible) {
-                    (BundleState::Verified, _) => "verified".to_string(),
-                    (BundleState::Removed, _) => "not on disk".to_string(),
-                    (_, true) => "warn mode: visible, every load logged".to_string(),
-                    (_, false) => "block mode: hidden".to_string(),
+            let place = match &b.name {
+                RootName::Key(key) => Place::Sealed {
+                    key: key.clone(),
+                    root_len: key.depth(),
                 },
-            }
+                RootName::Unmappable(_) => Place::Unmappable { root_len: 0 },
+            };
+            let state = RootState::Bundle(b.state);
+            seen(b.name.as_display(), "bundle", &place, state, policy)
         })
         .collect();
     let mut listings = Listings::new(prepared.request.project.as_fd());
@@ -493,36 +488,15 @@ pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
                 continue;
             }
             let path = dir.child(&entry.name);
-            match place(&prepared.lockfile, &path) {
-                Place::Artifact { root_len, rule } if root_len == path.depth() => {
-                    let empty = entry.kind == EntryKind::Dir
-                        && !crate::core::discovery::has_trackable_entry(&mut listings, &path.raw)
-                            .unwrap_or(true);
-                    if !empty {
-                        out.push(SeenEntry {
-                            path: path.display(),
-                            kind: "artifact",
-                            state: "Unverified".to_string(),
-                            visible: warn,
-                            why: format!(
-                                "{}; no sealed root covers it ({})",
-                                rule.describe(),
-                                if warn {
-                                    "warn mode: visible, every load logged"
-                                } else {
-                                    "block mode: hidden"
-                                }
-                            ),
-                        });
+            let place = place(&prepared.lockfile, &path);
+            match &place {
+                Place::Artifact { root_len, .. } if *root_len == path.depth() => {
+                    // Empty directories hold nothing to load: not listed.
+                    let state = assess_artifact(&mut listings, &path.raw);
+                    if let RootState::Bundle(_) = state {
+                        out.push(seen(path.display(), "artifact", &place, state, policy));
                     }
                 }
-                Place::Unmappable { root_len } if root_len == path.depth() => out.push(SeenEntry {
-                    path: path.display(),
-                    kind: "artifact",
-                    state: "Unverified".to_string(),
-                    visible: warn,
-                    why: "a discovery pattern produces it but its name is not UTF-8".to_string(),
-                }),
                 Place::Ordinary | Place::Container if entry.kind == EntryKind::Dir => {
                     stack.push(path)
                 }
@@ -532,6 +506,32 @@ pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
+}
+
+/// One dry-run line: the decision table's answer for a root in `state`.
+fn seen(
+    path: String,
+    kind: &'static str,
+    place: &Place,
+    state: RootState,
+    policy: crate::core::lockfile::Policy,
+) -> SeenEntry {
+    let decision = decide(place, State::Root(state), policy);
+    let why = match place {
+        Place::Artifact { rule, .. } => format!(
+            "{}; no sealed root covers it ({})",
+            rule.describe(),
+            decision.reason.describe()
+        ),
+        _ => decision.reason.describe().to_string(),
+    };
+    SeenEntry {
+        path,
+        kind,
+        state: state.as_str().to_string(),
+        visible: decision.shown,
+        why,
+    }
 }
 
 /// Project-relative raw path of an absolute path inside the project.

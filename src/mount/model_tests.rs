@@ -1,0 +1,493 @@
+//! A model-based test of the view and the gate, without FUSE: random
+//! sequences of changes to a real temporary project (tamper, restore, add,
+//! delete, rename, edit or break `seal.json`, pin, flip the policy) mixed
+//! with lookups, opens + reads and listings through [`View`], each checked
+//! against a reference model written from the spec, independently of the
+//! decision table:
+//!
+//! * a path is visible exactly when the model says so;
+//! * the bytes an open serves always equal the pinned bytes under `block`
+//!   (and the disk's under `warn`), never anything else.
+//!
+//! Runs without root in about a second.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::BorrowedFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use proptest::prelude::*;
+
+use super::backing::Register;
+use super::error::FsError;
+use super::inodes::ROOT;
+use super::view::View;
+use crate::core::digest::Digest;
+use crate::core::lockfile::{BundleEntry, Lockfile, Policy};
+use crate::core::paths::{BundleKey, FilePath};
+use crate::core::pattern::Pattern;
+use crate::gate::links::LinkRule;
+use crate::gate::{Gate, GateConfig, Who};
+
+/// Every file the test may create, and the roots they belong to.
+const FILES: &[&str] = &[
+    ".claude/skills/a/SKILL.md",
+    ".claude/skills/a/lib/x.py",
+    ".claude/skills/b/SKILL.md",
+    ".claude/skills/b/notes.txt",
+    "CLAUDE.md",
+    ".claude/commands/c.md",
+    "src/main.rs",
+    "docs/AGENTS.md",
+    // Excluded from hashing (SPEC: `.git` at any depth): never recorded.
+    ".claude/skills/a/.git/HEAD",
+];
+const CONTENTS: &[&[u8]] = &[b"approved", b"tampered!", b"", b"other bytes entirely"];
+const PATTERNS: &[&str] = &[".claude/skills/*", "CLAUDE.md"];
+const WHO: Who = Who {
+    pid: 0,
+    uid: 0,
+    gid: 0,
+};
+
+/// Passthrough is never enabled in these tests: reads go through the view.
+struct NoKernel;
+impl Register for NoKernel {
+    type Id = ();
+    fn register(&self, _fd: BorrowedFd<'_>) -> io::Result<()> {
+        Err(io::Error::other("no kernel"))
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Write(usize, usize),
+    /// Writes a file through the (writable) view.
+    ViewWrite(usize, usize),
+    Delete(usize),
+    Rename(usize, usize),
+    Pin(Policy),
+    BreakLockfile,
+    RestoreLockfile,
+    Check(usize),
+    List(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let file = 0..FILES.len();
+    prop_oneof![
+        4 => (file.clone(), 0..CONTENTS.len()).prop_map(|(f, c)| Op::Write(f, c)),
+        2 => (file.clone(), 0..CONTENTS.len()).prop_map(|(f, c)| Op::ViewWrite(f, c)),
+        1 => file.clone().prop_map(Op::Delete),
+        1 => (file.clone(), file.clone()).prop_map(|(a, b)| Op::Rename(a, b)),
+        2 => prop_oneof![Just(Policy::Block), Just(Policy::Warn)].prop_map(Op::Pin),
+        1 => Just(Op::BreakLockfile),
+        1 => Just(Op::RestoreLockfile),
+        6 => file.clone().prop_map(Op::Check),
+        2 => (0..DIRS.len()).prop_map(Op::List),
+    ]
+}
+
+/// Directories whose listings are checked.
+const DIRS: &[&str] = &[
+    "",
+    ".claude",
+    ".claude/skills",
+    ".claude/skills/a",
+    "docs",
+    ".claude/commands",
+];
+
+/// The reference: what is on disk, and what the last pin recorded.
+#[derive(Debug, Default)]
+struct Model {
+    disk: BTreeMap<String, Vec<u8>>,
+    /// Root (without `./`) → recorded files (root-relative, `.` for a file).
+    pinned: BTreeMap<String, BTreeMap<String, Vec<u8>>>,
+    policy: Option<Policy>,
+    valid: bool,
+}
+
+/// The sealed root a path belongs to, by the test's patterns.
+fn sealed_root(path: &str) -> Option<String> {
+    if path == "CLAUDE.md" {
+        return Some(path.to_string());
+    }
+    let rest = path.strip_prefix(".claude/skills/")?;
+    Some(format!(".claude/skills/{}", rest.split('/').next()?))
+}
+
+/// The artifact root of a path no pattern covers.
+fn artifact_root(path: &str) -> Option<String> {
+    if path.starts_with(".claude/commands/") || path.ends_with("AGENTS.md") {
+        Some(path.to_string())
+    } else {
+        None
+    }
+}
+
+impl Model {
+    /// The trackable files of a root (`.git` is never hashed).
+    fn files_under(&self, root: &str) -> BTreeMap<String, Vec<u8>> {
+        self.disk
+            .iter()
+            .filter(|(p, _)| !p.split('/').any(|seg| seg == ".git"))
+            .filter_map(|(p, b)| {
+                if p == root {
+                    Some((".".to_string(), b.clone()))
+                } else {
+                    p.strip_prefix(&format!("{root}/"))
+                        .map(|rel| (rel.to_string(), b.clone()))
+                }
+            })
+            .collect()
+    }
+
+    fn warn(&self) -> bool {
+        self.policy == Some(Policy::Warn)
+    }
+
+    /// Whether the root shows: Verified, not a bundle (nothing trackable
+    /// and not recorded), or failing under warn.
+    fn root_shown(&self, root: &str) -> bool {
+        let files = self.files_under(root);
+        match self.pinned.get(root) {
+            Some(recorded) if *recorded == files => true,
+            None if files.is_empty() => true,
+            _ => self.warn(),
+        }
+    }
+
+    /// Whether `path` (a file or directory of the universe) is visible.
+    fn visible(&self, path: &str) -> bool {
+        let exists = self.disk.contains_key(path)
+            || self.disk.keys().any(|p| p.starts_with(&format!("{path}/")));
+        if !exists {
+            return false;
+        }
+        if let Some(root) = sealed_root(path) {
+            if !self.valid || !self.root_shown(&root) {
+                return false;
+            }
+            if path == root || self.warn() {
+                return true;
+            }
+            let rel = &path[root.len() + 1..];
+            return self.pinned.get(&root).is_some_and(|files| {
+                files
+                    .keys()
+                    .any(|f| f == rel || f.starts_with(&format!("{rel}/")))
+            });
+        }
+        if artifact_root(path).is_some() {
+            return self.valid && self.warn();
+        }
+        true
+    }
+
+    /// The bytes an open of a visible file must serve.
+    fn served(&self, path: &str) -> Option<&[u8]> {
+        self.visible(path)
+            .then(|| self.disk.get(path).map(Vec::as_slice))
+            .flatten()
+    }
+}
+
+struct World {
+    dir: tempfile::TempDir,
+    view: View<()>,
+    model: Model,
+    last_valid: Vec<u8>,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let mut model = Model::default();
+        for f in [".claude/skills/a/SKILL.md", "CLAUDE.md", "src/main.rs"] {
+            write(dir.path(), f, CONTENTS[0]);
+            model.disk.insert(f.to_string(), CONTENTS[0].to_vec());
+        }
+        let bytes = pin_bytes(&mut model, Policy::Block);
+        std::fs::write(dir.path().join("seal.json"), &bytes).unwrap();
+        let fd = crate::core::fs::open_project(dir.path()).unwrap();
+        let gate = Gate::new(GateConfig {
+            project: Arc::new(fd),
+            lockfile_bytes: bytes.clone(),
+            lockfile: Lockfile::parse(&bytes).unwrap(),
+            links: LinkRule::new(Path::new("/view"), &[dir.path().to_path_buf()]),
+            audit: None,
+        });
+        World {
+            dir,
+            view: View::new(Arc::new(gate), true),
+            model,
+            last_valid: bytes,
+        }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn apply(&mut self, op: &Op) {
+        match *op {
+            Op::Write(f, c) => {
+                write(self.dir.path(), FILES[f], CONTENTS[c]);
+                self.model
+                    .disk
+                    .insert(FILES[f].into(), CONTENTS[c].to_vec());
+            }
+            Op::Delete(f) => {
+                let _ = std::fs::remove_file(self.path(FILES[f]));
+                self.model.disk.remove(FILES[f]);
+            }
+            Op::Rename(a, b) => {
+                if a == b || !self.model.disk.contains_key(FILES[a]) {
+                    return;
+                }
+                std::fs::create_dir_all(self.path(FILES[b]).parent().unwrap()).unwrap();
+                std::fs::rename(self.path(FILES[a]), self.path(FILES[b])).unwrap();
+                let bytes = self.model.disk.remove(FILES[a]).unwrap();
+                self.model.disk.insert(FILES[b].into(), bytes);
+            }
+            Op::Pin(policy) => {
+                let bytes = pin_bytes(&mut self.model, policy);
+                std::fs::write(self.path("seal.json"), &bytes).unwrap();
+                self.last_valid = bytes;
+            }
+            Op::BreakLockfile => {
+                std::fs::write(self.path("seal.json"), b"{\"version\": 1").unwrap();
+                self.model.valid = false;
+            }
+            Op::RestoreLockfile => {
+                std::fs::write(self.path("seal.json"), &self.last_valid).unwrap();
+                self.model.valid = true;
+            }
+            Op::ViewWrite(f, c) => self.write_through_view(FILES[f], CONTENTS[c]),
+            Op::Check(f) => self.check(FILES[f]),
+            Op::List(d) => self.list(DIRS[d]),
+        }
+    }
+
+    /// Looks `rel` up name by name from the root, as a path walk would,
+    /// then runs `then` on its inode and gives every lookup back.
+    fn walk<T>(&self, rel: &str, then: impl FnOnce(u64) -> T) -> Result<T, FsError> {
+        let mut held = Vec::new();
+        let mut ino = ROOT;
+        let mut result = Ok(());
+        for name in rel.split('/').filter(|n| !n.is_empty()) {
+            match self.view.lookup(ino, OsStr::new(name), WHO) {
+                Ok(entry) => {
+                    ino = entry.attr.ino.0;
+                    held.push(ino);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let out = result.map(|()| then(ino));
+        for ino in held.into_iter().rev() {
+            self.view.forget(ino, 1);
+        }
+        out
+    }
+
+    /// Writes `bytes` to `rel` through the view as an editor would: the
+    /// existing file truncated and written, or a new one created. Only
+    /// ordinary paths may change; anything else is refused (read-only, or
+    /// not found when its directory is hidden) and the disk is untouched.
+    fn write_through_view(&mut self, rel: &str, bytes: &[u8]) {
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let existed = self.model.disk.contains_key(rel);
+        let written = self.walk(dir, |parent| {
+            let opened = match self.view.lookup(parent, OsStr::new(name), WHO) {
+                Ok(entry) => {
+                    let ino = entry.attr.ino.0;
+                    let done = self
+                        .view
+                        .open(ino, libc::O_WRONLY, WHO, &NoKernel)
+                        .and_then(|o| {
+                            let set = super::view::SetAttr {
+                                size: Some(0),
+                                ..Default::default()
+                            };
+                            self.view.setattr(ino, Some(o.fh), set, WHO)?;
+                            Ok(o)
+                        });
+                    self.view.forget(ino, 1);
+                    done
+                }
+                Err(FsError::NotFound) => self
+                    .view
+                    .create(
+                        parent,
+                        OsStr::new(name),
+                        0o644,
+                        libc::O_WRONLY,
+                        WHO,
+                        &NoKernel,
+                    )
+                    .map(|(entry, o)| {
+                        self.view.forget(entry.attr.ino.0, 1);
+                        o
+                    }),
+                Err(e) => Err(e),
+            };
+            opened.and_then(|o| {
+                let n = self.view.write(o.fh, 0, bytes);
+                self.view.release(o.fh);
+                n
+            })
+        });
+        let ordinary = sealed_root(rel).is_none() && artifact_root(rel).is_none();
+        match written {
+            Ok(Ok(n)) => {
+                assert!(ordinary, "wrote the protected {rel} through the view");
+                assert_eq!(n as usize, bytes.len());
+                self.model.disk.insert(rel.into(), bytes.to_vec());
+            }
+            Ok(Err(FsError::ReadOnly)) | Err(FsError::NotFound) if !ordinary => {
+                let on_disk = std::fs::read(self.path(rel)).ok();
+                let before = self.model.disk.get(rel).cloned();
+                assert_eq!(
+                    on_disk, before,
+                    "{rel} changed on disk (existed: {existed})"
+                );
+            }
+            other => panic!("write of {rel} through the view: {other:?}"),
+        }
+    }
+
+    fn check(&self, rel: &str) {
+        let walked = self.walk(rel, |ino| {
+            self.view
+                .open(ino, libc::O_RDONLY, WHO, &NoKernel)
+                .and_then(|o| {
+                    let bytes = self.view.read(o.fh, 0, 1 << 16);
+                    self.view.release(o.fh);
+                    bytes
+                })
+        });
+        assert_eq!(
+            walked.is_ok(),
+            self.model.visible(rel),
+            "lookup {rel}: {walked:?}\n{:#?}",
+            self.model
+        );
+        let Ok(served) = walked else { return };
+        match (self.model.served(rel), served) {
+            (Some(want), Ok(got)) => assert_eq!(got, want, "bytes of {rel}"),
+            (None, Err(FsError::NotFound)) => {}
+            (want, got) => panic!("open {rel}: want {want:?}, got {got:?}\n{:#?}", self.model),
+        }
+    }
+
+    fn list(&self, dir: &str) {
+        let listed = self.walk(dir, |ino| {
+            let fh = self.view.opendir(ino, WHO).ok()?;
+            let names: BTreeSet<String> = self
+                .view
+                .readdir(fh, 2)
+                .unwrap()
+                .into_iter()
+                .map(|(_, item)| item.name.to_string_lossy().into_owned())
+                .collect();
+            self.view.release(fh);
+            Some(names)
+        });
+        let Ok(Some(listed)) = listed else { return };
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let children: BTreeSet<String> = self
+            .model
+            .disk
+            .keys()
+            .filter_map(|p| p.strip_prefix(&prefix))
+            .map(|rest| rest.split('/').next().unwrap().to_string())
+            .collect();
+        let mut want: BTreeSet<String> = children
+            .into_iter()
+            .filter(|c| self.model.visible(&format!("{prefix}{c}")))
+            .collect();
+        // Directories left empty by deletes and renames stay on disk (and
+        // are visible: empty and ordinary, or empty roots); the model only
+        // knows files, so compare the names that hold files.
+        let on_disk_only: BTreeSet<String> = listed
+            .iter()
+            .filter(|n| {
+                !self
+                    .model
+                    .disk
+                    .keys()
+                    .any(|p| p.starts_with(&format!("{prefix}{n}")))
+            })
+            .cloned()
+            .collect();
+        if dir.is_empty() {
+            want.insert("seal.json".into());
+        }
+        let listed: BTreeSet<String> = listed.difference(&on_disk_only).cloned().collect();
+        want.retain(|n| !on_disk_only.contains(n));
+        assert_eq!(listed, want, "listing of {dir:?}\n{:#?}", self.model);
+    }
+}
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, bytes).unwrap();
+}
+
+/// Pins every non-empty root on the model's disk, as a bulk pin would.
+fn pin_bytes(model: &mut Model, policy: Policy) -> Vec<u8> {
+    let mut lock = Lockfile::empty(policy);
+    lock.discovery = PATTERNS
+        .iter()
+        .map(|p| Pattern::parse(p).unwrap())
+        .collect();
+    lock.discovery.sort();
+    let roots: BTreeSet<String> = model.disk.keys().filter_map(|p| sealed_root(p)).collect();
+    model.pinned.clear();
+    for root in roots {
+        let files = model.files_under(&root);
+        if files.is_empty() {
+            continue;
+        }
+        let digests = files
+            .iter()
+            .map(|(rel, bytes)| (FilePath::parse(rel).unwrap(), Digest::of(bytes)))
+            .collect();
+        lock.bundles.insert(
+            BundleKey::parse(&format!("./{root}")).unwrap(),
+            BundleEntry::from_files(digests),
+        );
+        model.pinned.insert(root, files);
+    }
+    model.policy = Some(policy);
+    model.valid = true;
+    lock.check().unwrap();
+    lock.to_canonical_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_view_matches_the_model(ops in proptest::collection::vec(op(), 1..40)) {
+        let mut world = World::new();
+        for op in &ops {
+            world.apply(op);
+        }
+        for f in FILES {
+            world.check(f);
+        }
+    }
+}

@@ -1,0 +1,619 @@
+//! The view: everything the mount serves, without a kernel in the loop. It
+//! owns the inode table, the open handles and the passthrough backings, asks
+//! the gate about every path, and returns values (never replies), so that
+//! tests drive it directly; [`super::fuse`] only translates.
+//!
+//! * Every lookup and listing entry is decided by the gate; the answer's
+//!   [`Caching`] becomes the kernel's entry timeout.
+//! * An open of an ordinary file is served by the real file; an open inside a
+//!   sealed root by the gate's verified snapshot. Both go through FUSE
+//!   passthrough when the kernel allows it, else through [`View::read`]
+//!   (snapshots with direct I/O so that no page cache is shared between
+//!   versions).
+//! * A file whose backing changed while handles to the old one are open gets
+//!   a new inode: the open answers [`FsError::Stale`], the kernel looks the
+//!   path up again, and the new lookup gets a fresh inode number.
+//! * A read-only view refuses every change with [`FsError::ReadOnly`]; a
+//!   writable one makes changes to ordinary paths on the real project, as
+//!   the caller, and refuses the rest ([`write`]).
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fuser::{FileAttr, FileType, INodeNo};
+use nix::fcntl::{AtFlags, readlinkat};
+use nix::sys::stat::{FileStat, fstatat};
+
+use super::backing::{Backing, BackingCache, BackingOf, Register};
+use super::error::FsError;
+use super::inodes::{Inodes, ROOT};
+use crate::core::fs::{
+    EntryKind, fstat_fd, list_dir, open_dir_beneath, open_dir_path_beneath, open_file_beneath,
+    read_fully_at,
+};
+use crate::gate::{Caching, Gate, OpenDecision, ViewPath, Who};
+use crate::snapshot::Snapshot;
+
+mod write;
+pub use write::{Node, SetAttr, SetTime};
+
+/// How long the kernel may cache entries of ordinary paths and containers.
+const ORDINARY_TTL: Duration = Duration::from_secs(1);
+
+/// How long the kernel may cache attributes, of every path. Attributes never
+/// decide visibility (an entry with a zero TTL is looked up again on every
+/// path walk, and that lookup returns fresh attributes); caching them spares
+/// the GETATTR the kernel's permission check would send after each lookup.
+pub const ATTR_TTL: Duration = Duration::from_secs(1);
+
+/// The kernel's entry timeout for a gate decision's caching.
+pub fn entry_ttl(caching: Caching) -> Duration {
+    match caching {
+        Caching::Cacheable => ORDINARY_TTL,
+        Caching::Fresh => Duration::ZERO,
+    }
+}
+
+/// An open file or directory.
+enum Handle<Id> {
+    /// An ordinary file (read here when not passed through; no file is kept
+    /// when a kept backing serves it).
+    Real {
+        file: Option<File>,
+        _backing: Option<Arc<Backing<Id>>>,
+    },
+    /// Verified bytes.
+    Verified {
+        snapshot: Arc<Snapshot>,
+        _backing: Option<Arc<Backing<Id>>>,
+    },
+    /// A directory listing taken at opendir, already filtered by the gate.
+    Dir { entries: Vec<DirItem> },
+}
+
+/// One entry of a listing.
+#[derive(Debug, Clone)]
+pub struct DirItem {
+    pub name: OsString,
+    pub kind: EntryKind,
+    /// The inode number the kernel knows the entry by, or the disk's.
+    pub ino: u64,
+}
+
+/// A looked-up entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub attr: FileAttr,
+    pub ttl: Duration,
+}
+
+/// How an opened file is read.
+pub enum ReadMode<Id> {
+    /// The kernel reads the backing file itself.
+    Passthrough(Arc<Backing<Id>>),
+    /// Through [`View::read`], bypassing the page cache (snapshots: no page
+    /// cache is ever shared between two versions of a file).
+    Direct,
+    /// Through [`View::read`], cached by the kernel.
+    Cached,
+}
+
+/// An opened file.
+pub struct Opened<Id> {
+    pub fh: u64,
+    pub mode: ReadMode<Id>,
+}
+
+/// One entry of a `readdirplus` reply.
+pub struct PlusEntry<'a> {
+    pub ino: u64,
+    /// The offset of the entry after this one.
+    pub next_offset: u64,
+    pub name: &'a OsStr,
+    pub attr: FileAttr,
+    pub ttl: Duration,
+}
+
+/// The state of the view, shared by the FUSE threads and the workers.
+pub struct View<Id> {
+    gate: Arc<Gate>,
+    inodes: Mutex<Inodes>,
+    handles: Mutex<HashMap<u64, Arc<Handle<Id>>>>,
+    next_fh: AtomicU64,
+    backings: BackingCache<Id>,
+    /// Whether ordinary paths may be changed (`seal mount --writable`,
+    /// `seal run` without `--read-only`).
+    writable: bool,
+}
+
+impl<Id> View<Id> {
+    pub fn new(gate: Arc<Gate>, writable: bool) -> View<Id> {
+        View {
+            gate,
+            inodes: Mutex::new(Inodes::default()),
+            handles: Mutex::new(HashMap::new()),
+            next_fh: AtomicU64::new(1),
+            backings: BackingCache::default(),
+            writable,
+        }
+    }
+
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    pub fn backings(&self) -> &BackingCache<Id> {
+        &self.backings
+    }
+
+    fn inodes(&self) -> MutexGuard<'_, Inodes> {
+        self.inodes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn handles(&self) -> MutexGuard<'_, HashMap<u64, Arc<Handle<Id>>>> {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn handle(&self, fh: u64) -> Result<Arc<Handle<Id>>, FsError> {
+        self.handles().get(&fh).cloned().ok_or(FsError::Stale)
+    }
+
+    /// The view path of inode `ino`.
+    pub fn path_of(&self, ino: u64) -> Result<ViewPath, FsError> {
+        self.inodes().path(ino).ok_or(FsError::Stale)
+    }
+
+    /// Whether a request about inode `ino` (a listing of it when `listing`;
+    /// `name` inside it for a lookup) may verify a bundle: scheduling only.
+    pub fn may_verify(&self, ino: u64, name: Option<&OsStr>, listing: bool) -> bool {
+        match self.path_of(ino) {
+            Ok(path) => {
+                let path = name.map_or(path.clone(), |n| path.child(n));
+                self.gate.may_verify(&path, listing)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Inodes the kernel holds (for tests and memory accounting).
+    pub fn inode_count(&self) -> usize {
+        self.inodes().len()
+    }
+
+    /// Open handles (for tests and memory accounting).
+    pub fn handle_count(&self) -> usize {
+        self.handles().len()
+    }
+
+    /// `lstat` of a view path, never crossing a symlink.
+    fn lstat(&self, path: &ViewPath) -> Result<FileStat, FsError> {
+        let project = self.gate.project_fd();
+        match (path.parent(), path.name()) {
+            (Some(parent), Some(name)) => {
+                let dir =
+                    open_dir_path_beneath(project, &parent.raw).map_err(FsError::from_walk)?;
+                lstat_in(dir.as_fd(), name)
+            }
+            _ => Ok(fstat_fd(project)?),
+        }
+    }
+
+    fn readlink_path(&self, path: &ViewPath) -> Result<OsString, FsError> {
+        let (Some(parent), Some(name)) = (path.parent(), path.name()) else {
+            return Err(FsError::NotFound);
+        };
+        let dir = open_dir_path_beneath(self.gate.project_fd(), &parent.raw)
+            .map_err(FsError::from_walk)?;
+        Ok(readlinkat(dir.as_fd(), name)?)
+    }
+
+    /// Looks up `name` in `parent` through the gate; counts the lookup.
+    pub fn lookup(&self, parent: u64, name: &OsStr, who: Who) -> Result<Entry, FsError> {
+        let path = self.path_of(parent)?.child(name);
+        let st = self.lstat(&path)?;
+        let kind = EntryKind::from_mode(st.st_mode);
+        let target = if kind == EntryKind::Symlink {
+            self.readlink_path(&path).ok()
+        } else {
+            None
+        };
+        let decision = self.gate.lookup(&path, kind, target.as_deref(), who);
+        if !decision.shown {
+            return Err(FsError::NotFound);
+        }
+        let ino = self.inodes().remember(parent, name);
+        Ok(Entry {
+            attr: attr_of(&st, ino, None),
+            ttl: entry_ttl(decision.caching),
+        })
+    }
+
+    /// The kernel dropped `n` lookups of `ino`.
+    pub fn forget(&self, ino: u64, n: u64) {
+        if self.inodes().forget(ino, n) {
+            self.backings.forget(ino);
+        }
+    }
+
+    /// Attributes of `ino`; through an open handle of verified bytes, the
+    /// size of those bytes.
+    pub fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Entry, FsError> {
+        let handle = fh.and_then(|fh| self.handles().get(&fh).cloned());
+        let (st, size) = match handle.as_deref() {
+            Some(Handle::Verified { snapshot, .. }) => {
+                (self.lstat(&self.path_of(ino)?)?, Some(snapshot.len()))
+            }
+            // The open file itself, even when its name is gone.
+            Some(Handle::Real { file: Some(f), .. }) => (fstat_fd(f.as_fd())?, None),
+            _ => (self.lstat(&self.path_of(ino)?)?, None),
+        };
+        Ok(Entry {
+            attr: attr_of(&st, ino, size),
+            ttl: ATTR_TTL,
+        })
+    }
+
+    pub fn readlink(&self, ino: u64) -> Result<OsString, FsError> {
+        self.readlink_path(&self.path_of(ino)?)
+    }
+
+    /// Opens the regular file `ino` with the open(2) `flags`, as the gate
+    /// decides: for reading anywhere it may be shown, for writing only an
+    /// ordinary file of a writable view.
+    pub fn open(
+        &self,
+        ino: u64,
+        flags: i32,
+        who: Who,
+        register: &dyn Register<Id = Id>,
+    ) -> Result<Opened<Id>, FsError> {
+        let path = self.path_of(ino)?;
+        if flags & libc::O_ACCMODE != libc::O_RDONLY {
+            self.allow(&path, crate::gate::Change::Modify, "open", who)?;
+            return self.open_for_writing(ino, &path, flags, register);
+        }
+        match self.gate.open(&path, who) {
+            OpenDecision::Deny => Err(FsError::NotFound),
+            OpenDecision::Ordinary => self.open_ordinary(ino, &path, register),
+            OpenDecision::Snapshot(snapshot) => {
+                // Every snapshot carries the digest its bytes were hashed to;
+                // one without could never share a backing safely.
+                let Some(digest) = snapshot.digest() else {
+                    return Err(FsError::NotFound);
+                };
+                let backing = self.backing_for(
+                    ino,
+                    BackingOf::Verified(digest),
+                    snapshot.file().as_fd(),
+                    register,
+                )?;
+                let mode = match &backing {
+                    Some(b) => ReadMode::Passthrough(b.clone()),
+                    None => ReadMode::Direct,
+                };
+                let fh = self.add_handle(Handle::Verified {
+                    snapshot,
+                    _backing: backing,
+                });
+                Ok(Opened { fh, mode })
+            }
+        }
+    }
+
+    fn open_ordinary(
+        &self,
+        ino: u64,
+        path: &ViewPath,
+        register: &dyn Register<Id = Id>,
+    ) -> Result<Opened<Id>, FsError> {
+        // A backing kept from an earlier open of the same real file (same
+        // device and inode now) is reused without reopening.
+        if let Some(backing) = self.kept_ordinary_backing(ino, path) {
+            let fh = self.add_handle(Handle::Real {
+                file: None,
+                _backing: Some(backing.clone()),
+            });
+            return Ok(Opened {
+                fh,
+                mode: ReadMode::Passthrough(backing),
+            });
+        }
+        let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
+            .map_err(FsError::from_walk)?;
+        let st = regular(&fd)?;
+        // In a writable view the backing must serve later writes too: the
+        // same file reopened read-write (the kernel checks each open's own
+        // access mode).
+        let file = if self.writable {
+            reopened(&fd, libc::O_RDWR).unwrap_or_else(|_| File::from(fd))
+        } else {
+            File::from(fd)
+        };
+        self.open_real(ino, file, &st, register)
+    }
+
+    /// Opens an ordinary file for writing (the gate allowed it).
+    fn open_for_writing(
+        &self,
+        ino: u64,
+        path: &ViewPath,
+        flags: i32,
+        register: &dyn Register<Id = Id>,
+    ) -> Result<Opened<Id>, FsError> {
+        let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
+            .map_err(FsError::from_walk)?;
+        let st = regular(&fd)?;
+        let append = flags & libc::O_APPEND;
+        let file = reopened(&fd, libc::O_RDWR | append)
+            .or_else(|_| reopened(&fd, (flags & libc::O_ACCMODE) | append))?;
+        self.open_real(ino, file, &st, register)
+    }
+
+    /// The kept backing of `ino` if the real file at its path is still the
+    /// one it was made from.
+    fn kept_ordinary_backing(&self, ino: u64, path: &ViewPath) -> Option<Arc<Backing<Id>>> {
+        let (of, backing) = self.backings.kept(ino)?;
+        // A stat that followed a symlink on the way could only match the
+        // identity of the file opened safely before, so it is safe to compare.
+        let st = fstatat(
+            self.gate.project_fd(),
+            path.raw.to_os_string().as_os_str(),
+            AtFlags::AT_SYMLINK_NOFOLLOW,
+        )
+        .ok()?;
+        let now = BackingOf::RealFile {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        };
+        (now == of && EntryKind::from_mode(st.st_mode) == EntryKind::File).then_some(backing)
+    }
+
+    /// The passthrough backing of `ino` for content `of`; a live backing
+    /// with other content retires the inode ([`FsError::Stale`]).
+    fn backing_for(
+        &self,
+        ino: u64,
+        of: BackingOf,
+        fd: BorrowedFd<'_>,
+        register: &dyn Register<Id = Id>,
+    ) -> Result<Option<Arc<Backing<Id>>>, FsError> {
+        self.backings
+            .backing_for(ino, of, fd, register)
+            .map_err(|_conflict| {
+                self.inodes().retire(ino);
+                FsError::Stale
+            })
+    }
+
+    fn add_handle(&self, handle: Handle<Id>) -> u64 {
+        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
+        self.handles().insert(fh, Arc::new(handle));
+        fh
+    }
+
+    /// Reads up to `size` bytes at `offset` of an open file that is not
+    /// passed through.
+    pub fn read(&self, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        // Take the handle out of the table before reading, so that one slow
+        // read never holds the table's lock.
+        match &*self.handle(fh)? {
+            Handle::Verified { snapshot, .. } => Ok(snapshot.read_at(offset, size as usize)?),
+            Handle::Real {
+                file: Some(file), ..
+            } => {
+                let mut buf = vec![0u8; size as usize];
+                let n = read_fully_at(file, offset, &mut buf)?;
+                buf.truncate(n);
+                Ok(buf)
+            }
+            // Passed through: the kernel reads the backing file itself.
+            Handle::Real { file: None, .. } => Err(FsError::Unsupported),
+            Handle::Dir { .. } => Err(FsError::IsADirectory),
+        }
+    }
+
+    /// Closes a file or directory handle. Dropping it drops its snapshot and
+    /// backing reference; the memory goes with the last one.
+    pub fn release(&self, fh: u64) {
+        let handle = self.handles().remove(&fh);
+        drop(handle);
+    }
+
+    /// Opens directory `ino`: lists it and asks the gate about every entry
+    /// on one read of the lockfile.
+    pub fn opendir(&self, ino: u64, who: Who) -> Result<u64, FsError> {
+        let path = self.path_of(ino)?;
+        let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENOTDIR) {
+                FsError::NotADirectory
+            } else {
+                FsError::from_walk(e)
+            }
+        })?;
+        let parent_ino = self.inodes().parent(ino).unwrap_or(ROOT);
+        let mut items = vec![
+            DirItem {
+                name: OsString::from("."),
+                kind: EntryKind::Dir,
+                ino,
+            },
+            DirItem {
+                name: OsString::from(".."),
+                kind: EntryKind::Dir,
+                ino: parent_ino,
+            },
+        ];
+        let view = self.gate.lock_view();
+        for entry in list_dir(dir.as_fd())? {
+            let child = path.child(&entry.name);
+            let target = if entry.kind == EntryKind::Symlink {
+                readlinkat(dir.as_fd(), entry.name.as_os_str()).ok()
+            } else {
+                None
+            };
+            let decision = self
+                .gate
+                .lookup_in(&view, &child, entry.kind, target.as_deref(), who);
+            if decision.shown {
+                let ino = self.inodes().peek(ino, &entry.name).unwrap_or(entry.ino);
+                items.push(DirItem {
+                    name: entry.name,
+                    kind: entry.kind,
+                    ino,
+                });
+            }
+        }
+        Ok(self.add_handle(Handle::Dir { entries: items }))
+    }
+
+    /// The entries of an open directory from `offset` on (entry `i` of the
+    /// listing, `.` and `..` first, is followed by offset `i + 1`).
+    pub fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
+        match &*self.handle(fh)? {
+            Handle::Dir { entries } => Ok(entries
+                .iter()
+                .enumerate()
+                .skip(offset as usize)
+                .map(|(i, item)| (i as u64 + 1, item.clone()))
+                .collect()),
+            _ => Err(FsError::NotADirectory),
+        }
+    }
+
+    /// `readdirplus`: each entry from `offset` with its attributes, handed
+    /// to `add` until it returns true (the reply is full). Every entry sent
+    /// counts as a lookup; the one that did not fit is given back.
+    pub fn readdirplus(
+        &self,
+        ino: u64,
+        fh: u64,
+        offset: u64,
+        add: &mut dyn FnMut(&PlusEntry<'_>) -> bool,
+    ) -> Result<(), FsError> {
+        let dir = self.path_of(ino)?;
+        let entries = self.readdir(fh, offset)?;
+        // Stat every entry relative to one handle on the directory.
+        let dir_fd =
+            open_dir_path_beneath(self.gate.project_fd(), &dir.raw).map_err(FsError::from_walk)?;
+        for (next_offset, item) in entries {
+            // The kernel takes no lookup reference for "." and "..".
+            let dots = item.name == "." || item.name == "..";
+            let (path, st) = if dots {
+                (dir.clone(), self.lstat(&dir))
+            } else {
+                (dir.child(&item.name), lstat_in(dir_fd.as_fd(), &item.name))
+            };
+            let Ok(st) = st else { continue };
+            // The opendir just read the lockfile to decide this listing.
+            let caching = self.gate.cached_place(&path).caching();
+            let child = if dots {
+                item.ino
+            } else {
+                self.inodes().remember(ino, &item.name)
+            };
+            let full = add(&PlusEntry {
+                ino: child,
+                next_offset,
+                name: &item.name,
+                attr: attr_of(&st, child, None),
+                ttl: entry_ttl(caching),
+            });
+            if full {
+                if !dots {
+                    // Not sent: give the lookup back.
+                    self.inodes().forget(child, 1);
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// `access(2)`: the kernel checks permissions (`default_permissions`);
+    /// the view refuses writing where it would refuse a change.
+    pub fn access(&self, ino: u64, write: bool, who: Who) -> Result<(), FsError> {
+        if write {
+            self.access_write(ino, who)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The status of an opened file, which must be a regular file.
+fn regular(fd: &std::os::fd::OwnedFd) -> Result<FileStat, FsError> {
+    let st = fstat_fd(fd.as_fd())?;
+    match EntryKind::from_mode(st.st_mode) {
+        EntryKind::File => Ok(st),
+        EntryKind::Dir => Err(FsError::IsADirectory),
+        _ => Err(FsError::NotFound),
+    }
+}
+
+/// The file `fd` holds, opened again with `flags` through its
+/// `/proc/self/fd` link (the same inode, whatever its name is now).
+fn reopened(fd: &std::os::fd::OwnedFd, flags: i32) -> Result<File, FsError> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let how = nix::fcntl::OFlag::from_bits_truncate(flags)
+        | nix::fcntl::OFlag::O_CLOEXEC
+        | nix::fcntl::OFlag::O_NONBLOCK;
+    let fd = nix::fcntl::open(path.as_str(), how, nix::sys::stat::Mode::empty())?;
+    Ok(File::from(fd))
+}
+
+/// `lstat` of `name` in the directory `dir`.
+fn lstat_in(dir: BorrowedFd<'_>, name: &OsStr) -> Result<FileStat, FsError> {
+    fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW).map_err(|e| FsError::from_walk(e.into()))
+}
+
+pub fn file_type(kind: EntryKind) -> FileType {
+    match kind {
+        EntryKind::Dir => FileType::Directory,
+        EntryKind::File => FileType::RegularFile,
+        EntryKind::Symlink => FileType::Symlink,
+        EntryKind::Fifo => FileType::NamedPipe,
+        EntryKind::Socket => FileType::Socket,
+        EntryKind::CharDevice => FileType::CharDevice,
+        EntryKind::BlockDevice => FileType::BlockDevice,
+    }
+}
+
+fn time(secs: i64, nsecs: i64) -> SystemTime {
+    if secs >= 0 {
+        UNIX_EPOCH + Duration::new(secs as u64, nsecs as u32)
+    } else {
+        UNIX_EPOCH - Duration::new(secs.unsigned_abs(), 0) + Duration::from_nanos(nsecs as u64)
+    }
+}
+
+/// Attributes for inode `ino` from an `lstat`; `size` overrides the size (an
+/// open snapshot's length).
+fn attr_of(st: &FileStat, ino: u64, size: Option<u64>) -> FileAttr {
+    FileAttr {
+        ino: INodeNo(ino),
+        size: size.unwrap_or(st.st_size as u64),
+        blocks: st.st_blocks as u64,
+        atime: time(st.st_atime, st.st_atime_nsec),
+        mtime: time(st.st_mtime, st.st_mtime_nsec),
+        ctime: time(st.st_ctime, st.st_ctime_nsec),
+        crtime: UNIX_EPOCH,
+        kind: file_type(EntryKind::from_mode(st.st_mode)),
+        perm: (st.st_mode & 0o7777) as u16,
+        nlink: st.st_nlink as u32,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        rdev: st.st_rdev as u32,
+        blksize: st.st_blksize as u32,
+        flags: 0,
+    }
+}

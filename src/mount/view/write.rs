@@ -1,0 +1,571 @@
+//! The writable view: every change to an ordinary path goes to the real
+//! project at the same place, made with the caller's credentials
+//! ([`AsCaller`]); every change to a protected path (`seal.json`, sealed
+//! roots, agent surfaces, existing or not) is refused with `EROFS` and
+//! recorded, as the gate decides ([`crate::gate::decide_change`]).
+//!
+//! Operations name their target by a directory descriptor opened beneath the
+//! project without crossing a symlink and the last name, with the no-follow
+//! variant of every call, so a symlink swapped in on the disk is never
+//! followed out of the project.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::SystemTime;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
+
+use super::{Entry, Handle, Opened, ReadMode, View, attr_of, lstat_in};
+use crate::core::discovery::Listings;
+use crate::core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
+use crate::gate::{Change, ViewPath, Who, assess::holds_protected};
+use crate::mount::backing::{BackingOf, Register};
+use crate::mount::creds::AsCaller;
+use crate::mount::error::FsError;
+
+/// A time to set, as `setattr` gives it.
+#[derive(Debug, Clone, Copy)]
+pub enum SetTime {
+    Now,
+    At(SystemTime),
+}
+
+/// The attributes a `setattr` asks to change.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SetAttr {
+    pub mode: Option<u32>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub size: Option<u64>,
+    pub atime: Option<SetTime>,
+    pub mtime: Option<SetTime>,
+}
+
+/// What `mknod` makes.
+#[derive(Debug, Clone, Copy)]
+pub struct Node {
+    pub mode: u32,
+    pub rdev: u32,
+}
+
+fn timespec(t: Option<SetTime>) -> Timespec {
+    match t {
+        None => Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_OMIT,
+        },
+        Some(SetTime::Now) => Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_NOW,
+        },
+        Some(SetTime::At(t)) => {
+            let (secs, nanos) = match t.duration_since(std::time::UNIX_EPOCH) {
+                Ok(d) => (d.as_secs() as i64, d.subsec_nanos() as i64),
+                Err(e) => {
+                    let d = e.duration();
+                    let (s, n) = (d.as_secs() as i64, d.subsec_nanos() as i64);
+                    if n == 0 {
+                        (-s, 0)
+                    } else {
+                        (-s - 1, 1_000_000_000 - n)
+                    }
+                }
+            };
+            Timespec {
+                tv_sec: secs,
+                tv_nsec: nanos,
+            }
+        }
+    }
+}
+
+/// `/proc/self/fd/N/NAME`: a path the xattr calls reach `name` in the
+/// directory `dir` by, without resolving anything else.
+fn proc_path(dir: BorrowedFd<'_>, name: Option<&OsStr>) -> OsString {
+    use std::os::fd::AsRawFd;
+    let mut p = OsString::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
+    if let Some(name) = name {
+        p.push("/");
+        p.push(name);
+    }
+    p
+}
+
+impl<Id> View<Id> {
+    /// Refuses every change in a read-only view, and changes the gate
+    /// protects in a writable one.
+    pub(super) fn allow(
+        &self,
+        path: &ViewPath,
+        change: Change,
+        op: &'static str,
+        who: Who,
+    ) -> Result<(), FsError> {
+        if !self.writable {
+            return Err(FsError::ReadOnly);
+        }
+        if self.gate.may_change(path, change, op, who) {
+            Ok(())
+        } else {
+            Err(FsError::ReadOnly)
+        }
+    }
+
+    /// The path of `name` in directory `parent`, with a descriptor on that
+    /// directory (opened beneath the project, crossing no symlink).
+    fn in_dir(&self, parent: u64, name: &OsStr) -> Result<(ViewPath, OwnedFd), FsError> {
+        let dir = self.path_of(parent)?;
+        let fd =
+            open_dir_path_beneath(self.gate.project_fd(), &dir.raw).map_err(FsError::from_walk)?;
+        Ok((dir.child(name), fd))
+    }
+
+    /// The parent directory's descriptor and the last name of `path`.
+    fn located(&self, path: &ViewPath) -> Result<(OwnedFd, OsString), FsError> {
+        let (Some(parent), Some(name)) = (path.parent(), path.name()) else {
+            // The project root itself: never created, removed or renamed.
+            return Err(FsError::ReadOnly);
+        };
+        let fd = open_dir_path_beneath(self.gate.project_fd(), &parent.raw)
+            .map_err(FsError::from_walk)?;
+        Ok((fd, name.to_os_string()))
+    }
+
+    /// Looks up what was just made at `name` in `parent` (counted).
+    fn made(&self, parent: u64, dir: BorrowedFd<'_>, name: &OsStr) -> Result<Entry, FsError> {
+        let st = lstat_in(dir, name)?;
+        let ino = self.inodes().remember(parent, name);
+        Ok(Entry {
+            attr: attr_of(&st, ino, None),
+            ttl: super::entry_ttl(crate::gate::Caching::Cacheable),
+        })
+    }
+
+    pub fn mkdir(&self, parent: u64, name: &OsStr, mode: u32, who: Who) -> Result<Entry, FsError> {
+        let (path, dir) = self.in_dir(parent, name)?;
+        self.allow(&path, Change::MakeDir, "mkdir", who)?;
+        {
+            let _as = AsCaller::switch(who)?;
+            rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(mode))?;
+        }
+        self.made(parent, dir.as_fd(), name)
+    }
+
+    pub fn mknod(&self, parent: u64, name: &OsStr, node: Node, who: Who) -> Result<Entry, FsError> {
+        let (path, dir) = self.in_dir(parent, name)?;
+        self.allow(&path, Change::Make, "mknod", who)?;
+        {
+            let _as = AsCaller::switch(who)?;
+            rustix::fs::mknodat(
+                &dir,
+                name,
+                FileType::from_raw_mode(node.mode),
+                Mode::from_raw_mode(node.mode),
+                node.rdev as u64,
+            )?;
+        }
+        self.made(parent, dir.as_fd(), name)
+    }
+
+    pub fn symlink(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        target: &OsStr,
+        who: Who,
+    ) -> Result<Entry, FsError> {
+        let (path, dir) = self.in_dir(parent, name)?;
+        self.allow(&path, Change::Make, "symlink", who)?;
+        {
+            let _as = AsCaller::switch(who)?;
+            rustix::fs::symlinkat(target, &dir, name)?;
+        }
+        self.made(parent, dir.as_fd(), name)
+    }
+
+    /// A hard link: the source must be changeable too (an alias of a
+    /// protected file would let it be written).
+    pub fn link(
+        &self,
+        ino: u64,
+        newparent: u64,
+        newname: &OsStr,
+        who: Who,
+    ) -> Result<Entry, FsError> {
+        let source = self.path_of(ino)?;
+        self.allow(&source, Change::Modify, "link", who)?;
+        let (path, dir) = self.in_dir(newparent, newname)?;
+        self.allow(&path, Change::Make, "link", who)?;
+        let (src_dir, src_name) = self.located(&source)?;
+        {
+            let _as = AsCaller::switch(who)?;
+            rustix::fs::linkat(&src_dir, &src_name, &dir, newname, AtFlags::empty())?;
+        }
+        self.made(newparent, dir.as_fd(), newname)
+    }
+
+    pub fn unlink(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
+        self.remove(parent, name, who, "unlink", AtFlags::empty())
+    }
+
+    pub fn rmdir(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
+        self.remove(parent, name, who, "rmdir", AtFlags::REMOVEDIR)
+    }
+
+    fn remove(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        who: Who,
+        op: &'static str,
+        flags: AtFlags,
+    ) -> Result<(), FsError> {
+        let (path, dir) = self.in_dir(parent, name)?;
+        self.allow(&path, Change::Remove, op, who)?;
+        {
+            let _as = AsCaller::switch(who)?;
+            rustix::fs::unlinkat(&dir, name, flags)?;
+        }
+        // The name is free: a new file there gets a new inode.
+        let mut inodes = self.inodes();
+        if let Some(ino) = inodes.peek(parent, name) {
+            inodes.retire(ino);
+        }
+        Ok(())
+    }
+
+    /// Whether the directory at `path` holds paths that are protected
+    /// wherever they go (agent instruction files, at any depth).
+    fn moves_protected(&self, path: &ViewPath) -> bool {
+        match self.lstat(path) {
+            Ok(st)
+                if crate::core::fs::EntryKind::from_mode(st.st_mode)
+                    == crate::core::fs::EntryKind::Dir =>
+            {
+                let mut listings = Listings::new(self.gate.project_fd());
+                holds_protected(&mut listings, &path.raw)
+            }
+            _ => false,
+        }
+    }
+
+    pub fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+        who: Who,
+    ) -> Result<(), FsError> {
+        let flags = RenameFlags::from_bits(flags)
+            .ok_or(FsError::Io(std::io::Error::from_raw_os_error(libc::EINVAL)))?;
+        if flags.contains(RenameFlags::WHITEOUT) {
+            return Err(FsError::Unsupported);
+        }
+        let (from, from_dir) = self.in_dir(parent, name)?;
+        let (to, to_dir) = self.in_dir(newparent, newname)?;
+        let holds = self.moves_protected(&from);
+        self.allow(
+            &from,
+            Change::MoveAway {
+                holds_protected: holds,
+            },
+            "rename",
+            who,
+        )?;
+        self.allow(&to, Change::Make, "rename", who)?;
+        let exchange = flags.contains(RenameFlags::EXCHANGE);
+        if exchange {
+            let holds = self.moves_protected(&to);
+            self.allow(
+                &to,
+                Change::MoveAway {
+                    holds_protected: holds,
+                },
+                "rename",
+                who,
+            )?;
+            self.allow(&from, Change::Make, "rename", who)?;
+        }
+        {
+            let _as = AsCaller::switch(who)?;
+            rustix::fs::renameat_with(&from_dir, name, &to_dir, newname, flags)?;
+        }
+        self.inodes()
+            .rename(parent, name, newparent, newname, exchange);
+        Ok(())
+    }
+
+    /// Creates and opens a regular file.
+    pub fn create(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        flags: i32,
+        who: Who,
+        register: &dyn Register<Id = Id>,
+    ) -> Result<(Entry, Opened<Id>), FsError> {
+        let (path, dir) = self.in_dir(parent, name)?;
+        self.allow(&path, Change::Make, "create", who)?;
+        let keep = OFlags::from_bits_truncate(flags as u32) & (OFlags::EXCL | OFlags::APPEND);
+        let fd = {
+            let _as = AsCaller::switch(who)?;
+            // Read-write whatever the caller asked, so that the file can be
+            // a passthrough backing for every later open (the kernel checks
+            // each open's own access mode); a new file grants it.
+            let how = OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC | keep;
+            rustix::fs::openat(&dir, name, how, Mode::from_raw_mode(mode)).or_else(|e| {
+                // It existed already and the caller may not read it.
+                let acc = OFlags::from_bits_truncate((flags & libc::O_ACCMODE) as u32);
+                match e {
+                    rustix::io::Errno::ACCESS => rustix::fs::openat(
+                        &dir,
+                        name,
+                        OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | keep | acc,
+                        Mode::from_raw_mode(mode),
+                    ),
+                    e => Err(e),
+                }
+            })?
+        };
+        let st = fstat_fd(fd.as_fd())?;
+        let ino = self.inodes().remember(parent, name);
+        let entry = Entry {
+            attr: attr_of(&st, ino, None),
+            ttl: super::entry_ttl(crate::gate::Caching::Cacheable),
+        };
+        let opened = self.open_real(ino, File::from(fd), &st, register)?;
+        Ok((entry, opened))
+    }
+
+    /// Serves an opened real file: through a passthrough backing when the
+    /// kernel allows it, else by the daemon.
+    pub(super) fn open_real(
+        &self,
+        ino: u64,
+        file: File,
+        st: &nix::sys::stat::FileStat,
+        register: &dyn Register<Id = Id>,
+    ) -> Result<Opened<Id>, FsError> {
+        let of = BackingOf::RealFile {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        };
+        let backing = self.backing_for(ino, of, file.as_fd(), register)?;
+        if let Some(b) = &backing {
+            self.backings.keep(ino, b.clone());
+        }
+        let mode = match &backing {
+            Some(b) => ReadMode::Passthrough(b.clone()),
+            None => ReadMode::Cached,
+        };
+        let fh = self.add_handle(Handle::Real {
+            file: Some(file),
+            _backing: backing,
+        });
+        Ok(Opened { fh, mode })
+    }
+
+    /// Changes attributes of `ino` (through the open handle `fh` for a size
+    /// change when there is one). The target is held by an `O_PATH`
+    /// descriptor and changed through it, so a symlink swapped in on the
+    /// disk is never followed.
+    pub fn setattr(
+        &self,
+        ino: u64,
+        fh: Option<u64>,
+        set: SetAttr,
+        who: Who,
+    ) -> Result<Entry, FsError> {
+        let path = self.path_of(ino)?;
+        self.allow(&path, Change::Modify, "setattr", who)?;
+        let target =
+            open_path_beneath(self.gate.project_fd(), &path.raw).map_err(FsError::from_walk)?;
+        let by_proc = proc_path(target.as_fd(), None);
+        {
+            let _as = AsCaller::switch(who)?;
+            if let Some(size) = set.size {
+                match fh.map(|fh| self.handle(fh)).transpose()?.as_deref() {
+                    Some(Handle::Real { file: Some(f), .. }) => f.set_len(size)?,
+                    _ => {
+                        // Reopened for writing, with the caller's rights.
+                        let w = rustix::fs::openat(
+                            rustix::fs::CWD,
+                            by_proc.as_os_str(),
+                            OFlags::WRONLY | OFlags::CLOEXEC,
+                            Mode::empty(),
+                        )?;
+                        rustix::fs::ftruncate(&w, size)?;
+                    }
+                }
+            }
+            if let Some(mode) = set.mode {
+                rustix::fs::chmodat(
+                    rustix::fs::CWD,
+                    by_proc.as_os_str(),
+                    Mode::from_raw_mode(mode),
+                    AtFlags::empty(),
+                )?;
+            }
+            if set.uid.is_some() || set.gid.is_some() {
+                rustix::fs::chownat(
+                    &target,
+                    "",
+                    set.uid.map(rustix::fs::Uid::from_raw),
+                    set.gid.map(rustix::fs::Gid::from_raw),
+                    AtFlags::EMPTY_PATH,
+                )?;
+            }
+            if set.atime.is_some() || set.mtime.is_some() {
+                let times = Timestamps {
+                    last_access: timespec(set.atime),
+                    last_modification: timespec(set.mtime),
+                };
+                rustix::fs::utimensat(
+                    rustix::fs::CWD,
+                    by_proc.as_os_str(),
+                    &times,
+                    AtFlags::empty(),
+                )?;
+            }
+        }
+        self.getattr(ino, fh)
+    }
+
+    /// Writes through the daemon (when the file is not passed through).
+    pub fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+        use std::os::unix::fs::FileExt;
+        match &*self.handle(fh)? {
+            Handle::Real { file: Some(f), .. } => {
+                f.write_all_at(data, offset)?;
+                Ok(data.len() as u32)
+            }
+            Handle::Dir { .. } => Err(FsError::IsADirectory),
+            // Verified bytes are never written; a kept backing is written
+            // by the kernel itself.
+            _ => Err(FsError::ReadOnly),
+        }
+    }
+
+    /// A descriptor of the real file behind an open handle (reopened by
+    /// path when the handle serves a kept backing).
+    fn real_file(&self, fh: u64, ino: u64) -> Result<File, FsError> {
+        match &*self.handle(fh)? {
+            Handle::Real { file: Some(f), .. } => Ok(f.try_clone()?),
+            Handle::Real { file: None, .. } => {
+                let path = self.path_of(ino)?;
+                let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
+                    .map_err(FsError::from_walk)?;
+                Ok(File::from(fd))
+            }
+            Handle::Dir { .. } => Err(FsError::IsADirectory),
+            Handle::Verified { .. } => Err(FsError::Unsupported),
+        }
+    }
+
+    pub fn fsync(&self, ino: u64, fh: u64, datasync: bool) -> Result<(), FsError> {
+        let file = match self.real_file(fh, ino) {
+            // Verified bytes are in memory: nothing to sync.
+            Err(FsError::Unsupported) => return Ok(()),
+            other => other?,
+        };
+        if datasync {
+            file.sync_data()?;
+        } else {
+            file.sync_all()?;
+        }
+        Ok(())
+    }
+
+    pub fn fallocate(
+        &self,
+        ino: u64,
+        fh: u64,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        who: Who,
+    ) -> Result<(), FsError> {
+        let path = self.path_of(ino)?;
+        self.allow(&path, Change::Modify, "fallocate", who)?;
+        let file = self.real_file(fh, ino)?;
+        let flags = rustix::fs::FallocateFlags::from_bits(mode as u32).ok_or(FsError::Io(
+            std::io::Error::from_raw_os_error(libc::EOPNOTSUPP),
+        ))?;
+        rustix::fs::fallocate(&file, flags, offset, length)?;
+        Ok(())
+    }
+
+    /// The directory descriptor and name the xattr calls reach `ino` by.
+    fn xattr_path(&self, ino: u64) -> Result<(ViewPath, OwnedFd, Option<OsString>), FsError> {
+        let path = self.path_of(ino)?;
+        match (path.parent(), path.name()) {
+            (Some(parent), Some(name)) => {
+                let fd = open_dir_path_beneath(self.gate.project_fd(), &parent.raw)
+                    .map_err(FsError::from_walk)?;
+                let name = name.to_os_string();
+                Ok((path, fd, Some(name)))
+            }
+            _ => {
+                let fd = open_dir_path_beneath(self.gate.project_fd(), &path.raw)
+                    .map_err(FsError::from_walk)?;
+                Ok((path, fd, None))
+            }
+        }
+    }
+
+    /// `getxattr`: the value, or its size when `size` is 0.
+    pub fn getxattr(&self, ino: u64, name: &OsStr, size: u32) -> Result<Vec<u8>, FsError> {
+        let (_, dir, last) = self.xattr_path(ino)?;
+        let p = proc_path(dir.as_fd(), last.as_deref());
+        let mut buf = vec![0u8; if size == 0 { 64 * 1024 } else { size as usize }];
+        let n = rustix::fs::lgetxattr(p.as_os_str(), name, &mut buf[..])?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    /// `listxattr`: the names, NUL-separated.
+    pub fn listxattr(&self, ino: u64, size: u32) -> Result<Vec<u8>, FsError> {
+        let (_, dir, last) = self.xattr_path(ino)?;
+        let p = proc_path(dir.as_fd(), last.as_deref());
+        let mut buf = vec![0u8; if size == 0 { 64 * 1024 } else { size as usize }];
+        let n = rustix::fs::llistxattr(p.as_os_str(), &mut buf[..])?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    pub fn setxattr(
+        &self,
+        ino: u64,
+        name: &OsStr,
+        value: &[u8],
+        flags: i32,
+        who: Who,
+    ) -> Result<(), FsError> {
+        let (path, dir, last) = self.xattr_path(ino)?;
+        self.allow(&path, Change::Modify, "setxattr", who)?;
+        let p = proc_path(dir.as_fd(), last.as_deref());
+        let flags = rustix::fs::XattrFlags::from_bits_truncate(flags as u32);
+        let _as = AsCaller::switch(who)?;
+        rustix::fs::lsetxattr(p.as_os_str(), name, value, flags)?;
+        Ok(())
+    }
+
+    pub fn removexattr(&self, ino: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
+        let (path, dir, last) = self.xattr_path(ino)?;
+        self.allow(&path, Change::Modify, "removexattr", who)?;
+        let p = proc_path(dir.as_fd(), last.as_deref());
+        let _as = AsCaller::switch(who)?;
+        rustix::fs::lremovexattr(p.as_os_str(), name)?;
+        Ok(())
+    }
+
+    /// `access(2)` for writing: refused where the view protects the path.
+    pub fn access_write(&self, ino: u64, who: Who) -> Result<(), FsError> {
+        let path = self.path_of(ino)?;
+        self.allow(&path, Change::Modify, "access", who)
+    }
+}
