@@ -347,7 +347,6 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         &prepared.env,
         &prepared.cwd,
         prepared.identity.clone(),
-        unprivileged,
     )
     .map_err(RunError::Command)?;
     let request = MountRequest {

@@ -102,9 +102,6 @@ pub struct Launch {
     pub cwd: CString,
     pub identity: Identity,
     pub not_found_message: Vec<u8>,
-    /// The uid and gid maps of the command's user namespace.
-    pub uid_map: String,
-    pub gid_map: String,
 }
 
 impl Launch {
@@ -113,7 +110,6 @@ impl Launch {
         env: &[(OsString, OsString)],
         cwd: &Path,
         identity: Identity,
-        unprivileged: bool,
     ) -> io::Result<Launch> {
         let cstr = |s: &OsStr| {
             CString::new(s.as_bytes()).map_err(|_| {
@@ -149,15 +145,6 @@ impl Launch {
         not_found_message
             .extend_from_slice(crate::core::escape::escaped_os(&command[0]).as_bytes());
         not_found_message.extend_from_slice(b"\n");
-        // Privileged: every id maps to itself, so files look as they do on
-        // the host and the command can become the target user. Unprivileged:
-        // the only id the supervisor's namespace has.
-        let (uid_map, gid_map) = if unprivileged {
-            let (u, g) = (Uid::current(), Gid::current());
-            (format!("{u} {u} 1"), format!("{g} {g} 1"))
-        } else {
-            ("0 0 4294967295".to_string(), "0 0 4294967295".to_string())
-        };
         Ok(Launch {
             program,
             argv,
@@ -165,8 +152,6 @@ impl Launch {
             cwd: cstr(cwd.as_os_str())?,
             identity,
             not_found_message,
-            uid_map,
-            gid_map,
         })
     }
 }
@@ -384,6 +369,16 @@ fn init(plan: &Plan, launch: &Launch, sock: OwnedFd) -> i32 {
             return 125;
         }
     };
+    // The command's process exists (in its own user and mount namespaces,
+    // mapped) before the report, so that a kernel refusing a nested user
+    // namespace stops the run before anything starts.
+    let (command, release) = match spawn_command(launch) {
+        Ok(c) => c,
+        Err(reason) => {
+            report_failure(&sock, &BuildError::Setup(reason));
+            return 125;
+        }
+    };
     let raw: Vec<RawFd> = built.merge_fds.iter().map(|f| f.as_raw_fd()).collect();
     if send(&sock, b"R", &raw).is_err() {
         return 125;
@@ -397,13 +392,10 @@ fn init(plan: &Plan, launch: &Launch, sock: OwnedFd) -> i32 {
     let Ok(signals) = SignalFd::new(&handled_signals()) else {
         return 125;
     };
-    let command = match spawn_command(launch) {
-        Ok(pid) => pid,
-        Err(msg) => {
-            let _ = nix::unistd::write(std::io::stderr(), msg.as_bytes());
-            return 125;
-        }
-    };
+    if nix::unistd::write(&release, b"g").is_err() {
+        return 125;
+    }
+    drop(release);
     loop {
         let Ok(Some(info)) = signals.read_signal() else {
             continue;
@@ -430,11 +422,37 @@ fn init(plan: &Plan, launch: &Launch, sock: OwnedFd) -> i32 {
     }
 }
 
+/// The id maps of the command's user namespace: every id this namespace has,
+/// mapped to itself, so that files look as they do outside and the command can
+/// become the target user. (All ids when this is the initial namespace; the
+/// caller's alone when `seal run` made this namespace; a container's range in
+/// a container.)
+fn identity_maps() -> io::Result<(String, String)> {
+    let identity = |text: String| -> String {
+        text.lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let inside = f.next()?;
+                let _outside = f.next()?;
+                let count = f.next()?;
+                Some(format!("{inside} {inside} {count}\n"))
+            })
+            .collect()
+    };
+    Ok((
+        identity(std::fs::read_to_string("/proc/self/uid_map")?),
+        identity(std::fs::read_to_string("/proc/self/gid_map")?),
+    ))
+}
+
 /// Clones the command into a new user namespace and a mount namespace owned
-/// by it, writes its id maps, and lets it go.
-fn spawn_command(launch: &Launch) -> Result<Pid, String> {
+/// by it and writes its id maps; it waits until a byte is written to the
+/// returned descriptor.
+fn spawn_command(launch: &Launch) -> Result<(Pid, OwnedFd), String> {
+    let (uid_map, gid_map) =
+        identity_maps().map_err(|e| format!("cannot read this namespace's id maps: {e}"))?;
     let (read_end, write_end) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-        .map_err(|e| format!("seal: run: cannot start the command: {e}\n"))?;
+        .map_err(|e| format!("cannot start the command: {e}"))?;
     let write_raw = write_end.as_raw_fd();
     let mut go = Some(read_end);
     let mut stack = vec![0u8; 1 << 20];
@@ -458,21 +476,19 @@ fn spawn_command(launch: &Launch) -> Result<Pid, String> {
     }
     .map_err(|e| {
         format!(
-            "seal: run: cannot create the command's user namespace ({e}); the command must not \
-             hold the privileges that built the run\n"
+            "cannot create the command's user namespace ({e}): the command must not hold the \
+             privileges that built the run, and this kernel (or a seccomp profile, or \
+             user.max_user_namespaces) refuses a nested user namespace"
         )
     })?;
-    let maps = std::fs::write(format!("/proc/{pid}/uid_map"), &launch.uid_map)
-        .and_then(|()| std::fs::write(format!("/proc/{pid}/gid_map"), &launch.gid_map));
+    let maps = std::fs::write(format!("/proc/{pid}/uid_map"), &uid_map)
+        .and_then(|()| std::fs::write(format!("/proc/{pid}/gid_map"), &gid_map));
     if let Err(e) = maps {
         let _ = kill(pid, Signal::SIGKILL);
-        return Err(format!(
-            "seal: run: cannot map the command's user namespace: {e}\n"
-        ));
+        let _ = waitpid(pid, None);
+        return Err(format!("cannot map the command's user namespace: {e}"));
     }
-    nix::unistd::write(&write_end, b"g")
-        .map_err(|e| format!("seal: run: cannot start the command: {e}\n"))?;
-    Ok(pid)
+    Ok((pid, write_end))
 }
 
 /// True for `SI_USER` and `SI_QUEUE` (a process called kill or sigqueue).

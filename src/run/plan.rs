@@ -510,9 +510,12 @@ fn decide(inputs: &Inputs, location: &Path, show: Show) -> (State, bool) {
     let project = &inputs.project;
     let existed = match std::fs::symlink_metadata(location) {
         Ok(_) => true,
+        // A location this process cannot even reach (a directory on the way
+        // it may not search) is out of the command's reach too: the command
+        // never has more access than `seal run` itself.
         Err(e)
             if e.kind() == std::io::ErrorKind::NotFound
-                || e.raw_os_error() == Some(libc::ENOTDIR) =>
+                || matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::EACCES)) =>
         {
             false
         }
