@@ -420,3 +420,115 @@ fn codex_config_merge_keeps_the_hosts_servers_and_layout() {
     assert_eq!(without_new, CODEX_TOML, "{text}");
     assert_eq!(changed, ["projects./home/u/new"]);
 }
+
+/// Every rule of the table: a document holding each removed path (with `*`
+/// made a concrete key) next to unknown keys at every level loses exactly
+/// the removed paths, and still parses.
+#[test]
+fn every_rule_removes_its_paths_and_keeps_everything_else() {
+    use crate::surfaces::{FILTER_RULES, Format};
+    fn concrete(path: &[&str]) -> Vec<String> {
+        path.iter()
+            .map(|k| {
+                if *k == "*" {
+                    "some key".to_string()
+                } else {
+                    k.to_string()
+                }
+            })
+            .collect()
+    }
+    for rule in FILTER_RULES {
+        match rule.format {
+            Format::Json => {
+                let mut doc = serde_json::json!({"unknownTopLevel": {"x": 1}});
+                for path in rule.remove {
+                    let path = concrete(path);
+                    let mut at = &mut doc;
+                    for k in &path[..path.len() - 1] {
+                        at = at
+                            .as_object_mut()
+                            .unwrap()
+                            .entry(k.clone())
+                            .or_insert_with(|| serde_json::json!({"unknownSibling": true}));
+                    }
+                    at[path.last().unwrap().as_str()] =
+                        serde_json::json!({"a server": {"command": "x"}});
+                }
+                let input = serde_json::to_vec_pretty(&doc).unwrap();
+                let f = filter(rule, &input);
+                assert_eq!(f.unparsed, None, "{}", rule.id);
+                assert_eq!(
+                    f.removed.len(),
+                    rule.remove.len(),
+                    "{}: {:?}",
+                    rule.id,
+                    f.removed
+                );
+                let got: serde_json::Value = serde_json::from_slice(&f.bytes)
+                    .unwrap_or_else(|e| panic!("{}: {e}: {}", rule.id, text(&f)));
+                assert_eq!(got["unknownTopLevel"]["x"], 1, "{}", rule.id);
+                for path in rule.remove {
+                    let path = concrete(path);
+                    let mut at = &got;
+                    for k in &path[..path.len() - 1] {
+                        at = &at[k.as_str()];
+                        assert_eq!(at["unknownSibling"], true, "{}: {path:?}", rule.id);
+                    }
+                    assert!(
+                        at.get(path.last().unwrap().as_str()).is_none(),
+                        "{}: {path:?}",
+                        rule.id
+                    );
+                }
+            }
+            Format::Toml => {
+                let mut doc = toml_edit::DocumentMut::new();
+                doc["unknown_top_level"] = toml_edit::value(1);
+                for path in rule.remove {
+                    let path = concrete(path);
+                    let mut at = doc.as_table_mut() as &mut dyn toml_edit::TableLike;
+                    for k in &path[..path.len() - 1] {
+                        if at.get(k).is_none() {
+                            let mut t = toml_edit::Table::new();
+                            t["unknown_sibling"] = toml_edit::value(true);
+                            at.insert(k, toml_edit::Item::Table(t));
+                        }
+                        at = at.get_mut(k).unwrap().as_table_like_mut().unwrap();
+                    }
+                    let mut server = toml_edit::Table::new();
+                    server["command"] = toml_edit::value("x");
+                    at.insert(path.last().unwrap(), toml_edit::Item::Table(server));
+                }
+                let input = doc.to_string();
+                let f = filter(rule, input.as_bytes());
+                assert_eq!(f.unparsed, None, "{}", rule.id);
+                assert_eq!(
+                    f.removed.len(),
+                    rule.remove.len(),
+                    "{}: {:?}",
+                    rule.id,
+                    f.removed
+                );
+                let got: toml_edit::DocumentMut = text(&f).parse().unwrap();
+                assert!(got.get("unknown_top_level").is_some(), "{}", rule.id);
+                for path in rule.remove {
+                    let path = concrete(path);
+                    let mut at = got.as_table() as &dyn toml_edit::TableLike;
+                    for k in &path[..path.len() - 1] {
+                        at = at.get(k).unwrap().as_table_like().unwrap();
+                        assert!(at.get("unknown_sibling").is_some(), "{}: {path:?}", rule.id);
+                    }
+                    assert!(
+                        at.get(path.last().unwrap()).is_none(),
+                        "{}: {path:?}",
+                        rule.id
+                    );
+                }
+            }
+            Format::Yaml => {
+                assert!(filter(rule, b"a: 1\n").unparsed.is_some(), "{}", rule.id);
+            }
+        }
+    }
+}
