@@ -78,18 +78,14 @@ fn staged(after: &str) -> String {
     )
 }
 
-fn world_with_sync() -> World {
-    let w = World::new();
-    std::fs::create_dir_all(w.root.join("sync")).unwrap();
-    w
+/// A world, when FUSE tests can run here.
+fn fuse_world() -> Option<World> {
+    fuse_available().then(World::new)
 }
 
 #[test]
 fn host_proc_does_not_reach_into_the_run() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     w.tamper();
     // Any host process's /proc/<pid>/root is a way to the raw tree: the test
     // process itself is one, and (under --user) a process of the target user.
@@ -144,10 +140,8 @@ fn host_proc_does_not_reach_into_the_run() {
 
 #[test]
 fn host_changes_during_the_run_do_not_reach_it() {
-    if !fuse_available() {
-        return;
-    }
-    let w = world_with_sync();
+    let Some(w) = fuse_world() else { return };
+    std::fs::create_dir_all(w.root.join("sync")).unwrap();
     let sync = w.root.join("sync");
     let mut child = spawn_run(
         &w,
@@ -213,10 +207,7 @@ fn host_changes_during_the_run_do_not_reach_it() {
 
 #[test]
 fn a_symlinked_home_location_is_masked_by_its_location() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     // An ordinary project directory (no surface: the view shows it) that a
     // home extension location points into.
     write(&w.project.join("notes/SKILL.md"), "NOTES AS A SKILL");
@@ -232,10 +223,7 @@ fn a_symlinked_home_location_is_masked_by_its_location() {
 
 #[test]
 fn a_root_command_cannot_unmount_the_view_or_a_mask() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     w.tamper();
     let script = format!(
         "id -u; \
@@ -272,10 +260,7 @@ impl Drop for Mounted {
 
 #[test]
 fn a_bind_mount_of_the_project_made_before_the_run_is_covered() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     w.tamper();
     let alias = w.root.join("alias");
     let home_alias = w.root.join("home-alias");
@@ -320,10 +305,7 @@ fn a_bind_mount_of_the_project_made_before_the_run_is_covered() {
 
 #[test]
 fn the_command_cannot_give_itself_an_extension() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     // Each attempt prints "refused" or "MADE".
     let script = "\
         try() { if sh -c \"$1\" 2>/dev/null; then echo MADE; else echo refused; fi; }; \
@@ -369,10 +351,7 @@ const CODEX_TOML: &str = "# my settings\nmodel = \"gpt-test\"   # keep\n\n[model
 
 #[test]
 fn configuration_files_are_filtered_and_the_agents_state_survives() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     write(&w.home.join(".claude.json"), CLAUDE_JSON);
     write(&w.home.join(".codex/config.toml"), CODEX_TOML);
     write(
@@ -454,10 +433,7 @@ EOF
 
 #[test]
 fn a_file_that_does_not_parse_is_shown_empty_and_the_dry_run_says_so() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     write(&w.home.join(".claude.json"), "{\"mcpServers\": {\"evil\": ");
     let (code, _, err) = w.seal(&["run", "--dry-run"], "", &[]);
     assert_eq!(code, 0, "{err}");
@@ -481,10 +457,7 @@ fn a_file_that_does_not_parse_is_shown_empty_and_the_dry_run_says_so() {
 
 #[test]
 fn dry_run_and_why_name_the_removed_entries() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     write(&w.home.join(".claude.json"), CLAUDE_JSON);
     write(
         &w.home.join(".codex/config.toml"),
@@ -532,10 +505,7 @@ fn dry_run_and_why_name_the_removed_entries() {
 
 #[test]
 fn extra_binds_are_read_only_or_writable_and_never_expose_the_project() {
-    if !fuse_available() {
-        return;
-    }
-    let w = World::new();
+    let Some(w) = fuse_world() else { return };
     let data = w.root.join("data");
     write(&data.join("in.txt"), "bound data");
     let out_dir = w.root.join("out");
