@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod core;
+pub mod feed;
 pub mod gate;
 pub mod mount;
 pub mod run;

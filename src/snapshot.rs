@@ -65,6 +65,36 @@ impl Snapshot {
         Ok(buf)
     }
 
+    /// Reads the regular file at `raw` below `project` (crossing no symlink)
+    /// into a new snapshot labelled with the digest of exactly the bytes
+    /// read.
+    pub fn of_file(
+        project: std::os::fd::BorrowedFd<'_>,
+        raw: &crate::core::fs::RawPath,
+    ) -> io::Result<Snapshot> {
+        use sha2::Digest as _;
+        let fd = crate::core::fs::open_file_beneath(project, &raw.to_os_string())?;
+        let st = crate::core::fs::fstat_fd(fd.as_fd())?;
+        if crate::core::fs::EntryKind::from_mode(st.st_mode) != crate::core::fs::EntryKind::File {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let file = File::from(fd);
+        let mut w = SnapshotWriter::new()?;
+        let mut hasher = sha2::Sha256::new();
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut offset = 0u64;
+        loop {
+            let n = crate::core::fs::read_fully_at(&file, offset, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            w.append(&buf[..n])?;
+            offset += n as u64;
+        }
+        Ok(w.seal()?.verified_as(Some(Digest::from_hasher(hasher))))
+    }
+
     /// Builds a snapshot directly from bytes (tests and small files).
     pub fn from_bytes(bytes: &[u8]) -> io::Result<Snapshot> {
         let mut w = SnapshotWriter::new()?;

@@ -90,6 +90,10 @@ struct RunArgs {
     /// extensions and seal.json)
     #[arg(long)]
     read_only: bool,
+    /// Verify a bundle in full at every open, even while the kernel's change
+    /// feed proves it unchanged
+    #[arg(long)]
+    rehash_every_open: bool,
     /// Print what the command would see and which locations would be masked,
     /// then exit with the verify exit code
     #[arg(long)]
@@ -126,6 +130,10 @@ struct MountArgs {
     /// seal.json stay read-only); the same as -o rw
     #[arg(long)]
     writable: bool,
+    /// Verify a bundle in full at every open, even while the kernel's change
+    /// feed proves it unchanged (slower; the same as -o rehash_every_open)
+    #[arg(long)]
+    rehash_every_open: bool,
     /// Mount options, comma-separated, as mount(8) spells them: ro, rw,
     /// allow_other, audit_log=FILE, nonempty, noexec (and the generic ones
     /// mount(8) and fstab pass, which are accepted and ignored)
@@ -395,6 +403,7 @@ pub fn main() -> ExitCode {
                 audit_log: a.audit_log,
                 allow_other: a.allow_other,
                 writable: a.writable,
+                rehash_every_open: a.rehash_every_open,
                 options: a.options,
                 daemon: a.daemon,
             },
@@ -405,6 +414,7 @@ pub fn main() -> ExitCode {
                 audit_log: a.audit_log,
                 user: a.user,
                 read_only: a.read_only,
+                rehash_every_open: a.rehash_every_open,
                 dry_run: a.dry_run,
                 json: a.json,
                 binds: run::pairs(&a.ro_bind, false)

@@ -19,6 +19,8 @@ pub struct MountArgs {
     pub allow_other: bool,
     /// `--writable`: the same as `-o rw` (a later `-o ro` wins).
     pub writable: bool,
+    /// `--rehash-every-open` (or `-o rehash_every_open`).
+    pub rehash_every_open: bool,
     /// `-o` lists, as given.
     pub options: Vec<String>,
     pub daemon: bool,
@@ -28,6 +30,7 @@ pub struct MountArgs {
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Options {
     writable: bool,
+    rehash_every_open: bool,
     allow_other: bool,
     audit_log: Option<PathBuf>,
     nonempty: bool,
@@ -86,6 +89,7 @@ fn parse_options(lists: &[String], sloppy: bool, into: &mut Options) -> Result<(
             "allow_other" => into.allow_other = true,
             "nonempty" => into.nonempty = true,
             "noexec" => into.noexec = true,
+            "rehash_every_open" => into.rehash_every_open = true,
             "exec" => into.noexec = false,
             "audit_log" | "audit_log=" => {
                 return Err("mount option audit_log needs a file: audit_log=FILE".into());
@@ -98,7 +102,8 @@ fn parse_options(lists: &[String], sloppy: bool, into: &mut Options) -> Result<(
             o => {
                 return Err(format!(
                     "unknown mount option {} (seal knows ro, rw, allow_other, audit_log=FILE, \
-                     nonempty, exec, noexec, and ignores the generic ones mount(8) passes)",
+                     nonempty, exec, noexec, rehash_every_open, and ignores the generic ones \
+                     mount(8) passes)",
                     crate::core::escape::quoted(o)
                 ));
             }
@@ -118,6 +123,7 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
         allow_other: args.allow_other,
         audit_log: args.audit_log,
         writable: args.writable,
+        rehash_every_open: args.rehash_every_open,
         ..Options::default()
     };
     parse_options(&args.options, sloppy, &mut options).map_err(CliError::Refused)?;
@@ -129,6 +135,7 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
         writable: options.writable,
         nonempty: options.nonempty,
         noexec: options.noexec,
+        rehash_every_open: options.rehash_every_open,
     };
     // Before anything starts a thread; errors from here on are printed by
     // the child, whose exit code the waiting parent takes as its own.
@@ -253,6 +260,7 @@ pub fn helper(args: &[OsString]) -> Result<Done, CliError> {
             allow_other: false,
             // mount(8) passes rw or ro itself.
             writable: false,
+            rehash_every_open: false,
             options: parsed.options,
             daemon: true,
         },
@@ -282,6 +290,7 @@ mod tests {
             o,
             Options {
                 writable: false,
+                rehash_every_open: false,
                 allow_other: true,
                 audit_log: Some(PathBuf::from("/var/log/seal.log")),
                 nonempty: true,

@@ -17,6 +17,7 @@ pub struct RunArgs {
     pub audit_log: Option<PathBuf>,
     pub user: Option<String>,
     pub read_only: bool,
+    pub rehash_every_open: bool,
     pub dry_run: bool,
     pub json: bool,
     /// (source, destination, writable)
@@ -46,6 +47,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         user: args.user,
         binds: args.binds,
         writable: !args.read_only,
+        rehash_every_open: args.rehash_every_open,
     })
     .map_err(CliError::Run)?;
     if args.dry_run {

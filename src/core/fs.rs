@@ -253,17 +253,18 @@ pub fn read_fully_at(file: &std::fs::File, offset: u64, buf: &mut [u8]) -> io::R
 }
 
 /// Reads a whole file from offset 0 with positional reads, starting with
-/// room for `size_hint` bytes.
-pub fn read_to_end_at(file: &std::fs::File, size_hint: usize) -> io::Result<Vec<u8>> {
-    let mut bytes = vec![0u8; size_hint.max(512)];
+/// room for `size_hint` bytes and stopping once more than `limit` bytes were
+/// read (the caller then refuses the file: it never reads much beyond).
+pub fn read_to_end_at(file: &std::fs::File, size_hint: usize, limit: usize) -> io::Result<Vec<u8>> {
+    let mut bytes = vec![0u8; size_hint.clamp(512, limit.saturating_add(1))];
     let mut len = 0;
     loop {
         let n = read_fully_at(file, len as u64, &mut bytes[len..])?;
         len += n;
-        if len < bytes.len() {
+        if len < bytes.len() || len > limit {
             break;
         }
-        bytes.resize(bytes.len() * 2, 0);
+        bytes.resize((bytes.len() * 2).min(limit.saturating_add(1)), 0);
     }
     bytes.truncate(len);
     Ok(bytes)

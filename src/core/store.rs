@@ -22,11 +22,20 @@ use nix::unistd::{UnlinkatFlags, fsync, unlinkat};
 use super::fs::{EntryKind, fstat_fd, lstat_at};
 use super::lockfile::LOCKFILE_NAME;
 
+/// The largest `seal.json` that is read (64 MiB: a lockfile with some
+/// 500,000 recorded files). A larger one is refused as invalid (fail closed)
+/// without being read: the mount re-reads the lockfile whenever it changes,
+/// and no decision may cost a gigabyte.
+pub const MAX_LOCKFILE_BYTES: u64 = 64 << 20;
+
 /// A failure to read or write `seal.json`.
 #[derive(Debug)]
 pub enum StoreError {
     Missing,
     NotRegular(EntryKind),
+    TooLarge {
+        size: u64,
+    },
     AlreadyExists,
     Io {
         action: &'static str,
@@ -48,6 +57,11 @@ impl fmt::Display for StoreError {
                     kind.describe()
                 )
             }
+            StoreError::TooLarge { size } => write!(
+                f,
+                "{LOCKFILE_NAME} is {size} bytes, over the limit of {} MiB; refusing to read it",
+                MAX_LOCKFILE_BYTES >> 20
+            ),
             StoreError::AlreadyExists => write!(f, "{LOCKFILE_NAME} already exists"),
             StoreError::Io { action, source } => {
                 write!(f, "cannot {action} {LOCKFILE_NAME}: {source}")
@@ -96,7 +110,29 @@ pub fn read_lockfile(project: BorrowedFd<'_>) -> Result<Vec<u8>, StoreError> {
     if kind != EntryKind::File {
         return Err(StoreError::NotRegular(kind));
     }
+    check_size(stat.st_size as u64)?;
     read_all(fd, stat.st_size as usize + 1)
+}
+
+/// Refuses a lockfile over [`MAX_LOCKFILE_BYTES`].
+pub fn check_size(size: u64) -> Result<(), StoreError> {
+    if size > MAX_LOCKFILE_BYTES {
+        Err(StoreError::TooLarge { size })
+    } else {
+        Ok(())
+    }
+}
+
+/// Reads an open `seal.json` to its end (never much over the limit).
+pub fn read_open_lockfile(file: &std::fs::File, size_hint: usize) -> Result<Vec<u8>, StoreError> {
+    let bytes = super::fs::read_to_end_at(file, size_hint, MAX_LOCKFILE_BYTES as usize).map_err(
+        |source| StoreError::Io {
+            action: "read",
+            source,
+        },
+    )?;
+    check_size(bytes.len() as u64)?;
+    Ok(bytes)
 }
 
 /// Reads `seal.json` as quickly as possible for the mount, which re-reads it
@@ -112,10 +148,7 @@ pub fn read_lockfile_unchecked(
 
 /// Reads until end of file (no size probing).
 fn read_all(fd: OwnedFd, capacity: usize) -> Result<Vec<u8>, StoreError> {
-    super::fs::read_to_end_at(&std::fs::File::from(fd), capacity).map_err(|source| StoreError::Io {
-        action: "read",
-        source,
-    })
+    read_open_lockfile(&std::fs::File::from(fd), capacity)
 }
 
 /// True when anything (even a dangling symlink) is named `seal.json`.

@@ -15,7 +15,8 @@ use nix::sys::stat::{Mode, fstat, fstatat};
 
 use crate::core::fs::EntryKind;
 use crate::core::lockfile::LOCKFILE_NAME;
-use crate::core::store::{StoreError, read_lockfile_unchecked};
+use crate::core::store::{StoreError, check_size, read_lockfile_unchecked, read_open_lockfile};
+use crate::feed::{Feed, Subscription};
 
 /// What the current `seal.json` says.
 #[derive(Debug, Clone)]
@@ -57,17 +58,25 @@ pub struct LiveLockfile {
     /// edit in place is seen by the next `pread`; a replacement by rename is
     /// seen by the identity check.
     open: Mutex<Option<(File, u64, u64)>>,
+    feed: Option<Arc<Feed>>,
+    /// Watches on the name `seal.json` in the project root and on the file
+    /// last read, placed before that read: while they are clean, the file
+    /// has not changed and is not read again.
+    watch: Mutex<Option<Subscription>>,
 }
 
 impl LiveLockfile {
-    /// Starts from a lockfile already read and validated.
-    pub fn new(bytes: Vec<u8>, lock: Lockfile) -> LiveLockfile {
+    /// Starts from a lockfile already read and validated; with a change
+    /// feed, it is read again only when the feed reports a change.
+    pub fn new(bytes: Vec<u8>, lock: Lockfile, feed: Option<Arc<Feed>>) -> LiveLockfile {
         LiveLockfile {
             cached: Mutex::new(Cached {
                 bytes,
                 view: LockView::Valid(Arc::new(lock)),
             }),
             open: Mutex::new(None),
+            feed,
+            watch: Mutex::new(None),
         }
     }
 
@@ -81,8 +90,21 @@ impl LiveLockfile {
             .clone()
     }
 
-    /// The current view, after reading the file again.
+    /// The current view: the last one while the change feed proves the
+    /// file unchanged, else after reading it again.
     pub fn current(&self, project: BorrowedFd<'_>) -> LockView {
+        let mut watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
+        if watch.as_ref().is_some_and(Subscription::is_clean) {
+            return self.last();
+        }
+        *watch = self.feed.as_ref().map(|feed| {
+            let mut sub = feed.subscribe();
+            let name = std::ffi::OsStr::new(LOCKFILE_NAME);
+            sub.watch_entry(project, name);
+            sub.watch_at(project, name);
+            sub
+        });
+        drop(watch);
         let hint = self.cached.lock().map(|c| c.bytes.len()).unwrap_or(4096);
         let read = self.read(project, hint);
         let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
@@ -133,15 +155,11 @@ impl LiveLockfile {
         if kind != EntryKind::File {
             return Err(StoreError::NotRegular(kind));
         }
+        check_size(st.st_size as u64)?;
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((file, dev, ino)) = open.as_ref() {
             if *dev == st.st_dev && *ino == st.st_ino {
-                return crate::core::fs::read_to_end_at(file, hint + 4096).map_err(|source| {
-                    StoreError::Io {
-                        action: "read",
-                        source,
-                    }
-                });
+                return read_open_lockfile(file, hint + 4096);
             }
         }
         *open = None;
@@ -182,7 +200,7 @@ mod tests {
         let fd = crate::core::fs::open_project(t.path()).unwrap();
         let good = Lockfile::empty(Policy::Block).to_canonical_bytes();
         std::fs::write(t.path().join("seal.json"), &good).unwrap();
-        let live = LiveLockfile::new(good.clone(), Lockfile::empty(Policy::Block));
+        let live = LiveLockfile::new(good.clone(), Lockfile::empty(Policy::Block), None);
         assert!(live.current(fd.as_fd()).is_valid());
         std::fs::write(t.path().join("seal.json"), b"{ broken").unwrap();
         assert!(!live.current(fd.as_fd()).is_valid());

@@ -19,6 +19,7 @@
 
 pub mod assess;
 pub mod audit;
+pub mod cache;
 pub mod decision;
 pub mod flight;
 pub mod links;
@@ -103,6 +104,9 @@ pub struct GateConfig {
     pub lockfile: Lockfile,
     pub links: LinkRule,
     pub audit: Option<AuditLog>,
+    /// The change feed that lets verifications be reused while it proves
+    /// them current; `None` verifies afresh at every decision.
+    pub feed: Option<Arc<crate::feed::Feed>>,
 }
 
 /// The gate of one mounted project.
@@ -110,6 +114,9 @@ pub struct Gate {
     project: Arc<OwnedFd>,
     live: LiveLockfile,
     flights: Flights<Assessment>,
+    cache: cache::VerifiedCache,
+    /// Live snapshots by the digest of their bytes (see [`Gate::shared`]).
+    by_digest: std::sync::Mutex<HashMap<crate::core::digest::Digest, std::sync::Weak<Snapshot>>>,
     links: LinkRule,
     audit: Option<AuditLog>,
 }
@@ -118,11 +125,34 @@ impl Gate {
     pub fn new(config: GateConfig) -> Gate {
         Gate {
             project: config.project,
-            live: LiveLockfile::new(config.lockfile_bytes, config.lockfile),
+            live: LiveLockfile::new(config.lockfile_bytes, config.lockfile, config.feed.clone()),
             flights: Flights::default(),
+            cache: cache::VerifiedCache::with_feed(config.feed),
+            by_digest: std::sync::Mutex::new(HashMap::new()),
             links: config.links,
             audit: config.audit,
         }
+    }
+
+    /// Whether verifications are reused while the change feed proves them
+    /// current (else every decision verifies afresh).
+    pub fn reuses_verifications(&self) -> bool {
+        self.cache.feed().is_some()
+    }
+
+    /// Releases what the cache keeps for bundles not used lately (the mount
+    /// calls it now and then, so memory comes back when the load goes).
+    pub fn sweep(&self) {
+        self.cache.sweep();
+        self.by_digest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, s| s.strong_count() > 0);
+    }
+
+    /// Releases every snapshot the cache keeps (not those open handles hold).
+    pub fn release_kept_bytes(&self) {
+        self.cache.release_kept();
     }
 
     pub fn project_fd(&self) -> BorrowedFd<'_> {
@@ -356,20 +386,36 @@ impl Gate {
         });
     }
 
-    /// A fresh verification of sealed root `key` (shared with concurrent
-    /// requests that arrived before it started), keeping `want`'s bytes.
+    /// A verification of sealed root `key` current at this moment, keeping
+    /// `want`'s bytes: a cached one the change feed proves current, or a
+    /// fresh one (shared with concurrent requests that arrived before it
+    /// started).
     fn sealed_run(&self, key: &BundleKey, want: Option<&FilePath>) -> Answer<Assessment> {
+        if let LockView::Valid(lock) = self.lock_view() {
+            let entry = lock.bundles.get(key);
+            let found = self
+                .cache
+                .lookup(self.project.as_fd(), key, entry, lock.policy, want);
+            if let cache::Lookup::Answer(answer) = found {
+                return answer;
+            }
+        }
         let flight = self.flights.get(key.as_str());
         flight.fresh(want, |wanted| self.verify_sealed(key, wanted))
     }
 
-    /// One verification run: reads the lockfile as it is now, then the disk.
+    /// One full verification run: places the change feed's watches, reads
+    /// the lockfile as it is now, then the disk; keeps the result for reuse.
     fn verify_sealed(
         &self,
         key: &BundleKey,
         wanted: &[FilePath],
     ) -> (Assessment, HashMap<FilePath, Arc<Snapshot>>) {
         let started = Instant::now();
+        // Watches first: whatever changes after this is seen by the feed,
+        // whatever changed before is seen by the hash.
+        let watched = self.cache.watch(self.project.as_fd(), key);
+        let keep_all = watched.as_ref().is_some_and(cache::Watched::keep_all);
         let view = self.lock_view();
         let lock = view.patterns_source();
         let mut assessment = Assessment {
@@ -383,17 +429,20 @@ impl Gate {
             micros: 0,
         };
         let mut kept = HashMap::new();
+        let mut digests = std::collections::BTreeMap::new();
+        let entry = lock.bundles.get(key);
         if assessment.fail_closed.is_none() {
             let mut listings = Listings::new(self.project.as_fd());
-            let wanted_fn = |p: &FilePath| wanted.contains(p);
+            let wanted_fn = |p: &FilePath| keep_all || wanted.contains(p);
             let keeper = SnapshotKeeper { wanted: &wanted_fn };
-            let entry = lock.bundles.get(key);
-            match assess_sealed(&mut listings, key, entry, &keeper, !wanted.is_empty()) {
+            let hash = !wanted.is_empty() || watched.is_some();
+            match assess_sealed(&mut listings, key, entry, &keeper, hash) {
                 Ok(found) => {
                     assessment.state = found.state;
                     assessment.report = found.report;
                     if let Some(observed) = found.observed {
-                        kept = with_digests(observed.kept, &observed.files);
+                        kept = self.shared(observed.kept, &observed.files);
+                        digests = observed.files;
                     }
                 }
                 // Cannot be verified: a Mismatch (fail closed).
@@ -401,6 +450,17 @@ impl Gate {
             }
         }
         assessment.micros = started.elapsed().as_micros() as u64;
+        if let (Some(watched), None) = (watched, &assessment.fail_closed) {
+            let cached = cache::Cached::new(
+                watched,
+                entry.cloned(),
+                assessment.policy,
+                Arc::new(assessment.clone()),
+                &digests,
+                kept.clone(),
+            );
+            self.cache.store(key, cached);
+        }
         (assessment, kept)
     }
 
@@ -417,7 +477,7 @@ impl Gate {
         let kept = match assess::root_kind(&mut listings, &root.raw)
             .map(|k| observe_root(&mut listings, &root.raw, k, &keeper, None))
         {
-            Some(Ok(observed)) => with_digests(observed.kept, &observed.files),
+            Some(Ok(observed)) => self.shared(observed.kept, &observed.files),
             _ => HashMap::new(),
         };
         let assessment = Assessment {
@@ -428,6 +488,38 @@ impl Gate {
             micros: started.elapsed().as_micros() as u64,
         };
         (assessment, kept)
+    }
+
+    /// Snapshots labelled with the digest their bytes were hashed to in the
+    /// same read, each replaced by a live snapshot of the same digest when
+    /// there is one: many handles (and bundles) of the same bytes share one
+    /// copy. The mount shares a passthrough backing between handles only
+    /// when these digests are equal, so an unlabelled snapshot never occurs.
+    fn shared(
+        &self,
+        kept: std::collections::BTreeMap<FilePath, Snapshot>,
+        files: &std::collections::BTreeMap<FilePath, crate::core::digest::Digest>,
+    ) -> HashMap<FilePath, Arc<Snapshot>> {
+        let mut by_digest = self.by_digest.lock().unwrap_or_else(|e| e.into_inner());
+        kept.into_iter()
+            .map(|(p, s)| {
+                let digest = files.get(&p).copied();
+                debug_assert!(digest.is_some(), "a kept file has no digest");
+                let fresh = || Arc::new(s.verified_as(digest));
+                let snapshot = match digest {
+                    Some(d) => match by_digest.get(&d).and_then(std::sync::Weak::upgrade) {
+                        Some(live) => live,
+                        None => {
+                            let made = fresh();
+                            by_digest.insert(d, Arc::downgrade(&made));
+                            made
+                        }
+                    },
+                    None => fresh(),
+                };
+                (p, snapshot)
+            })
+            .collect()
     }
 
     /// Logs a decision and writes it to the audit log.
@@ -502,20 +594,4 @@ impl Gate {
             verify_us: assessment.map(|a| a.micros),
         });
     }
-}
-
-/// Snapshots labelled with the digest their bytes were hashed to in the same
-/// read: the mount shares a passthrough backing between handles only when
-/// these digests are equal, so an unlabelled snapshot must never occur.
-fn with_digests(
-    kept: std::collections::BTreeMap<FilePath, Snapshot>,
-    files: &std::collections::BTreeMap<FilePath, crate::core::digest::Digest>,
-) -> HashMap<FilePath, Arc<Snapshot>> {
-    kept.into_iter()
-        .map(|(p, s)| {
-            let digest = files.get(&p).copied();
-            debug_assert!(digest.is_some(), "a kept file has no digest");
-            (p, Arc::new(s.verified_as(digest)))
-        })
-        .collect()
 }

@@ -10,6 +10,7 @@ use crate::core::discovery::{Listings, expand};
 use crate::core::hash::{KeepNothing, observe_root};
 use crate::core::lockfile::{BundleEntry, Lockfile, Policy};
 use crate::core::pattern::Pattern;
+use crate::snapshot::Snapshot;
 
 fn write(root: &Path, rel: &str, content: &str) {
     let p = root.join(rel);
@@ -41,6 +42,15 @@ fn pin(root: &Path, patterns: &[&str], policy: Policy) -> Vec<u8> {
 }
 
 fn gate(root: &Path) -> Gate {
+    gate_with(root, None)
+}
+
+/// A gate that reuses verifications while the change feed proves them current.
+fn gate_with_feed(root: &Path) -> Gate {
+    gate_with(root, Some(crate::feed::Feed::new().unwrap()))
+}
+
+fn gate_with(root: &Path, feed: Option<Arc<crate::feed::Feed>>) -> Gate {
     let bytes = std::fs::read(root.join("seal.json")).unwrap();
     let lock = Lockfile::parse(&bytes).unwrap();
     let fd = crate::core::fs::open_project(root).unwrap();
@@ -50,6 +60,7 @@ fn gate(root: &Path) -> Gate {
         lockfile: lock,
         links: LinkRule::new(Path::new("/view"), &[PathBuf::from(root)]),
         audit: None,
+        feed,
     })
 }
 
@@ -294,4 +305,98 @@ fn places() {
         .child(OsStr::new("prompts"))
         .child(std::os::unix::ffi::OsStrExt::from_bytes(b"\xff"));
     assert_eq!(place(&lock, &bad), Place::Unmappable { root_len: 2 });
+}
+
+fn snapshot_of(g: &Gate, path: &str) -> Option<Arc<Snapshot>> {
+    match g.open(&vp(path), WHO) {
+        OpenDecision::Snapshot(s) => Some(s),
+        _ => None,
+    }
+}
+
+#[test]
+fn with_the_feed_a_verification_is_reused_until_something_changes() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate_with_feed(t.path());
+    assert!(g.reuses_verifications());
+    let file = ".claude/skills/review/SKILL.md";
+    let first = snapshot_of(&g, file).unwrap();
+    let again = snapshot_of(&g, file).unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "the second open reused the verification"
+    );
+    // Any change under the root is seen at once.
+    write(
+        t.path(),
+        ".claude/skills/review/scripts/run.sh",
+        "echo evil",
+    );
+    assert!(snapshot_of(&g, file).is_none());
+    assert!(!shows(&g, ".claude/skills/review"));
+    write(t.path(), ".claude/skills/review/scripts/run.sh", "echo ok");
+    let restored = snapshot_of(&g, file).unwrap();
+    assert_eq!(restored.read_at(0, 100).unwrap(), b"approved");
+    // A new file, a rename of the root, and a re-pin are changes too.
+    write(t.path(), ".claude/skills/review/new.md", "x");
+    assert!(!shows(&g, ".claude/skills/review"));
+    std::fs::remove_file(t.path().join(".claude/skills/review/new.md")).unwrap();
+    assert!(shows(&g, ".claude/skills/review"));
+    std::fs::rename(
+        t.path().join(".claude/skills/review"),
+        t.path().join(".claude/skills/moved"),
+    )
+    .unwrap();
+    assert!(snapshot_of(&g, file).is_none());
+    std::fs::rename(
+        t.path().join(".claude/skills/moved"),
+        t.path().join(".claude/skills/review"),
+    )
+    .unwrap();
+    assert!(snapshot_of(&g, file).is_some());
+    write(t.path(), ".claude/skills/review/SKILL.md", "re-pinned");
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    assert_eq!(
+        snapshot_of(&g, file).unwrap().read_at(0, 100).unwrap(),
+        b"re-pinned"
+    );
+}
+
+#[test]
+fn a_change_the_feed_cannot_see_is_caught_by_the_digest_of_the_file_read() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate_with_feed(t.path());
+    let file = ".claude/skills/review/SKILL.md";
+    assert!(snapshot_of(&g, file).is_some());
+    g.release_kept_bytes();
+    // Writes through a shared mapping raise no inotify event.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(t.path().join(file))
+        .unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    // SAFETY: the mapping covers exactly the file's length, is written
+    // through a byte slice of that length only, and is unmapped before the
+    // file is touched again.
+    unsafe {
+        let map = nix::sys::mman::mmap(
+            None,
+            std::num::NonZeroUsize::new(len).unwrap(),
+            nix::sys::mman::ProtFlags::PROT_READ | nix::sys::mman::ProtFlags::PROT_WRITE,
+            nix::sys::mman::MapFlags::MAP_SHARED,
+            &f,
+            0,
+        )
+        .unwrap();
+        std::slice::from_raw_parts_mut(map.as_ptr() as *mut u8, len).copy_from_slice(b"EVILEVIL");
+        nix::sys::mman::munmap(map, len).unwrap();
+    }
+    assert!(
+        snapshot_of(&g, file).is_none(),
+        "served bytes the lockfile does not record"
+    );
+    assert!(!shows(&g, ".claude/skills/review"));
 }

@@ -42,9 +42,13 @@ impl Register for ReplyCreate {
     }
 }
 
+/// What `seal mount` does when the session has ended (see [`SealFs::on_end`]).
+pub type LastWords = Box<dyn FnOnce() + Send + Sync>;
+
 /// The filesystem: the shared view, and where its requests run.
 pub struct SealFs {
     dispatch: Dispatch<View<BackingId>>,
+    last_words: Option<LastWords>,
 }
 
 impl SealFs {
@@ -57,7 +61,17 @@ impl SealFs {
                 fuse_threads.saturating_sub(2),
                 VERIFY_WORKERS,
             ),
+            last_words: None,
         }
+    }
+
+    /// Runs `last_words` once the session has ended (every FUSE thread is
+    /// done) and before the FUSE library tears the mount down. `seal mount`
+    /// exits there: the library's teardown unmounts the mountpoint path
+    /// again, which, after an external `umount`, may by then be a new mount.
+    pub fn on_end(mut self, last_words: LastWords) -> SealFs {
+        self.last_words = Some(last_words);
+        self
     }
 
     fn view(&self) -> &View<BackingId> {
@@ -85,6 +99,12 @@ fn reply_opened(reply: ReplyOpen, opened: Opened<BackingId>) {
 }
 
 impl Filesystem for SealFs {
+    fn destroy(&mut self) {
+        if let Some(last_words) = self.last_words.take() {
+            last_words();
+        }
+    }
+
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> io::Result<()> {
         let _ = config
             .add_capabilities(InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO);

@@ -49,6 +49,9 @@ pub struct MountRequest {
     pub nonempty: bool,
     /// Nothing in the view may be executed (`-o noexec`).
     pub noexec: bool,
+    /// Verify a bundle in full at every decision, never reusing one the
+    /// change feed proves current (`--rehash-every-open`).
+    pub rehash_every_open: bool,
 }
 
 /// Builds the gate for `project` (already opened): the lockfile must be
@@ -71,13 +74,60 @@ pub fn prepare_gate(
         })?),
         None => None,
     };
+    let feed = if request.rehash_every_open {
+        None
+    } else {
+        match crate::feed::Feed::for_project(project.as_fd()) {
+            Ok(feed) => Some(feed),
+            Err(why) => {
+                tracing::info!("no change feed ({why}): every open verifies its bundle in full");
+                None
+            }
+        }
+    };
+    raise_open_file_limit();
     Ok(Arc::new(Gate::new(GateConfig {
         project: Arc::new(project),
         lockfile_bytes: bytes,
         lockfile,
         links: LinkRule::new(view_root, &real),
         audit,
+        feed,
     })))
+}
+
+/// Lets the daemon keep as many descriptors as it may: a kept snapshot and a
+/// passthrough backing each hold one.
+fn raise_open_file_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((_, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
+}
+
+/// Releases, every few seconds, what the gate keeps for bundles nobody used
+/// lately, so that memory comes back when the load goes away. The thread
+/// ends with the gate, and never takes a termination signal (those are for
+/// the thread that unmounts).
+fn start_sweeper(gate: &Arc<Gate>) {
+    let weak = Arc::downgrade(gate);
+    let mut termination = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        termination.add(s);
+    }
+    let previous = termination.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK);
+    let _ = std::thread::Builder::new()
+        .name("seal-sweep".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                let Some(gate) = weak.upgrade() else { return };
+                gate.sweep();
+            }
+        });
+    if let Ok(previous) = previous {
+        let _ = previous.thread_set_mask();
+    }
 }
 
 /// `path` made absolute (against the working directory) and normalised.
@@ -225,6 +275,7 @@ pub fn mount(
         view_options(&fsname_of(mountpoint), writable, false),
         allow_other,
         writable,
+        None,
     )
 }
 
@@ -267,6 +318,7 @@ fn fsname_of(project: &Path) -> String {
 pub fn mount_request(
     gate: Arc<Gate>,
     request: &MountRequest,
+    last_words: Option<fuse::LastWords>,
 ) -> Result<Session<fuse::SealFs>, MountError> {
     let options = view_options(
         &fsname_of(&request.project_dir),
@@ -279,6 +331,7 @@ pub fn mount_request(
         options,
         request.allow_other,
         request.writable,
+        last_words,
     )
 }
 
@@ -288,12 +341,14 @@ fn mount_with(
     options: Vec<MountOption>,
     allow_other: bool,
     writable: bool,
+    last_words: Option<fuse::LastWords>,
 ) -> Result<Session<fuse::SealFs>, MountError> {
     if writable {
         // Modes arrive masked by the caller's umask; the daemon's own must
         // not mask them again.
         nix::sys::stat::umask(nix::sys::stat::Mode::empty());
     }
+    start_sweeper(&gate);
     let mut config = Config::default();
     config.mount_options = options;
     config.acl = if allow_other {
@@ -303,12 +358,11 @@ fn mount_with(
     };
     config.n_threads = Some(FUSE_THREADS);
     config.clone_fd = true;
-    Session::new(
-        fuse::SealFs::new(gate, FUSE_THREADS, writable),
-        mountpoint,
-        &config,
-    )
-    .map_err(|e| {
+    let mut fs = fuse::SealFs::new(gate, FUSE_THREADS, writable);
+    if let Some(last_words) = last_words {
+        fs = fs.on_end(last_words);
+    }
+    Session::new(fs, mountpoint, &config).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
             MountError::StaleMount(mountpoint.to_path_buf())
         } else {
@@ -366,7 +420,15 @@ pub fn run_mount(
     let gate = prepare_gate(project, request, &view_root)?;
     check_fuse_device()?;
     let signals = block_termination_signals()?;
-    let session = mount_request(gate, request)?;
+    // When the session ends, this process is done: it says so and exits
+    // before the FUSE library would unmount the mountpoint path a second
+    // time (after an external umount that path may already hold a new
+    // mount, which must be left alone).
+    let last_words: fuse::LastWords = Box::new(|| {
+        notify_systemd("STOPPING=1");
+        std::process::exit(0);
+    });
+    let session = mount_request(gate, request, Some(last_words))?;
     on_ready(&view_root);
     notify_systemd(&format!("READY=1\nMAINPID={}", std::process::id()));
     if let Some(detached) = detached {

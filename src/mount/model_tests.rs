@@ -203,7 +203,9 @@ struct World {
 }
 
 impl World {
-    fn new() -> World {
+    /// `feed`: whether the gate reuses verifications the change feed proves
+    /// current (the model must hold either way).
+    fn new(feed: bool) -> World {
         let dir = tempfile::tempdir().unwrap();
         let mut model = Model::default();
         for f in [".claude/skills/a/SKILL.md", "CLAUDE.md", "src/main.rs"] {
@@ -219,6 +221,7 @@ impl World {
             lockfile: Lockfile::parse(&bytes).unwrap(),
             links: LinkRule::new(Path::new("/view"), &[dir.path().to_path_buf()]),
             audit: None,
+            feed: feed.then(|| crate::feed::Feed::new().unwrap()),
         });
         World {
             dir,
@@ -481,8 +484,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn the_view_matches_the_model(ops in proptest::collection::vec(op(), 1..40)) {
-        let mut world = World::new();
+    fn the_view_matches_the_model(ops in proptest::collection::vec(op(), 1..40), feed in any::<bool>()) {
+        let mut world = World::new(feed);
         for op in &ops {
             world.apply(op);
         }

@@ -96,6 +96,8 @@ pub struct RunRequest {
     pub binds: Vec<(PathBuf, PathBuf, bool)>,
     /// Serve the writable view (the default; `--read-only` turns it off).
     pub writable: bool,
+    /// `--rehash-every-open`.
+    pub rehash_every_open: bool,
 }
 
 /// Everything decided before anything changes.
@@ -357,6 +359,7 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         writable: prepared.request.writable,
         nonempty: true,
         noexec: false,
+        rehash_every_open: prepared.request.rehash_every_open,
     };
     let gate =
         crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)

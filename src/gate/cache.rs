@@ -1,0 +1,371 @@
+//! Reusing a bundle's last full verification while the kernel proves it
+//! current: the cost of an open stops growing with its bundle.
+//!
+//! Before a full verification of a sealed root reads anything, [`watch_root`]
+//! places change-feed watches on everything the verification will read: each
+//! directory on the way from the project root (for the one name on the path),
+//! the root, and every directory and file under it. The verification then
+//! hashes the root as always (keeping the bytes of every file when the bundle
+//! is small enough). Its result is reused by later decisions about the same
+//! root for as long as
+//!
+//! * the subscription is clean (no event on any watched inode since before
+//!   the verification began; the queue is read at every decision, so every
+//!   change that completed before the decision is counted), and
+//! * `seal.json` records the same entry for the root under the same policy.
+//!
+//! An open is then served from the snapshot the verification kept of that
+//! file, or from a fresh read of that one file whose digest must equal the
+//! one the verification saw (otherwise the bundle is verified again in
+//! full). Bytes served are always bytes that were hashed and matched.
+//!
+//! Without a complete feed (see [`crate::feed`]) nothing is cached and every
+//! decision verifies afresh, as `--rehash-every-open` asks.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::core::digest::Digest;
+use crate::core::fs::{EntryKind, RawPath, list_fresh_dir, lstat_at, nfc_name, open_dir_at};
+use crate::core::lockfile::{BundleEntry, Policy};
+use crate::core::paths::{BundleKey, FilePath, is_excluded};
+use crate::feed::{Feed, Subscription};
+use crate::snapshot::Snapshot;
+
+use super::Assessment;
+use super::flight::Answer;
+
+/// A bundle with more entries than this is not watched (it is verified in
+/// full at every decision): watches are a limited resource.
+const MAX_WATCHED_ENTRIES: usize = 20_000;
+/// Deeper than this, a root is not watched (the walk keeps one descriptor
+/// per level open).
+const MAX_WATCHED_DEPTH: usize = 128;
+/// Every file's bytes are kept at a full verification when the bundle holds
+/// at most this many files of at most this many bytes in all: its files can
+/// then be opened without reading the disk again.
+const KEEP_ALL_FILES: usize = 4096;
+const KEEP_ALL_BYTES: u64 = 64 << 20;
+/// Kept bytes are released when a bundle has not been used for this long
+/// (a burst of opens, as an agent loading a bundle makes, is served from
+/// them; a later open reads its one file again), and its whole entry (with
+/// its watches) a while later.
+const KEEP_BYTES_FOR: Duration = Duration::from_secs(2);
+const KEEP_ENTRY_FOR: Duration = Duration::from_secs(120);
+
+/// What a watch walk found: the subscription, and where each file is.
+pub struct Watched {
+    pub sub: Subscription,
+    /// Each regular file under the root, by its path in the bundle.
+    pub files: HashMap<FilePath, RawPath>,
+    /// Their total size, by `lstat` (a hint for keeping their bytes).
+    pub bytes: u64,
+}
+
+impl Watched {
+    /// Whether a full verification should keep every file's bytes.
+    pub fn keep_all(&self) -> bool {
+        self.files.len() <= KEEP_ALL_FILES && self.bytes <= KEEP_ALL_BYTES
+    }
+}
+
+/// Places watches on everything verifying `key` reads, before it reads it.
+/// `None` when the root is too large or too deep to watch, or some name on
+/// its path is ambiguous (it is then verified in full every time).
+pub fn watch_root(feed: &Arc<Feed>, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watched> {
+    let mut sub = feed.subscribe();
+    let mut files = HashMap::new();
+    let mut bytes = 0u64;
+    let segments: Vec<&str> = key.segments().collect();
+    let mut dir: Option<OwnedFd> = None;
+    let mut raw = RawPath::default();
+    for (i, segment) in segments.iter().enumerate() {
+        let here = dir.as_ref().map_or(project, |d| d.as_fd());
+        let entries = list_fresh_dir(reopen(here)?.as_fd()).ok()?;
+        let matches: Vec<_> = entries
+            .iter()
+            .filter(|e| nfc_name(&e.name).as_deref() == Some(*segment))
+            .collect();
+        let [entry] = matches.as_slice() else {
+            if matches.is_empty() {
+                // Absent: watch for it to appear.
+                sub.watch_entry(here, std::ffi::OsStr::new(segment));
+                return Some(Watched { sub, files, bytes });
+            }
+            return None;
+        };
+        sub.watch_entry(here, &entry.name);
+        raw = raw.join(&entry.name);
+        let last = i + 1 == segments.len();
+        match (entry.kind, last) {
+            (EntryKind::Dir, _) => dir = Some(open_dir_at(here, &entry.name).ok()?),
+            (EntryKind::File, true) => {
+                sub.watch_at(here, &entry.name);
+                bytes = lstat_at(here, &entry.name).ok()?.st_size as u64;
+                files.insert(FilePath::single_file(), raw);
+                return Some(Watched { sub, files, bytes });
+            }
+            // A symlink or a special file: the verification says Mismatch,
+            // and a change of the name is seen on the parent.
+            _ => return Some(Watched { sub, files, bytes }),
+        }
+    }
+    let root = dir?;
+    sub.watch_fd(root.as_fd());
+    let mut seen = 0usize;
+    // (descriptor, its path in the bundle, its raw path in the project,
+    // entries still to visit)
+    let mut stack: Vec<(OwnedFd, String, RawPath, Vec<OsString>)> = Vec::new();
+    let first = list_fresh_dir(reopen(root.as_fd())?.as_fd()).ok()?;
+    stack.push((
+        root,
+        String::new(),
+        raw,
+        first.into_iter().map(|e| e.name).collect(),
+    ));
+    while let Some((fd, rel, raw, mut pending)) = stack.pop() {
+        let Some(name) = pending.pop() else { continue };
+        seen += 1;
+        if seen > MAX_WATCHED_ENTRIES || stack.len() >= MAX_WATCHED_DEPTH {
+            return None;
+        }
+        if is_excluded(&name, false) {
+            stack.push((fd, rel, raw, pending));
+            continue;
+        }
+        sub.watch_at(fd.as_fd(), &name);
+        let st = lstat_at(fd.as_fd(), &name).ok()?;
+        let child_rel = nfc_name(&name).map(|n| {
+            if rel.is_empty() {
+                n
+            } else {
+                format!("{rel}/{n}")
+            }
+        });
+        let child_raw = raw.join(&name);
+        match EntryKind::from_mode(st.st_mode) {
+            EntryKind::Dir => {
+                let child = open_dir_at(fd.as_fd(), &name).ok()?;
+                let names = list_fresh_dir(reopen(child.as_fd())?.as_fd())
+                    .ok()?
+                    .into_iter()
+                    .map(|e| e.name)
+                    .collect();
+                stack.push((fd, rel, raw, pending));
+                // A name that is not UTF-8 leaves the bundle unverifiable;
+                // nothing under it is ever served.
+                stack.push((child, child_rel.unwrap_or_default(), child_raw, names));
+            }
+            EntryKind::File => {
+                if let Some(path) = child_rel.and_then(|r| FilePath::parse(&r).ok()) {
+                    bytes = bytes.saturating_add(st.st_size as u64);
+                    files.insert(path, child_raw);
+                }
+                stack.push((fd, rel, raw, pending));
+            }
+            _ => stack.push((fd, rel, raw, pending)),
+        }
+    }
+    Some(Watched { sub, files, bytes })
+}
+
+/// A descriptor of the same directory for listing (a listing moves the
+/// offset of the descriptor it reads).
+fn reopen(dir: BorrowedFd<'_>) -> Option<OwnedFd> {
+    open_dir_at(dir, std::ffi::OsStr::new(".")).ok()
+}
+
+/// One reusable verification.
+pub struct Cached {
+    sub: Subscription,
+    /// What `seal.json` said of the root when it was verified.
+    entry: Option<BundleEntry>,
+    policy: Policy,
+    pub assessment: Arc<Assessment>,
+    /// Every file the verification hashed: where it is and its digest.
+    files: HashMap<FilePath, (RawPath, Digest)>,
+    snapshots: Mutex<HashMap<FilePath, Arc<Snapshot>>>,
+    last_used: Mutex<Instant>,
+}
+
+impl Cached {
+    pub fn new(
+        watched: Watched,
+        entry: Option<BundleEntry>,
+        policy: Policy,
+        assessment: Arc<Assessment>,
+        digests: &std::collections::BTreeMap<FilePath, Digest>,
+        kept: HashMap<FilePath, Arc<Snapshot>>,
+    ) -> Cached {
+        let mut raw_of = watched.files;
+        let files = digests
+            .iter()
+            .filter_map(|(p, d)| raw_of.remove(p).map(|raw| (p.clone(), (raw, *d))))
+            .collect();
+        Cached {
+            sub: watched.sub,
+            entry,
+            policy,
+            assessment,
+            files,
+            snapshots: Mutex::new(kept),
+            last_used: Mutex::new(Instant::now()),
+        }
+    }
+
+    fn snapshots(&self) -> MutexGuard<'_, HashMap<FilePath, Arc<Snapshot>>> {
+        self.snapshots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What the cache can tell about one decision.
+pub enum Lookup {
+    /// The answer, from a verification the feed proves current.
+    Answer(Answer<Assessment>),
+    /// Verify in full (nothing cached, or no longer current).
+    Verify,
+}
+
+/// The cached verifications of one gate.
+pub struct VerifiedCache {
+    feed: Option<Arc<Feed>>,
+    entries: Mutex<HashMap<BundleKey, Arc<Cached>>>,
+    last_sweep: Mutex<Instant>,
+}
+
+impl VerifiedCache {
+    /// A cache that reuses nothing (no feed, or `--rehash-every-open`).
+    pub fn off() -> VerifiedCache {
+        VerifiedCache::with_feed(None)
+    }
+
+    pub fn with_feed(feed: Option<Arc<Feed>>) -> VerifiedCache {
+        VerifiedCache {
+            feed,
+            entries: Mutex::new(HashMap::new()),
+            last_sweep: Mutex::new(Instant::now()),
+        }
+    }
+
+    pub fn feed(&self) -> Option<&Arc<Feed>> {
+        self.feed.as_ref()
+    }
+
+    fn entries(&self) -> MutexGuard<'_, HashMap<BundleKey, Arc<Cached>>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Places watches for a full verification of `key` that is about to
+    /// start (none without a feed).
+    pub fn watch(&self, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watched> {
+        watch_root(self.feed.as_ref()?, project, key)
+    }
+
+    /// Stores a full verification's result for reuse.
+    pub fn store(&self, key: &BundleKey, cached: Cached) {
+        self.entries().insert(key.clone(), Arc::new(cached));
+    }
+
+    /// Forgets what is cached for `key`.
+    pub fn forget(&self, key: &BundleKey) {
+        self.entries().remove(key);
+    }
+
+    /// How many roots are cached (for tests and memory accounting).
+    pub fn len(&self) -> usize {
+        self.entries().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries().is_empty()
+    }
+
+    /// The answer for a decision about `key` (wanting the bytes of `want`)
+    /// under `entry` and `policy`, when a cached verification is current.
+    pub fn lookup(
+        &self,
+        project: BorrowedFd<'_>,
+        key: &BundleKey,
+        entry: Option<&BundleEntry>,
+        policy: Policy,
+        want: Option<&FilePath>,
+    ) -> Lookup {
+        self.sweep();
+        let Some(cached) = self.entries().get(key).cloned() else {
+            return Lookup::Verify;
+        };
+        if cached.entry.as_ref() != entry || cached.policy != policy || !cached.sub.is_clean() {
+            self.forget(key);
+            return Lookup::Verify;
+        }
+        *cached.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        let verdict = cached.assessment.clone();
+        let Some(path) = want else {
+            return Lookup::Answer(Answer {
+                verdict,
+                snapshot: None,
+            });
+        };
+        if let Some(s) = cached.snapshots().get(path) {
+            return Lookup::Answer(Answer {
+                verdict,
+                snapshot: Some(s.clone()),
+            });
+        }
+        let Some((raw, digest)) = cached.files.get(path) else {
+            // Not a file the verification hashed (and nothing changed since):
+            // nothing to serve.
+            return Lookup::Answer(Answer {
+                verdict,
+                snapshot: None,
+            });
+        };
+        match Snapshot::of_file(project, raw) {
+            Ok(s) if s.digest() == Some(*digest) => {
+                let s = Arc::new(s);
+                cached.snapshots().insert(path.clone(), s.clone());
+                Lookup::Answer(Answer {
+                    verdict,
+                    snapshot: Some(s),
+                })
+            }
+            // Changed (or unreadable) since: the bundle must be verified again.
+            _ => {
+                self.forget(key);
+                Lookup::Verify
+            }
+        }
+    }
+
+    /// Releases every kept snapshot now (later opens read their one file
+    /// again, checked against the digest the verification saw).
+    pub fn release_kept(&self) {
+        for cached in self.entries().values() {
+            cached.snapshots().clear();
+        }
+    }
+
+    /// Releases kept bytes of bundles not used lately, and then the
+    /// entries themselves (and their watches).
+    pub fn sweep(&self) {
+        let now = Instant::now();
+        {
+            let mut last = self.last_sweep.lock().unwrap_or_else(|e| e.into_inner());
+            if now.duration_since(*last) < Duration::from_millis(500) {
+                return;
+            }
+            *last = now;
+        }
+        let mut entries = self.entries();
+        entries.retain(|_, c| {
+            let idle = now.duration_since(*c.last_used.lock().unwrap_or_else(|e| e.into_inner()));
+            if idle > KEEP_BYTES_FOR {
+                c.snapshots().clear();
+            }
+            idle <= KEEP_ENTRY_FOR
+        });
+    }
+}
