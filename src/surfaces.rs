@@ -651,13 +651,56 @@ pub enum Base {
     Root,
 }
 
+/// How `seal run` shows a project-external location, decided by the location
+/// alone (whatever is there, a symlink included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    /// An extension directory: shown as an empty read-only directory.
+    EmptyDir,
+    /// An extension file (an instruction file): shown as an empty read-only file.
+    EmptyFile,
+    /// A file or a directory, whichever is on the host (a file when absent).
+    Empty,
+    /// A file that mixes extensions with settings and state: shown as a
+    /// filtered copy (see [`FILTER_RULES`]).
+    Filtered(&'static FilterRule),
+}
+
+/// One name in a project-external agent directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loc {
+    pub name: &'static str,
+    pub show: Show,
+}
+
+const fn dir(name: &'static str) -> Loc {
+    Loc {
+        name,
+        show: Show::EmptyDir,
+    }
+}
+const fn file(name: &'static str) -> Loc {
+    Loc {
+        name,
+        show: Show::EmptyFile,
+    }
+}
+const fn filtered(name: &'static str, rule: &'static FilterRule) -> Loc {
+    Loc {
+        name,
+        show: Show::Filtered(rule),
+    }
+}
+
 /// One project-external place an agent loads extensions from (SPEC: in a
-/// sealed project these are suppressed unconditionally; `seal run` masks them).
+/// sealed project these are suppressed unconditionally; `seal run` shows
+/// them empty or filtered).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExternalRow {
     pub base: Base,
     /// Relative to the base (empty for the base itself).
     pub path: &'static str,
+    pub show: Show,
     pub agents: &'static str,
     pub source: &'static str,
 }
@@ -665,73 +708,78 @@ pub struct ExternalRow {
 const fn ext(
     base: Base,
     path: &'static str,
+    show: Show,
     agents: &'static str,
     source: &'static str,
 ) -> ExternalRow {
     ExternalRow {
         base,
         path,
+        show,
         agents,
         source,
     }
 }
 
-const CLAUDE_USER: &[&str] = &[
-    "CLAUDE.md",
-    "rules",
-    "skills",
-    "commands",
-    "agents",
-    "output-styles",
-    "workflows",
-    "settings.json",
-    "settings.local.json",
-    "plugins",
+const CLAUDE_USER: &[Loc] = &[
+    file("CLAUDE.md"),
+    dir("rules"),
+    dir("skills"),
+    dir("commands"),
+    dir("agents"),
+    dir("output-styles"),
+    dir("workflows"),
+    filtered("settings.json", &CLAUDE_SETTINGS),
+    filtered("settings.local.json", &CLAUDE_SETTINGS),
+    dir("plugins"),
 ];
-const CODEX_USER: &[&str] = &[
-    "AGENTS.md",
-    "AGENTS.override.md",
-    "config.toml",
-    "hooks.json",
-    "rules",
-    "agents",
-    "skills",
+const CODEX_USER: &[Loc] = &[
+    file("AGENTS.md"),
+    file("AGENTS.override.md"),
+    filtered("config.toml", &CODEX_CONFIG),
+    filtered("hooks.json", &HOOKS_JSON),
+    dir("rules"),
+    dir("agents"),
+    dir("skills"),
+    dir("prompts"),
+    dir("plugins"),
 ];
-const GEMINI_USER: &[&str] = &[
-    "GEMINI.md",
-    "skills",
-    "commands",
-    "agents",
-    "settings.json",
-    "extensions",
-    "policies",
+const GEMINI_USER: &[Loc] = &[
+    file("GEMINI.md"),
+    dir("skills"),
+    dir("commands"),
+    dir("agents"),
+    filtered("settings.json", &GEMINI_SETTINGS),
+    dir("extensions"),
+    dir("policies"),
 ];
-const COPILOT_USER: &[&str] = &[
-    "copilot-instructions.md",
-    "instructions",
-    "agents",
-    "skills",
-    "hooks",
-    "mcp-config.json",
-    "settings.json",
-    "installed-plugins",
+const COPILOT_USER: &[Loc] = &[
+    file("copilot-instructions.md"),
+    dir("instructions"),
+    dir("agents"),
+    dir("skills"),
+    dir("hooks"),
+    filtered("mcp-config.json", &MCP_SERVERS_JSON),
+    filtered("settings.json", &COPILOT_SETTINGS),
+    filtered("config.json", &COPILOT_CONFIG),
+    dir("installed-plugins"),
 ];
-const OPENCODE_USER: &[&str] = &[
-    "opencode.json",
-    "opencode.jsonc",
-    "AGENTS.md",
-    "agents",
-    "commands",
-    "plugins",
-    "skills",
-    "tools",
+const OPENCODE_USER: &[Loc] = &[
+    filtered("opencode.json", &OPENCODE_CONFIG),
+    filtered("opencode.jsonc", &OPENCODE_CONFIG),
+    file("AGENTS.md"),
+    dir("agents"),
+    dir("commands"),
+    dir("plugins"),
+    dir("skills"),
+    dir("tools"),
 ];
 
 /// Rows that are a fixed list of names under one directory per base.
 const fn group(
     base: Base,
     dir: &'static str,
-    names: &'static [&'static str],
+    names: &'static [Loc],
     agents: &'static str,
     source: &'static str,
 ) -> ExternalGroup {
@@ -744,12 +792,13 @@ const fn group(
     }
 }
 
-/// Several names under one directory of one base.
+/// Several names under one directory of one base. The directory itself is
+/// never hidden whole: it holds credentials and state too, which stay.
 #[derive(Debug, Clone, Copy)]
 pub struct ExternalGroup {
     pub base: Base,
     pub dir: &'static str,
-    pub names: &'static [&'static str],
+    pub names: &'static [Loc],
     pub agents: &'static str,
     pub source: &'static str,
 }
@@ -829,14 +878,24 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
     group(
         Base::Home,
         ".cursor",
-        &["skills", "hooks.json", "mcp.json", "rules"],
+        &[
+            dir("skills"),
+            filtered("hooks.json", &HOOKS_JSON),
+            filtered("mcp.json", &MCP_SERVERS_JSON),
+            dir("rules"),
+        ],
         "Cursor",
         "cursor-rules",
     ),
     group(
         Base::Home,
         ".codeium/windsurf",
-        &["skills", "mcp_config.json", "global_rules.md", "memories"],
+        &[
+            dir("skills"),
+            filtered("mcp_config.json", &MCP_SERVERS_JSON),
+            file("global_rules.md"),
+            dir("memories"),
+        ],
         "Windsurf (unconfirmed)",
         "research",
     ),
@@ -844,11 +903,11 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         Base::Home,
         ".continue",
         &[
-            "config.yaml",
-            "config.json",
-            "rules",
-            "prompts",
-            "mcpServers",
+            filtered("config.yaml", &CONTINUE_YAML),
+            filtered("config.json", &CONTINUE_JSON),
+            dir("rules"),
+            dir("prompts"),
+            dir("mcpServers"),
         ],
         "Continue",
         "continue-rules",
@@ -856,9 +915,49 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
     group(
         Base::XdgConfig,
         "amp",
-        &["AGENTS.md", "settings.json", "skills"],
+        &[
+            file("AGENTS.md"),
+            filtered("settings.json", &AMP_SETTINGS),
+            dir("skills"),
+        ],
         "Amp (unconfirmed)",
         "research",
+    ),
+    group(
+        Base::Root,
+        "/etc/claude-code",
+        &[
+            file("CLAUDE.md"),
+            filtered("managed-settings.json", &CLAUDE_SETTINGS),
+            dir("managed-settings.d"),
+            filtered("managed-mcp.json", &MCP_SERVERS_JSON),
+            dir(".claude"),
+        ],
+        "Claude Code (managed settings, CLAUDE.md, MCP, skills)",
+        "claude-settings",
+    ),
+    group(
+        Base::Root,
+        "/etc/codex",
+        &[
+            filtered("config.toml", &CODEX_SYSTEM_CONFIG),
+            file("AGENTS.md"),
+            dir("skills"),
+            dir("rules"),
+        ],
+        "Codex CLI (system config and skills)",
+        "codex-config",
+    ),
+    group(
+        Base::Root,
+        "/etc/gemini-cli",
+        &[
+            filtered("settings.json", &GEMINI_SETTINGS),
+            filtered("system-defaults.json", &GEMINI_SETTINGS),
+            dir("policies"),
+        ],
+        "Gemini CLI (system settings, defaults, policies)",
+        "gemini-config",
     ),
 ];
 
@@ -867,76 +966,119 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
     ext(
         Base::Home,
         ".claude.json",
-        "Claude Code (user MCP servers)",
+        Show::Filtered(&CLAUDE_STATE),
+        "Claude Code (state; user MCP servers)",
+        "claude-mcp",
+    ),
+    ext(
+        Base::EnvDir("CLAUDE_CONFIG_DIR"),
+        ".claude.json",
+        Show::Filtered(&CLAUDE_STATE),
+        "Claude Code (state; user MCP servers)",
         "claude-mcp",
     ),
     ext(
         Base::Home,
         ".agents/skills",
+        Show::EmptyDir,
         "Codex CLI, Gemini CLI, Copilot CLI, OpenCode (Agent Skills)",
         "agent-skills",
     ),
     ext(
         Base::XdgConfig,
         "agents/skills",
+        Show::EmptyDir,
         "Amp (unconfirmed)",
         "research",
     ),
-    ext(Base::Home, "Documents/Cline/Rules", "Cline", "cline-rules"),
-    ext(Base::Home, "Cline/Rules", "Cline", "cline-rules"),
+    ext(
+        Base::Home,
+        "Documents/Cline/Rules",
+        Show::EmptyDir,
+        "Cline",
+        "cline-rules",
+    ),
+    ext(
+        Base::Home,
+        "Cline/Rules",
+        Show::EmptyDir,
+        "Cline",
+        "cline-rules",
+    ),
     ext(
         Base::EnvFile("OPENCODE_CONFIG"),
         "",
+        Show::Filtered(&OPENCODE_CONFIG),
         "OpenCode",
         "opencode-config",
     ),
     ext(
         Base::EnvFile("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
         "",
+        Show::Filtered(&GEMINI_SETTINGS),
         "Gemini CLI",
         "gemini-config",
     ),
     ext(
         Base::EnvFile("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"),
         "",
+        Show::Filtered(&GEMINI_SETTINGS),
         "Gemini CLI",
         "gemini-config",
     ),
     ext(
         Base::EnvDirList("COPILOT_CUSTOM_INSTRUCTIONS_DIRS"),
         "",
+        Show::EmptyDir,
         "Copilot CLI",
         "copilot-cli",
     ),
     ext(
         Base::Root,
-        "/etc/claude-code",
-        "Claude Code (managed settings, CLAUDE.md, MCP, skills)",
-        "claude-settings",
+        "/etc/opencode",
+        Show::EmptyDir,
+        "OpenCode",
+        "opencode-config",
     ),
     ext(
         Base::Root,
-        "/etc/codex",
-        "Codex CLI (system config and skills)",
-        "codex-config",
+        "/etc/ampcode",
+        Show::EmptyDir,
+        "Amp (unconfirmed)",
+        "research",
     ),
-    ext(
-        Base::Root,
-        "/etc/gemini-cli",
-        "Gemini CLI (system settings, defaults, policies)",
-        "gemini-config",
-    ),
-    ext(Base::Root, "/etc/opencode", "OpenCode", "opencode-config"),
-    ext(Base::Root, "/etc/ampcode", "Amp (unconfirmed)", "research"),
 ];
 
-/// Names masked in every parent directory of the project (agents walk up
-/// from the working directory for these): instruction files, agent
-/// directories, and the fixed part of every project row outside agent
-/// directories (`.github/copilot-instructions.md`, `.mcp.json`, ...).
-pub fn parent_names() -> Vec<String> {
-    let mut names: Vec<String> = INSTRUCTION_FILES.iter().map(|s| s.to_string()).collect();
-    names.extend(AGENT_DIRS.iter().map(|s| s.to_string()));
+/// Claude Code's per-project auto memory: `<config dir>/projects/<the
+/// project's path, each character other than a letter or digit made '-'>/memory`,
+/// loaded into the prompt like `CLAUDE.md`. `seal run` empties it for the
+/// project and each of its parent directories (the memory of a git root above
+/// the project is used too).
+pub const CLAUDE_PROJECT_MEMORY: &str = "memory";
+
+/// The directory name Claude Code gives a project path under
+/// `<config dir>/projects` (names longer than 200 characters get a hash suffix
+/// this does not reproduce: `None`).
+pub fn claude_project_dir_name(path: &std::path::Path) -> Option<String> {
+    let s = path.to_str()?;
+    let name: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    (name.chars().count() <= 200).then_some(name)
+}
+
+/// How the locations named in every parent directory of the project (agents
+/// walk up from the working directory for these) are shown: instruction files,
+/// agent directories, and the fixed part of every project row outside agent
+/// directories (`.github/copilot-instructions.md`, `.mcp.json`, ...), JSON
+/// configuration files among them filtered.
+pub fn parent_locations() -> Vec<(String, Show)> {
+    let mut out: Vec<(String, Show)> = INSTRUCTION_FILES
+        .iter()
+        .map(|s| (s.to_string(), Show::EmptyFile))
+        .collect();
+    out.extend(AGENT_DIRS.iter().map(|s| (s.to_string(), Show::EmptyDir)));
     for row in PROJECT_ROWS {
         let fixed: Vec<&str> = row
             .pattern
@@ -946,18 +1088,304 @@ pub fn parent_names() -> Vec<String> {
         if fixed.is_empty() || AGENT_DIRS.contains(&fixed[0]) {
             continue;
         }
-        names.push(fixed.join("/"));
+        let whole = fixed.len() == row.pattern.split('/').count();
+        let path = fixed.join("/");
+        let show = match PARENT_FILTERS.iter().find(|(p, _)| *p == path) {
+            Some((_, rule)) => Show::Filtered(rule),
+            None if !whole => Show::EmptyDir,
+            None => match row.unit {
+                Unit::Dir => Show::EmptyDir,
+                Unit::File => Show::EmptyFile,
+                Unit::Either => Show::Empty,
+            },
+        };
+        out.push((path, show));
     }
-    names.sort();
-    names.dedup();
-    names
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|a, b| a.0 == b.0);
+    out
 }
+
+/// Project rows that are configuration files: in a parent directory they are
+/// shown filtered rather than empty.
+static PARENT_FILTERS: &[(&str, &FilterRule)] = &[
+    (".mcp.json", &MCP_SERVERS_JSON),
+    (".github/mcp.json", &MCP_SERVERS_JSON),
+    (".github/copilot/settings.json", &COPILOT_SETTINGS),
+    ("opencode.json", &OPENCODE_CONFIG),
+    ("opencode.jsonc", &OPENCODE_CONFIG),
+];
+
+/// The names of [`parent_locations`] (for the documentation test).
+pub fn parent_names() -> Vec<String> {
+    parent_locations().into_iter().map(|(n, _)| n).collect()
+}
+
+/// The document format of a filtered file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// JSON, also with comments and trailing commas (JSONC).
+    Json,
+    Toml,
+    /// Not filtered (no format-preserving YAML editor): shown empty.
+    Yaml,
+}
+
+/// What `seal run` removes from a file that mixes extensions with settings and
+/// state. Each entry is a path of keys, `*` standing for any key at its level.
+/// Everything else in the document is shown as it is.
+#[derive(Debug, PartialEq, Eq)]
+pub struct FilterRule {
+    pub id: &'static str,
+    pub format: Format,
+    pub remove: &'static [&'static [&'static str]],
+    /// The agent writes this file while it runs (state, ids, trust decisions):
+    /// its copy is writable and the agent's changes are merged back into the
+    /// host file at the end, never an extension entry. A file that is not
+    /// writable is a read-only copy (it can hold hooks: an agent must not
+    /// write itself one).
+    pub writable: bool,
+    pub agents: &'static str,
+    pub source: &'static str,
+}
+
+/// `~/.claude.json`: Claude Code's state (ids, onboarding, per-project state)
+/// and the user's MCP servers, at the top level and per project.
+pub static CLAUDE_STATE: FilterRule = FilterRule {
+    id: "claude-state",
+    format: Format::Json,
+    remove: &[&["mcpServers"], &["projects", "*", "mcpServers"]],
+    writable: true,
+    agents: "Claude Code",
+    source: "claude-mcp",
+};
+
+/// Claude Code settings (user, local, managed): hooks, the status line
+/// command, plugins and marketplaces, MCP servers, file-suggestion commands,
+/// and a relocated auto-memory directory. Kept: `env`, `model`, `apiKeyHelper`,
+/// permissions and the rest.
+pub static CLAUDE_SETTINGS: FilterRule = FilterRule {
+    id: "claude-settings",
+    format: Format::Json,
+    remove: &[
+        &["hooks"],
+        &["statusLine"],
+        &["enabledPlugins"],
+        &["extraKnownMarketplaces"],
+        &["mcpServers"],
+        &["fileSuggestion"],
+        &["autoMemoryDirectory"],
+    ],
+    writable: false,
+    agents: "Claude Code",
+    source: "claude-settings",
+};
+
+/// Codex CLI's `config.toml`: MCP servers, the notify command, hooks, plugins
+/// and marketplaces, sub-agent roles, skills settings, inline or file
+/// instructions and prompts, and fallback instruction file names, at the top
+/// level and in profiles. Kept: the model, providers (`base_url`), sandbox and
+/// approval settings, trusted projects, the rest.
+pub static CODEX_CONFIG: FilterRule = FilterRule {
+    id: "codex-config",
+    format: Format::Toml,
+    remove: CODEX_REMOVED,
+    writable: true,
+    agents: "Codex CLI",
+    source: "codex-config",
+};
+
+/// `/etc/codex/config.toml`: as the user's, read-only.
+pub static CODEX_SYSTEM_CONFIG: FilterRule = FilterRule {
+    id: "codex-system-config",
+    format: Format::Toml,
+    remove: CODEX_REMOVED,
+    writable: false,
+    agents: "Codex CLI",
+    source: "codex-config",
+};
+
+const CODEX_REMOVED: &[&[&str]] = &[
+    &["mcp_servers"],
+    &["notify"],
+    &["hooks"],
+    &["plugins"],
+    &["marketplaces"],
+    &["agents"],
+    &["skills"],
+    &["instructions"],
+    &["developer_instructions"],
+    &["model_instructions_file"],
+    &["experimental_instructions_file"],
+    &["compact_prompt"],
+    &["experimental_compact_prompt_file"],
+    &["project_doc_fallback_filenames"],
+    &["profiles", "*", "mcp_servers"],
+    &["profiles", "*", "notify"],
+    &["profiles", "*", "instructions"],
+    &["profiles", "*", "developer_instructions"],
+    &["profiles", "*", "model_instructions_file"],
+    &["profiles", "*", "experimental_instructions_file"],
+    &["profiles", "*", "compact_prompt"],
+    &["profiles", "*", "experimental_compact_prompt_file"],
+];
+
+/// Hook files (Codex, Cursor): the hooks.
+pub static HOOKS_JSON: FilterRule = FilterRule {
+    id: "hooks-json",
+    format: Format::Json,
+    remove: &[&["hooks"]],
+    writable: false,
+    agents: "Codex CLI, Cursor",
+    source: "codex-config",
+};
+
+/// MCP configuration files (`.mcp.json`, Copilot's `mcp-config.json`,
+/// Cursor's `mcp.json`, Windsurf's `mcp_config.json`): the servers.
+pub static MCP_SERVERS_JSON: FilterRule = FilterRule {
+    id: "mcp-json",
+    format: Format::Json,
+    remove: &[&["mcpServers"], &["servers"]],
+    writable: false,
+    agents: "Claude Code, Copilot, Cursor, Windsurf",
+    source: "claude-mcp",
+};
+
+/// Gemini CLI settings (user and system): MCP servers and the legacy MCP
+/// server command, hooks, tool discovery and call commands, and the context
+/// file name (it would make the agent load another file as instructions).
+pub static GEMINI_SETTINGS: FilterRule = FilterRule {
+    id: "gemini-settings",
+    format: Format::Json,
+    remove: &[
+        &["mcpServers"],
+        &["mcp", "serverCommand"],
+        &["hooks"],
+        &["tools", "discoveryCommand"],
+        &["tools", "callCommand"],
+        &["toolDiscoveryCommand"],
+        &["toolCallCommand"],
+        &["context", "fileName"],
+        &["contextFileName"],
+    ],
+    writable: false,
+    agents: "Gemini CLI",
+    source: "gemini-config",
+};
+
+/// Copilot CLI's `settings.json` (and a project's `.github/copilot/settings.json`).
+pub static COPILOT_SETTINGS: FilterRule = FilterRule {
+    id: "copilot-settings",
+    format: Format::Json,
+    remove: COPILOT_REMOVED,
+    writable: false,
+    agents: "Copilot CLI",
+    source: "copilot-cli",
+};
+
+/// Copilot CLI's `config.json`: its state (trusted folders, logged-in users)
+/// with the same keys removed; the CLI writes it.
+pub static COPILOT_CONFIG: FilterRule = FilterRule {
+    id: "copilot-config",
+    format: Format::Json,
+    remove: COPILOT_REMOVED,
+    writable: true,
+    agents: "Copilot CLI",
+    source: "copilot-cli",
+};
+
+const COPILOT_REMOVED: &[&[&str]] = &[
+    &["hooks"],
+    &["mcpServers"],
+    &["enabledPlugins"],
+    &["plugins"],
+    &["marketplaces"],
+    &["statusLine"],
+];
+
+/// OpenCode's `opencode.json(c)`: MCP servers, plugins, agent and mode
+/// definitions (prompts), commands, instruction file lists, formatter and LSP
+/// commands, experimental hooks.
+pub static OPENCODE_CONFIG: FilterRule = FilterRule {
+    id: "opencode-config",
+    format: Format::Json,
+    remove: &[
+        &["mcp"],
+        &["plugin"],
+        &["agent"],
+        &["mode"],
+        &["command"],
+        &["instructions"],
+        &["formatter"],
+        &["lsp"],
+        &["experimental", "hook"],
+    ],
+    writable: false,
+    agents: "OpenCode",
+    source: "opencode-config",
+};
+
+/// Continue's `config.yaml`: not filtered, shown empty.
+pub static CONTINUE_YAML: FilterRule = FilterRule {
+    id: "continue-yaml",
+    format: Format::Yaml,
+    remove: &[],
+    writable: false,
+    agents: "Continue",
+    source: "continue-rules",
+};
+
+/// Continue's legacy `config.json`.
+pub static CONTINUE_JSON: FilterRule = FilterRule {
+    id: "continue-json",
+    format: Format::Json,
+    remove: &[
+        &["mcpServers"],
+        &["experimental", "modelContextProtocolServers"],
+        &["slashCommands"],
+        &["customCommands"],
+        &["contextProviders"],
+        &["rules"],
+        &["systemMessage"],
+    ],
+    writable: false,
+    agents: "Continue",
+    source: "continue-mcp",
+};
+
+/// Amp's `settings.json` (flat dotted keys).
+pub static AMP_SETTINGS: FilterRule = FilterRule {
+    id: "amp-settings",
+    format: Format::Json,
+    remove: &[&["amp.mcpServers"]],
+    writable: false,
+    agents: "Amp (unconfirmed)",
+    source: "research",
+};
+
+/// Every filter rule (for documentation and tests).
+pub static FILTER_RULES: &[&FilterRule] = &[
+    &CLAUDE_STATE,
+    &CLAUDE_SETTINGS,
+    &CODEX_CONFIG,
+    &CODEX_SYSTEM_CONFIG,
+    &HOOKS_JSON,
+    &MCP_SERVERS_JSON,
+    &GEMINI_SETTINGS,
+    &COPILOT_SETTINGS,
+    &COPILOT_CONFIG,
+    &OPENCODE_CONFIG,
+    &CONTINUE_YAML,
+    &CONTINUE_JSON,
+    &AMP_SETTINGS,
+];
 
 #[cfg(test)]
 mod doc_tests {
     use super::*;
 
-    /// docs/SURFACES.md must list every row of the tables (as `code`).
+    /// docs/SURFACES.md must list every row of the tables (as `code`), and
+    /// every filter rule with every key it removes.
     #[test]
     fn surfaces_doc_lists_every_row() {
         let doc = include_str!("../docs/SURFACES.md");
@@ -973,21 +1401,23 @@ mod doc_tests {
             }
         }
         for g in EXTERNAL_GROUPS {
-            for name in g.names {
-                let shown = if g.dir.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{}/{name}", g.dir)
-                };
-                if !doc.contains(&format!("`{shown}`")) && !doc.contains(&format!("`{name}`")) {
-                    missing.push(shown);
+            if !g.dir.is_empty() && !doc.contains(&format!("`{}`", g.dir)) {
+                missing.push(g.dir.to_string());
+            }
+            for loc in g.names {
+                if !doc.contains(&format!("`{}`", loc.name)) {
+                    missing.push(format!("{}/{}", g.dir, loc.name));
+                }
+            }
+            if let Base::EnvDir(v) = g.base {
+                if !doc.contains(&format!("`{v}`")) {
+                    missing.push(v.to_string());
                 }
             }
         }
         for r in EXTERNAL_ROWS {
-            let shown = if r.path.is_empty() { "" } else { r.path };
-            if !shown.is_empty() && !doc.contains(&format!("`{shown}`")) {
-                missing.push(shown.to_string());
+            if !r.path.is_empty() && !doc.contains(&format!("`{}`", r.path)) {
+                missing.push(r.path.to_string());
             }
             if let Base::EnvDir(v) | Base::EnvFile(v) | Base::EnvDirList(v) = r.base {
                 if !doc.contains(&format!("`{v}`")) {
@@ -995,16 +1425,52 @@ mod doc_tests {
                 }
             }
         }
-        for g in EXTERNAL_GROUPS {
-            if let Base::EnvDir(v) = g.base {
-                if !doc.contains(&format!("`{v}`")) {
-                    missing.push(v.to_string());
+        for rule in FILTER_RULES {
+            let heading = format!("#### `{}`", rule.id);
+            let Some(at) = doc.find(&heading) else {
+                missing.push(rule.id.to_string());
+                continue;
+            };
+            let section = &doc[at..];
+            let section = &section[..section[1..]
+                .find("\n#### ")
+                .map_or(section.len(), |e| e + 1)];
+            for path in rule.remove {
+                if !section.contains(&format!("`{}`", path.join("."))) {
+                    missing.push(format!("{}: {}", rule.id, path.join(".")));
                 }
+            }
+            if !section.contains(rule.source) {
+                missing.push(format!("{}: source {}", rule.id, rule.source));
             }
         }
         assert!(
             missing.is_empty(),
             "docs/SURFACES.md does not list: {missing:?}"
+        );
+    }
+
+    #[test]
+    fn parent_locations_filter_configuration_files() {
+        let locs = parent_locations();
+        let show = |n: &str| locs.iter().find(|(p, _)| p == n).map(|(_, s)| *s);
+        assert_eq!(show("CLAUDE.md"), Some(Show::EmptyFile));
+        assert_eq!(show(".claude"), Some(Show::EmptyDir));
+        assert_eq!(show(".mcp.json"), Some(Show::Filtered(&MCP_SERVERS_JSON)));
+        assert_eq!(show(".github/instructions"), Some(Show::EmptyDir));
+        assert_eq!(show(".github/prompts"), Some(Show::EmptyDir));
+        assert_eq!(show(".clinerules"), Some(Show::Empty));
+    }
+
+    #[test]
+    fn claude_project_names() {
+        assert_eq!(
+            claude_project_dir_name(std::path::Path::new("/home/u/my.proj")).as_deref(),
+            Some("-home-u-my-proj")
+        );
+        assert_eq!(
+            claude_project_dir_name(&std::path::Path::new("/").join("x".repeat(300))),
+            None
         );
     }
 

@@ -101,6 +101,12 @@ struct RunArgs {
     /// With --dry-run: print the result as JSON on stdout
     #[arg(long, requires = "dry_run")]
     json: bool,
+    /// Bind the host path SRC read-only at DEST in the run (repeatable)
+    #[arg(long = "ro-bind", num_args = 2, value_names = ["SRC", "DEST"])]
+    ro_bind: Vec<PathBuf>,
+    /// Bind the host path SRC writable at DEST in the run (repeatable)
+    #[arg(long = "bind", num_args = 2, value_names = ["SRC", "DEST"])]
+    bind: Vec<PathBuf>,
     /// The command and its arguments
     #[arg(
         value_name = "CMD",
@@ -278,6 +284,7 @@ fn exit_code(result: &Result<Done, CliError>) -> u8 {
             | crate::run::RunError::Discovery(_)
             | crate::run::RunError::Project(_)
             | crate::run::RunError::User(_)
+            | crate::run::RunError::Bind(_)
             | crate::run::RunError::Namespace(_)
             | crate::run::RunError::Unprivileged(_)
             | crate::run::RunError::Mount(_)
@@ -410,6 +417,10 @@ pub fn main() -> ExitCode {
                 rehash_every_open: a.rehash_every_open,
                 dry_run: a.dry_run,
                 json: a.json,
+                binds: run::pairs(&a.ro_bind, false)
+                    .into_iter()
+                    .chain(run::pairs(&a.bind, true))
+                    .collect(),
                 command: a.command,
             },
         ),

@@ -1,5 +1,6 @@
-//! `seal run [--dry-run [--json]] -- CMD`: verify, then run CMD in a sealed
-//! namespace (see [`crate::run`]), or show what it would see.
+//! `seal run [--dry-run [--json]] [--ro-bind SRC DEST] [--bind SRC DEST] -- CMD`:
+//! verify, then run CMD in a sealed namespace (see [`crate::run`]), or show
+//! what it would see.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -7,9 +8,9 @@ use std::path::PathBuf;
 
 use super::output::verify_human;
 use super::{CliError, Context, Done};
-use crate::core::escape::escaped_os;
+use crate::core::escape::{escaped, escaped_os};
 use crate::core::verify::Outcome;
-use crate::run::masks::{MaskKind, MaskState};
+use crate::run::plan::{Placement, Planned, State};
 use crate::run::{Prepared, RunRequest, SeenEntry, execute, prepare, what_it_would_see};
 
 pub struct RunArgs {
@@ -19,7 +20,17 @@ pub struct RunArgs {
     pub rehash_every_open: bool,
     pub dry_run: bool,
     pub json: bool,
+    /// (source, destination, writable)
+    pub binds: Vec<(PathBuf, PathBuf, bool)>,
     pub command: Vec<OsString>,
+}
+
+/// `SRC DEST` pairs of a repeated two-value option.
+pub fn pairs(values: &[PathBuf], writable: bool) -> Vec<(PathBuf, PathBuf, bool)> {
+    values
+        .chunks_exact(2)
+        .map(|c| (c[0].clone(), c[1].clone(), writable))
+        .collect()
 }
 
 pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
@@ -34,6 +45,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         command: args.command,
         audit_log: args.audit_log,
         user: args.user,
+        binds: args.binds,
         writable: !args.read_only,
         rehash_every_open: args.rehash_every_open,
     })
@@ -52,14 +64,14 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
 
 fn dry_run(prepared: &Prepared, json: bool) -> Result<Done, CliError> {
     let seen = what_it_would_see(prepared);
-    let blocked =
-        prepared.report.outcome == Outcome::Blocked || prepared.impossible_mask().is_some();
+    let impossible = prepared.impossible_mask().is_some();
+    let blocked = prepared.report.outcome == Outcome::Blocked || impossible;
     if json {
         let doc = serde_json::json!({
-            "status": if prepared.impossible_mask().is_some() { "Blocked" } else { prepared.report.outcome.as_str() },
+            "status": if impossible { "Blocked" } else { prepared.report.outcome.as_str() },
             "policy": prepared.lockfile.policy.as_str(),
             "entries": seen,
-            "masks": prepared.plan.iter().map(mask_json).collect::<Vec<_>>(),
+            "masks": prepared.plan.planned.iter().map(location_json).collect::<Vec<_>>(),
         });
         let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
         out.push('\n');
@@ -74,36 +86,61 @@ fn dry_run(prepared: &Prepared, json: bool) -> Result<Done, CliError> {
     })
 }
 
-fn mask_json(p: &crate::run::masks::Planned) -> serde_json::Value {
-    let (state, target, kind, reason) = match &p.state {
-        MaskState::Mask { target, kind } => (
-            "mask",
-            Some(target.to_string_lossy().into_owned()),
-            Some(if *kind == MaskKind::Dir {
-                "dir"
-            } else {
-                "file"
-            }),
-            None,
-        ),
-        MaskState::Absent => ("absent", None, None, None),
-        MaskState::InsideProject => ("inside-project", None, None, None),
-        MaskState::Covered { by } => (
+/// The state name, the kind (dir/file) and the extra fields of one location.
+fn location_json(p: &Planned) -> serde_json::Value {
+    let (state, kind, extra) = match &p.state {
+        State::Placed(pl) => {
+            let kind = if pl.is_dir() { "dir" } else { "file" };
+            match pl {
+                Placement::EmptyDir | Placement::EmptyFile => ("mask", Some(kind), None),
+                Placement::Filtered(f) => (
+                    "filter",
+                    Some(kind),
+                    Some(serde_json::json!({
+                        "rule": f.rule.id,
+                        "removed": f.filtered.removed,
+                        "unparsed": f.filtered.unparsed,
+                        "writable": f.rule.writable,
+                        "existed": f.original.is_some(),
+                    })),
+                ),
+                Placement::View => ("view", Some(kind), None),
+                Placement::Cover => ("cover", Some(kind), None),
+                Placement::Bind { source, writable } => (
+                    "bind",
+                    Some(kind),
+                    Some(serde_json::json!({
+                        "source": source.to_string_lossy(),
+                        "writable": writable,
+                    })),
+                ),
+                Placement::Proc => ("proc", Some(kind), None),
+            }
+        }
+        State::Absent => ("absent", None, None),
+        State::InsideProject => ("inside-project", None, None),
+        State::Covered { by } => (
             "covered",
-            Some(by.to_string_lossy().into_owned()),
             None,
-            None,
+            Some(serde_json::json!({ "by": by.to_string_lossy() })),
         ),
-        MaskState::Impossible { reason } => ("impossible", None, None, Some(reason.clone())),
+        State::Impossible { reason } => (
+            "impossible",
+            None,
+            Some(serde_json::json!({ "reason": reason })),
+        ),
     };
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "location": p.location.to_string_lossy(),
         "state": state,
-        "target": target,
         "kind": kind,
+        "existed": p.existed,
         "why": p.why,
-        "reason": reason,
-    })
+    });
+    if let (Some(obj), Some(serde_json::Value::Object(extra))) = (v.as_object_mut(), extra) {
+        obj.extend(extra);
+    }
+    v
 }
 
 fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
@@ -123,50 +160,113 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
             "  {:<8} {:<8} {}  ({}: {})",
             if e.visible { "visible" } else { "hidden" },
             e.kind,
-            crate::core::escape::escaped(&e.path),
+            escaped(&e.path),
             e.state,
             e.why
         );
     }
-    out.push_str("\nProject-external locations:\n");
+    out.push_str(
+        "\nThe run's own filesystem (a new root: everything else is the host's, bound as it is):\n",
+    );
     let mut absent = 0;
-    for p in &prepared.plan {
+    // Locations not on the host, shown empty so that nothing in the run can
+    // create them: listed by directory.
+    let mut occupied: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    for p in &prepared.plan.planned {
         let loc = escaped_os(p.location.as_os_str());
+        let placeholder = matches!(
+            p.state,
+            State::Placed(Placement::EmptyDir | Placement::EmptyFile | Placement::Filtered(_))
+        );
+        if placeholder && !p.existed {
+            let dir = p.location.parent().unwrap_or(&p.location).to_path_buf();
+            let name = escaped_os(p.location.file_name().unwrap_or_default());
+            match occupied.iter_mut().find(|(d, _)| *d == dir) {
+                Some((_, names)) => names.push(name),
+                None => occupied.push((dir, vec![name])),
+            }
+            continue;
+        }
         match &p.state {
-            MaskState::Mask { target, kind } => {
-                let what = if *kind == MaskKind::Dir {
+            State::Placed(Placement::EmptyDir | Placement::EmptyFile) => {
+                let what = if matches!(p.state, State::Placed(Placement::EmptyDir)) {
                     "empty dir"
                 } else {
                     "empty file"
                 };
-                let via = if *target != p.location {
-                    format!(" (-> {})", escaped_os(target.as_os_str()))
-                } else {
-                    String::new()
-                };
-                let _ = writeln!(out, "  masked   {loc}{via}  [{what}; {}]", p.why);
+                let _ = writeln!(out, "  masked   {loc}  [{what}; {}]", p.why);
             }
-            MaskState::Covered { by } => {
+            State::Placed(Placement::Filtered(f)) => {
+                let removes = match &f.filtered.unparsed {
+                    Some(why) => format!("shown empty: it does not parse ({why})"),
+                    None if f.filtered.removed.is_empty() => "removes nothing".to_string(),
+                    None => format!(
+                        "removes {}",
+                        f.filtered
+                            .removed
+                            .iter()
+                            .map(|r| escaped(r).into_owned())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ),
+                };
+                let access = if f.rule.writable {
+                    "writable copy, merged back"
+                } else {
+                    "read-only copy"
+                };
+                let _ = writeln!(out, "  filtered {loc}  [{removes}; {access}; {}]", p.why);
+            }
+            State::Placed(Placement::Cover) => {
+                let _ = writeln!(out, "  covered  {loc}  [empty dir; {}]", p.why);
+            }
+            State::Placed(Placement::Bind { source, writable }) => {
+                let _ = writeln!(
+                    out,
+                    "  bound    {loc}  [{} {}]",
+                    if *writable { "writable" } else { "read-only" },
+                    escaped_os(source.as_os_str())
+                );
+            }
+            State::Placed(Placement::View | Placement::Proc) => {}
+            State::Covered { by } => {
                 let _ = writeln!(
                     out,
                     "  masked   {loc}  [inside masked {}]",
                     escaped_os(by.as_os_str())
                 );
             }
-            MaskState::InsideProject => {
+            State::InsideProject => {
                 let _ = writeln!(
                     out,
-                    "  in view  {loc}  [resolves into the project: the sealed view decides]"
+                    "  in view  {loc}  [inside the project: the sealed view decides]"
                 );
             }
-            MaskState::Impossible { reason } => {
+            State::Impossible { reason } => {
                 let _ = writeln!(out, "  BLOCKED  {loc}  [{reason}]");
             }
-            MaskState::Absent => absent += 1,
+            State::Absent => absent += 1,
         }
     }
-    let _ = writeln!(out, "  ({absent} other known locations do not exist)");
-    let outcome = if prepared.impossible_mask().is_some() {
+    if !occupied.is_empty() {
+        out.push_str(
+            "  Not on the host, shown empty so that nothing in the run can create them:\n",
+        );
+    }
+    for (dir, names) in &occupied {
+        let _ = writeln!(
+            out,
+            "  occupied {}/{{{}}}",
+            escaped_os(dir.as_os_str()),
+            names.join(", ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  ({absent} other known locations do not exist and cannot be created in the run)"
+    );
+    let impossible = prepared.impossible_mask().is_some();
+    let outcome = if impossible {
         Outcome::Blocked
     } else {
         prepared.report.outcome
@@ -176,7 +276,7 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
         "Result: {} ({} mode){}",
         outcome,
         prepared.lockfile.policy.as_str(),
-        if prepared.impossible_mask().is_some() {
+        if impossible {
             "; a project-external location cannot be masked, the command would not start"
         } else {
             ""

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 use std::os::fd::AsFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use super::{CliError, Context, Done};
 use crate::core::discovery::Listings;
@@ -20,7 +20,7 @@ use crate::gate::links::LinkRule;
 use crate::gate::{
     Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place,
 };
-use crate::run::masks::{MaskKind, MaskState, plan};
+use crate::run::plan::{self, Node, Placement, lexical, locate};
 use crate::run::target_user;
 
 pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
@@ -41,21 +41,6 @@ pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
     };
     eprint!("{text}");
     Ok(Done::Success)
-}
-
-/// `.` and `..` resolved without touching the disk.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::from("/");
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-            _ => {}
-        }
-    }
-    out
 }
 
 fn explain_inside(ctx: &Context, lock: &Lockfile, project: &Path, rel: &Path) -> String {
@@ -198,57 +183,101 @@ fn place_class(place: &Place) -> &'static str {
 
 fn explain_outside(project: &Path, path: &Path) -> Result<String, CliError> {
     let target = target_user(None, project).map_err(CliError::Run)?;
-    let planned = plan(&target.mask_inputs);
+    let planned =
+        plan::plan(&target.inputs).map_err(|e| CliError::Run(crate::run::RunError::Bind(e)))?;
     let mut out = String::new();
     let _ = writeln!(
         out,
         "path:     {} (outside the project)",
         escaped_os(path.as_os_str())
     );
-    let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let hit = planned.iter().find(|p| {
-        path.starts_with(&p.location)
-            || match &p.state {
-                MaskState::Mask { target, .. } | MaskState::Covered { by: target } => {
-                    resolved.starts_with(target)
+    // Where the run looks: the path with its parents' symlinks resolved (a
+    // location is decided by where it is, not by what it points to).
+    let at = locate(path);
+    let hit = planned
+        .planned
+        .iter()
+        .filter(|p| at.starts_with(&p.location) || path.starts_with(&p.location))
+        .max_by_key(|p| p.location.as_os_str().len());
+    let Some(p) = hit else {
+        // Not placed: inside a skeleton directory (bound as on the host), or
+        // outside them all.
+        let mut dir = &planned.root;
+        let mut skeleton = true;
+        for c in at.components().skip(1) {
+            match dir.children.get(c.as_os_str()) {
+                Some(Node::Dir(d)) => dir = d,
+                _ => {
+                    skeleton = false;
+                    break;
                 }
-                _ => false,
             }
-    });
-    match hit {
-        Some(p) => {
-            let _ = writeln!(
-                out,
-                "class:    project-external extension location {} — {}",
-                escaped_os(p.location.as_os_str()),
-                p.why
+        }
+        let _ = writeln!(out, "class:    not a known agent extension location");
+        let _ = writeln!(
+            out,
+            "decision: {}",
+            if skeleton {
+                "seal run shows this directory as a skeleton of the host's (its entries bound, \
+                 extension locations empty); new host entries do not appear during the run"
+            } else {
+                "seal run shows it as it is on the host"
+            }
+        );
+        return Ok(out);
+    };
+    let inside = if p.location == at || p.location == path {
+        ""
+    } else {
+        "inside "
+    };
+    let _ = writeln!(
+        out,
+        "class:    {inside}project-external extension location {} — {}",
+        escaped_os(p.location.as_os_str()),
+        p.why
+    );
+    let decision = match &p.state {
+        plan::State::Placed(Placement::EmptyDir | Placement::Cover) | plan::State::Covered { .. } => {
+            "seal run masks it with an empty read-only directory, whatever it is or points to"
+                .to_string()
+        }
+        plan::State::Placed(Placement::EmptyFile) => {
+            "seal run masks it with an empty read-only file, whatever it is or points to".to_string()
+        }
+        plan::State::Placed(Placement::Filtered(f)) => {
+            let mut s = format!(
+                "seal run shows {} (filter \"{}\")",
+                Placement::Filtered(f.clone()).describe(),
+                f.rule.id
             );
-            let decision = match &p.state {
-                MaskState::Mask {
-                    kind: MaskKind::Dir,
-                    ..
+            match &f.filtered.unparsed {
+                Some(why) => {
+                    let _ = write!(s, "; it does not parse ({why}), so it is shown empty");
                 }
-                | MaskState::Covered { .. } => {
-                    "seal run masks it with an empty read-only directory".to_string()
+                None if f.filtered.removed.is_empty() => s.push_str("; it has no extension entries"),
+                None => {
+                    let removed: Vec<String> = f
+                        .filtered
+                        .removed
+                        .iter()
+                        .map(|r| escaped(r).into_owned())
+                        .collect();
+                    let _ = write!(s, "; removed: {}", removed.join("; "));
                 }
-                MaskState::Mask {
-                    kind: MaskKind::File,
-                    ..
-                } => "seal run masks it with an empty read-only file".to_string(),
-                MaskState::Absent => "nothing there now; seal run has nothing to mask".to_string(),
-                MaskState::InsideProject => {
-                    "it resolves into the project: the sealed view decides".to_string()
-                }
-                MaskState::Impossible { reason } => {
-                    format!("cannot be masked ({reason}): seal run would be Blocked")
-                }
-            };
-            let _ = writeln!(out, "decision: {decision}");
+            }
+            s
         }
-        None => {
-            let _ = writeln!(out, "class:    not a known agent extension location");
-            let _ = writeln!(out, "decision: seal run leaves it as it is");
+        plan::State::Placed(other) => format!("seal run shows {} there", other.describe()),
+        plan::State::Absent => {
+            "nothing there now, and nothing in the run can create it (its directory is read-only there)"
+                .to_string()
         }
-    }
+        plan::State::InsideProject => "it is inside the project: the sealed view decides".to_string(),
+        plan::State::Impossible { reason } => {
+            format!("cannot be masked ({reason}): seal run would be Blocked")
+        }
+    };
+    let _ = writeln!(out, "decision: {decision}");
     Ok(out)
 }

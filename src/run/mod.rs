@@ -1,13 +1,18 @@
 //! `seal run`: an unmodified agent in a sealed namespace.
 //!
 //! [`prepare`] decides everything without changing anything (the lockfile, the
-//! verification, who the command runs as, where it starts, which locations are
-//! masked); `--dry-run` prints that and stops. [`execute`] then builds the
-//! namespace (see [`namespace`]), mounts the sealed view at the project's own
-//! path, runs the command and returns its exit status.
+//! verification, who the command runs as, where it starts, and the plan of
+//! the run's filesystem: [`plan`]); `--dry-run` prints that and stops.
+//! [`execute`] then serves the sealed view, has the run's root built
+//! ([`root`]) in namespaces the command cannot undo ([`namespace`]), runs the
+//! command, merges its state back ([`merge`]) and returns its exit status.
 
-pub mod masks;
+pub mod filter;
+pub mod merge;
+pub mod mountinfo;
 pub mod namespace;
+pub mod plan;
+pub mod root;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -18,8 +23,9 @@ use std::path::{Path, PathBuf};
 
 use nix::unistd::{Gid, Uid, User};
 
-use masks::{MaskInputs, MaskState, Planned};
-use namespace::{Identity, Launch};
+use namespace::{Identity, Launch, Report};
+use plan::{Plan, UserBind, Who};
+use root::BuildError;
 
 use crate::core::discovery::{DiscoveryError, Listings};
 use crate::core::fs::{EntryKind, RawPath};
@@ -42,6 +48,9 @@ pub enum RunError {
         location: PathBuf,
         reason: String,
     },
+    /// An extra bind was refused (it would expose the project or an
+    /// extension location).
+    Bind(String),
     Namespace(io::Error),
     Unprivileged(String),
     Mount(MountError),
@@ -65,6 +74,7 @@ impl fmt::Display for RunError {
                  extensions cannot be suppressed); the command was not started",
                 shown(location)
             ),
+            RunError::Bind(msg) => write!(f, "{msg} (nothing was run)"),
             RunError::Namespace(e) => write!(f, "cannot create the sealed namespace: {e}"),
             RunError::Unprivileged(msg) => f.write_str(msg),
             RunError::Mount(e) => write!(f, "{e}"),
@@ -82,6 +92,8 @@ pub struct RunRequest {
     pub command: Vec<OsString>,
     pub audit_log: Option<PathBuf>,
     pub user: Option<String>,
+    /// Extra host paths bound into the run: (source, destination, writable).
+    pub binds: Vec<(PathBuf, PathBuf, bool)>,
     /// Serve the writable view (the default; `--read-only` turns it off).
     pub writable: bool,
     /// `--rehash-every-open`.
@@ -94,19 +106,16 @@ pub struct Prepared {
     pub project_path: PathBuf,
     pub lockfile: Lockfile,
     pub report: ProjectReport,
-    pub plan: Vec<Planned>,
+    pub plan: Plan,
     pub identity: Identity,
     pub env: Vec<(OsString, OsString)>,
     pub cwd: PathBuf,
 }
 
 impl Prepared {
-    /// The first location that cannot be masked, if any.
+    /// The first location that cannot be shown as planned, if any.
     pub fn impossible_mask(&self) -> Option<(&Path, &str)> {
-        self.plan.iter().find_map(|p| match &p.state {
-            MaskState::Impossible { reason } => Some((p.location.as_path(), reason.as_str())),
-            _ => None,
-        })
+        self.plan.impossible()
     }
 }
 
@@ -117,8 +126,9 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
     let mut listings = Listings::new(request.project.as_fd());
     let report = verify_project(&mut listings, &lockfile, None).map_err(RunError::Discovery)?;
     let project_path = std::fs::canonicalize(&request.project_dir).map_err(RunError::Project)?;
-    let target = target_user(request.user.as_deref(), &project_path)?;
-    let plan = masks::plan(&target.mask_inputs);
+    let mut target = target_user(request.user.as_deref(), &project_path)?;
+    target.inputs.binds = user_binds(&request.binds)?;
+    let plan = plan::plan(&target.inputs).map_err(RunError::Bind)?;
     // seal runs from the project root (or -C DIR): the command starts there,
     // inside the view.
     let cwd = project_path.clone();
@@ -138,10 +148,34 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
 pub struct Target {
     pub identity: Identity,
     pub env: Vec<(OsString, OsString)>,
-    pub mask_inputs: MaskInputs,
+    pub inputs: plan::Inputs,
 }
 
-/// Works out who the command runs as and what its masks are based on.
+/// Checks the extra binds: the source must exist (it is used canonical), the
+/// destination is taken with its existing parents' symlinks resolved.
+fn user_binds(binds: &[(PathBuf, PathBuf, bool)]) -> Result<Vec<UserBind>, RunError> {
+    binds
+        .iter()
+        .map(|(source, dest, writable)| {
+            let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
+            let source = std::fs::canonicalize(source)
+                .map_err(|e| RunError::Bind(format!("cannot bind {}: {e}", shown(source))))?;
+            if !dest.is_absolute() {
+                return Err(RunError::Bind(format!(
+                    "the destination {} must be an absolute path",
+                    shown(dest)
+                )));
+            }
+            Ok(UserBind {
+                source,
+                dest: plan::locate(dest),
+                writable: *writable,
+            })
+        })
+        .collect()
+}
+
+/// Works out who the command runs as and what the plan is based on.
 pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, RunError> {
     let (identity, home, user_name) = identity_for(user)?;
     let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
@@ -165,18 +199,34 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
             canonical.push(h);
         }
     }
-    let mask_inputs = MaskInputs {
+    let groups: Vec<u32> = if identity.switch {
+        identity.groups.iter().map(|g| g.as_raw()).collect()
+    } else {
+        nix::unistd::getgroups()
+            .unwrap_or_default()
+            .iter()
+            .map(|g| g.as_raw())
+            .collect()
+    };
+    let inputs = plan::Inputs {
         homes: canonical,
         env: env
             .iter()
             .filter_map(|(k, v)| k.to_str().map(|k| (k.to_string(), v.clone())))
             .collect::<BTreeMap<_, _>>(),
         project: project_path.to_path_buf(),
+        who: Who {
+            uid: identity.uid.as_raw(),
+            gid: identity.gid.as_raw(),
+            groups,
+        },
+        binds: Vec::new(),
+        mounts: mountinfo::read().map_err(RunError::Project)?,
     };
     Ok(Target {
         identity,
         env,
-        mask_inputs,
+        inputs,
     })
 }
 
@@ -275,8 +325,8 @@ fn identity_for(
     }
 }
 
-/// Builds the namespace, mounts the view, runs the command; returns its exit
-/// status (128+N when a signal ended it).
+/// Serves the view, has the run's root built, runs the command, merges its
+/// state back; returns its exit status (128+N when a signal ended it).
 pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
     if let Some((location, reason)) = prepared.impossible_mask() {
         return Err(RunError::MaskImpossible {
@@ -301,24 +351,6 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         prepared.identity.clone(),
     )
     .map_err(RunError::Command)?;
-    namespace::enter_namespaces(unprivileged).map_err(|e| {
-        if unprivileged {
-            RunError::Unprivileged(format!(
-                "cannot create a user namespace ({e}); this kernel does not let unprivileged users \
-                 create one. Run seal run as root instead."
-            ))
-        } else {
-            RunError::Namespace(e)
-        }
-    })?;
-    let masked = namespace::apply_masks(&prepared.plan).map_err(|(location, e)| {
-        RunError::MaskImpossible {
-            location,
-            reason: e.to_string(),
-        }
-    })?;
-    tracing::info!("{masked} project-external locations masked");
-    let child = namespace::spawn(&launch).map_err(RunError::Command)?;
     let request = MountRequest {
         project_dir: prepared.request.project_dir.clone(),
         mountpoint: prepared.project_path.clone(),
@@ -329,25 +361,89 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         noexec: false,
         rehash_every_open: prepared.request.rehash_every_open,
     };
-    let view = (|| {
-        let gate =
-            crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)?;
-        let session = crate::mount::mount(
-            gate,
-            &prepared.project_path,
-            true,
-            prepared.request.writable,
-        )?;
-        session.spawn().map_err(MountError::Mount)
-    })();
+    let gate =
+        crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)
+            .map_err(RunError::Mount)?;
+    namespace::enter_namespaces(unprivileged).map_err(|e| {
+        if unprivileged {
+            RunError::Unprivileged(format!(
+                "cannot create a user namespace ({e}); this kernel does not let unprivileged users \
+                 create one. Run seal run as root instead."
+            ))
+        } else {
+            RunError::Namespace(e)
+        }
+    })?;
+    // The init is cloned while this process is single-threaded; it waits.
+    let init = namespace::spawn_init(&prepared.plan, &launch).map_err(RunError::Namespace)?;
+    let give_up = |init: namespace::Init, e: RunError| {
+        let pid = init.pid;
+        // Closing the socket makes the init exit without running anything.
+        drop(init);
+        namespace::wait_plain(pid);
+        Err(e)
+    };
+    let view = crate::mount::mount(
+        gate,
+        &prepared.project_path,
+        true,
+        prepared.request.writable,
+    )
+    .and_then(|session| session.spawn().map_err(MountError::Mount));
     let view = match view {
         Ok(v) => v,
-        // Dropping `child` closes the go pipe: the init exits without running anything.
-        Err(e) => return Err(RunError::Mount(e)),
+        Err(e) => return give_up(init, RunError::Mount(e)),
     };
-    let pid = child.go().map_err(RunError::Command)?;
-    let code = namespace::supervise(pid);
+    let merge_dirs = prepared.plan.merge_dirs();
+    // The view's device (asked now that it is served), so that the init can
+    // check that what it binds at the project's path is the view.
+    let view_dev = match nix::sys::stat::stat(&prepared.project_path) {
+        Ok(st) => st.st_dev,
+        Err(e) => {
+            return give_up(
+                init,
+                RunError::Namespace(io::Error::from_raw_os_error(e as i32)),
+            );
+        }
+    };
+    let report = init.go(view_dev).and_then(|()| init.report());
+    let fds = match report {
+        Ok(Report::Ready(fds)) => fds,
+        Ok(Report::Failed(BuildError::At { location, reason })) => {
+            return give_up(init, RunError::MaskImpossible { location, reason });
+        }
+        Ok(Report::Failed(BuildError::Setup(reason))) => {
+            return give_up(init, RunError::Namespace(io::Error::other(reason)));
+        }
+        Err(e) => return give_up(init, RunError::Namespace(e)),
+    };
+    if fds.len() != merge_dirs.len() {
+        return give_up(
+            init,
+            RunError::Namespace(io::Error::other("the run's root was not built as planned")),
+        );
+    }
+    // What each skeleton held before the command could write to it.
+    let mut dirs = Vec::new();
+    for (dir, fd) in merge_dirs.into_iter().zip(fds) {
+        let start = match root::names(&fd) {
+            Ok(n) => n.into_iter().collect(),
+            Err(e) => return give_up(init, RunError::Namespace(e)),
+        };
+        dirs.push(merge::MergeDir { dir, fd, start });
+    }
+    if let Err(e) = init.start() {
+        return give_up(init, RunError::Command(e));
+    }
+    let code = namespace::supervise(init.pid);
     drop(view);
+    let outcome = merge::merge_back(&prepared.plan, dirs, &prepared.identity);
+    for line in &outcome.done {
+        tracing::info!("{line}");
+    }
+    for line in &outcome.problems {
+        eprintln!("seal: run: {line}");
+    }
     Ok(code)
 }
 

@@ -1,0 +1,826 @@
+//! What the run's filesystem holds, decided before anything changes.
+//!
+//! The run gets a root of its own (built by [`super::root`] from this plan):
+//! every directory on the way to something placed on purpose is a *skeleton*
+//! (a tmpfs of its own holding binds of the host directory's other entries),
+//! and at the placed locations are the sealed view (at the project's own
+//! path), the new `/proc`, empty read-only extension locations, filtered
+//! copies of configuration files, covers over second mounts of the project,
+//! and the user's extra binds. A rename, replacement or new file on the host
+//! reaches the run only inside a subtree that a bind shows on purpose.
+//!
+//! Candidate locations come from the built-in table in [`crate::surfaces`]
+//! (home, XDG and admin locations, locations named by relocating variables,
+//! Claude Code's per-project memory) and from every parent directory of the
+//! project. Each is shown by its location alone, whatever is there (a symlink
+//! into the project included). Planning only reads the filesystem.
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+use super::filter::{self, Filtered};
+use super::mountinfo::{self, Alias, MountEntry};
+use crate::surfaces::{
+    AGENT_DIRS, Base, CLAUDE_PROJECT_MEMORY, EXTERNAL_GROUPS, EXTERNAL_ROWS, FilterRule, Show,
+    SurfaceClass, claude_project_dir_name, parent_locations,
+};
+
+/// Top-level directories bound read-only whatever the host says: nothing in
+/// the run, root included, changes the system.
+const READ_ONLY: &[&str] = &[
+    "/bin", "/boot", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/sys", "/usr",
+];
+
+/// Is `path` inside a system directory that the run sees read-only?
+pub fn read_only_system(path: &Path) -> bool {
+    READ_ONLY.iter().any(|p| path.starts_with(p))
+}
+
+/// Who the command runs as, for deciding which skeletons it may write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Who {
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+}
+
+impl Who {
+    /// Whether this identity may create entries in a directory with this
+    /// owner and mode. Root counts as an ordinary owner: the command never
+    /// holds capabilities.
+    pub fn may_write(&self, uid: u32, gid: u32, mode: u32) -> bool {
+        if self.uid == uid {
+            mode & 0o200 != 0
+        } else if self.gid == gid || self.groups.contains(&gid) {
+            mode & 0o020 != 0
+        } else {
+            mode & 0o002 != 0
+        }
+    }
+}
+
+/// An extra host path bound into the run (`--bind`, `--ro-bind`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserBind {
+    pub source: PathBuf,
+    pub dest: PathBuf,
+    pub writable: bool,
+}
+
+/// Everything the plan is computed from.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// The target user's home and the caller's `$HOME` (canonical).
+    pub homes: Vec<PathBuf>,
+    /// The environment the command gets.
+    pub env: BTreeMap<String, OsString>,
+    /// The project's canonical path.
+    pub project: PathBuf,
+    pub who: Who,
+    pub binds: Vec<UserBind>,
+    /// The host's mounts.
+    pub mounts: Vec<MountEntry>,
+}
+
+impl Inputs {
+    fn var(&self, name: &str) -> Option<PathBuf> {
+        self.env
+            .get(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    }
+
+    /// The directories a base stands for (several when there are several homes).
+    fn bases(&self, base: Base) -> Vec<PathBuf> {
+        match base {
+            Base::Home => self.homes.clone(),
+            Base::XdgConfig => match self.var("XDG_CONFIG_HOME") {
+                Some(p) => vec![p],
+                None => self.homes.iter().map(|h| h.join(".config")).collect(),
+            },
+            Base::EnvDir(v) | Base::EnvFile(v) => self.var(v).into_iter().collect(),
+            Base::EnvDirList(v) => self
+                .env
+                .get(v)
+                .map(|list| {
+                    list.to_string_lossy()
+                        .split([':', ','])
+                        .map(str::trim)
+                        .filter(|s| s.starts_with('/'))
+                        .map(PathBuf::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Base::Root => vec![PathBuf::from("/")],
+        }
+    }
+}
+
+/// A filtered copy of a configuration file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilteredFile {
+    pub rule: &'static FilterRule,
+    /// The host file's bytes at the start (`None`: there was none).
+    pub original: Option<Vec<u8>>,
+    /// What the run shows, the removed entries, and why it is empty if it is.
+    pub filtered: Filtered,
+    /// The host file's mode and owner (or defaults for a new one).
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// What the run shows at one location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// An extension directory: an empty read-only directory.
+    EmptyDir,
+    /// An extension file: an empty read-only file.
+    EmptyFile,
+    /// A configuration file without its extension entries.
+    Filtered(FilteredFile),
+    /// The sealed view of the project.
+    View,
+    /// A second mount of the project, covered by an empty directory.
+    Cover,
+    /// An extra host path bound on purpose.
+    Bind { source: PathBuf, writable: bool },
+    /// The `/proc` of the run's PID namespace.
+    Proc,
+}
+
+impl Placement {
+    /// Whether the placed object is a directory.
+    pub fn is_dir(&self) -> bool {
+        !matches!(self, Placement::EmptyFile | Placement::Filtered(_))
+    }
+
+    /// A short description for the dry run and `seal why`.
+    pub fn describe(&self) -> String {
+        match self {
+            Placement::EmptyDir => "an empty read-only directory".into(),
+            Placement::EmptyFile => "an empty read-only file".into(),
+            Placement::Filtered(f) => {
+                let access = if f.rule.writable {
+                    "a writable filtered copy, merged back at the end"
+                } else {
+                    "a read-only filtered copy"
+                };
+                match &f.filtered.unparsed {
+                    Some(why) => format!("an empty file: it does not parse ({why})"),
+                    None if f.original.is_none() => format!("{access} of an empty document"),
+                    None => access.into(),
+                }
+            }
+            Placement::View => "the sealed view of the project".into(),
+            Placement::Cover => {
+                "an empty read-only directory (a second mount of the project)".into()
+            }
+            Placement::Bind { writable, .. } => {
+                if *writable {
+                    "a writable bind of a host path".into()
+                } else {
+                    "a read-only bind of a host path".into()
+                }
+            }
+            Placement::Proc => "the run's own /proc".into(),
+        }
+    }
+}
+
+/// The fate of one candidate location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// Shown in the run as placed.
+    Placed(Placement),
+    /// Not on the host, and nothing in the run can create it (its directory
+    /// is read-only there): not shown.
+    Absent,
+    /// A path inside the project that the project table covers: the sealed
+    /// view decides about it.
+    InsideProject,
+    /// Inside another location that is shown empty.
+    Covered { by: PathBuf },
+    /// Cannot be shown as the table says; the run must not start (SPEC: Blocked).
+    Impossible { reason: String },
+}
+
+/// One candidate location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub location: PathBuf,
+    /// Which table row or rule named it.
+    pub why: String,
+    pub state: State,
+    /// Whether something was on the host at the start (a symlink counts).
+    pub existed: bool,
+    /// The filter rule, for a configuration file.
+    pub rule: Option<&'static FilterRule>,
+}
+
+/// A skeleton directory of the run's tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dir {
+    pub path: PathBuf,
+    /// The host has a directory here (else the run shows one it made).
+    pub on_host: bool,
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    /// The command may create entries in it (a tmpfs mounted read-write).
+    pub writable: bool,
+    /// New entries the command makes in it are copied to the host at the end
+    /// (a writable directory the user owns).
+    pub merge: bool,
+    pub children: BTreeMap<OsString, Node>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    Dir(Dir),
+    Place(Placement),
+}
+
+/// The whole plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub planned: Vec<Planned>,
+    pub root: Dir,
+}
+
+impl Plan {
+    /// The first candidate that cannot be placed, if any.
+    pub fn impossible(&self) -> Option<(&Path, &str)> {
+        self.planned.iter().find_map(|p| match &p.state {
+            State::Impossible { reason } => Some((p.location.as_path(), reason.as_str())),
+            _ => None,
+        })
+    }
+
+    /// The skeleton directories whose new entries are merged back, in a
+    /// fixed (pre-order) order.
+    pub fn merge_dirs(&self) -> Vec<&Dir> {
+        fn walk<'a>(d: &'a Dir, out: &mut Vec<&'a Dir>) {
+            if d.merge {
+                out.push(d);
+            }
+            for n in d.children.values() {
+                if let Node::Dir(c) = n {
+                    walk(c, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &mut out);
+        out
+    }
+}
+
+/// `.` and `..` resolved without touching the disk.
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `path` with the symlinks of its existing ancestors resolved; its last
+/// component, and whatever part does not exist, kept as written. This is where
+/// an agent that opens `path` lands, up to the location itself.
+pub fn locate(path: &Path) -> PathBuf {
+    let path = lexical(path);
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return path;
+    };
+    let mut missing: Vec<&OsStr> = vec![name];
+    let mut dir = parent;
+    loop {
+        if let Ok(c) = std::fs::canonicalize(dir) {
+            let mut out = c;
+            for m in missing.iter().rev() {
+                out.push(m);
+            }
+            return out;
+        }
+        match (dir.parent(), dir.file_name()) {
+            (Some(p), Some(n)) => {
+                missing.push(n);
+                dir = p;
+            }
+            _ => return path,
+        }
+    }
+}
+
+/// Every candidate location with the show rule and the reason that names it
+/// (the first rule naming a location wins).
+pub fn candidates(inputs: &Inputs) -> Vec<(PathBuf, Show, String)> {
+    let mut out: Vec<(PathBuf, Show, String)> = Vec::new();
+    let mut push = |p: PathBuf, show: Show, why: String| {
+        let p = locate(&p);
+        if !out.iter().any(|(q, _, _)| *q == p) {
+            out.push((p, show, why));
+        }
+    };
+    for g in EXTERNAL_GROUPS {
+        for base in inputs.bases(g.base) {
+            let dir = if g.dir.is_empty() {
+                base
+            } else {
+                base.join(g.dir.trim_start_matches('/'))
+            };
+            for loc in g.names {
+                push(
+                    dir.join(loc.name),
+                    loc.show,
+                    format!("{} ({})", describe_base(g.base), g.agents),
+                );
+            }
+        }
+    }
+    for r in EXTERNAL_ROWS {
+        for base in inputs.bases(r.base) {
+            let p = if r.path.is_empty() {
+                base
+            } else {
+                base.join(r.path.trim_start_matches('/'))
+            };
+            push(
+                p,
+                r.show,
+                format!("{} ({})", describe_base(r.base), r.agents),
+            );
+        }
+    }
+    // Claude Code's auto memory of the project (and of its git root).
+    let mut memory_of = vec![inputs.project.clone()];
+    if let Some(git_root) = inputs
+        .project
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .filter(|a| **a != inputs.project)
+    {
+        memory_of.push(git_root.to_path_buf());
+    }
+    let mut claude_dirs: Vec<PathBuf> = inputs.homes.iter().map(|h| h.join(".claude")).collect();
+    claude_dirs.extend(inputs.var("CLAUDE_CONFIG_DIR"));
+    for dir in &claude_dirs {
+        for p in &memory_of {
+            if let Some(name) = claude_project_dir_name(p) {
+                push(
+                    dir.join("projects").join(name).join(CLAUDE_PROJECT_MEMORY),
+                    Show::EmptyDir,
+                    "Claude Code auto memory of the project".to_string(),
+                );
+            }
+        }
+    }
+    let locations = parent_locations();
+    let mut dir = inputs.project.parent();
+    while let Some(parent) = dir {
+        let is_home = inputs.homes.iter().any(|h| h == parent);
+        for (name, show) in &locations {
+            // In a home directory the agent directories hold credentials and
+            // state as well as extensions: the home rows above show their
+            // extension parts empty instead of the whole directory.
+            let first = name.split('/').next().unwrap_or_default();
+            if is_home && AGENT_DIRS.contains(&first) {
+                continue;
+            }
+            push(
+                parent.join(name),
+                *show,
+                "parent directory of the project (agents walk up into it)".to_string(),
+            );
+        }
+        dir = parent.parent();
+    }
+    out
+}
+
+fn describe_base(base: Base) -> String {
+    match base {
+        Base::Home => "home directory".to_string(),
+        Base::XdgConfig => "XDG config directory".to_string(),
+        Base::EnvDir(v) | Base::EnvFile(v) | Base::EnvDirList(v) => format!("${v}"),
+        Base::Root => "system-wide".to_string(),
+    }
+}
+
+/// The nearest ancestor of `path` (itself included) that is a directory on
+/// the host, with its metadata.
+fn nearest_dir(path: &Path) -> (PathBuf, std::fs::Metadata) {
+    for a in path.ancestors() {
+        if let Ok(m) = std::fs::symlink_metadata(a) {
+            if m.is_dir() {
+                return (a.to_path_buf(), m);
+            }
+        }
+    }
+    let root = std::fs::metadata("/").expect("/ exists");
+    (PathBuf::from("/"), root)
+}
+
+/// Whether the command could create entries in the run's copy of the
+/// directory at `path`, or, when it is not on the host, of its nearest
+/// existing ancestor. The root and system directories are read-only in the
+/// run whatever the host says.
+fn writable_for(inputs: &Inputs, path: &Path) -> bool {
+    let (near, m) = nearest_dir(path);
+    if near == Path::new("/") || read_only_system(&near) {
+        return false;
+    }
+    inputs.who.may_write(m.uid(), m.gid(), m.mode())
+}
+
+/// Reads a configuration file for filtering, following symlinks (the agent
+/// does) but never blocking on a FIFO.
+fn read_config(path: &Path) -> Result<(Vec<u8>, std::fs::Metadata), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let m = f
+        .metadata()
+        .map_err(|e| format!("cannot inspect it: {e}"))?;
+    if !m.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    f.take(filter::MAX_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    Ok((bytes, m))
+}
+
+fn filtered_file(inputs: &Inputs, rule: &'static FilterRule, location: &Path) -> FilteredFile {
+    match read_config(location) {
+        Ok((bytes, m)) => FilteredFile {
+            rule,
+            filtered: filter::filter(rule, &bytes),
+            original: Some(bytes),
+            mode: m.mode() & 0o7777,
+            uid: m.uid(),
+            gid: m.gid(),
+        },
+        Err(reason) => {
+            let exists = std::fs::symlink_metadata(location).is_ok();
+            let (_, dir) = nearest_dir(location.parent().unwrap_or(Path::new("/")));
+            let (uid, gid) = if dir.uid() == inputs.who.uid {
+                (dir.uid(), dir.gid())
+            } else {
+                (inputs.who.uid, inputs.who.gid)
+            };
+            FilteredFile {
+                rule,
+                original: None,
+                filtered: Filtered {
+                    bytes: if exists {
+                        Vec::new()
+                    } else {
+                        filter::empty_document(rule.format).to_vec()
+                    },
+                    removed: Vec::new(),
+                    unparsed: exists.then_some(reason),
+                },
+                mode: 0o600,
+                uid,
+                gid,
+            }
+        }
+    }
+}
+
+/// The state of one candidate: placed (how), absent, left to the view, or
+/// impossible.
+fn decide(inputs: &Inputs, location: &Path, show: Show) -> (State, bool) {
+    let project = &inputs.project;
+    let existed = match std::fs::symlink_metadata(location) {
+        Ok(_) => true,
+        // A location this process cannot even reach (a directory on the way
+        // it may not search) is out of the command's reach too: the command
+        // never has more access than `seal run` itself.
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::EACCES)) =>
+        {
+            false
+        }
+        Err(e) => {
+            return (
+                State::Impossible {
+                    reason: format!("cannot inspect it: {e}"),
+                },
+                true,
+            );
+        }
+    };
+    if project.starts_with(location) {
+        return (
+            State::Impossible {
+                reason: format!(
+                    "it contains the project ({}); showing it empty would hide the project itself",
+                    crate::core::escape::escaped_os(project.as_os_str())
+                ),
+            },
+            existed,
+        );
+    }
+    if let Ok(rel) = location.strip_prefix(project) {
+        let segments: Vec<String> = rel
+            .iter()
+            .map(|s| crate::core::paths::nfc(&s.to_string_lossy()))
+            .collect();
+        let refs: Vec<&str> = segments.iter().map(String::as_str).collect();
+        return match crate::surfaces::classify(&refs) {
+            SurfaceClass::Artifact { .. } | SurfaceClass::Container => {
+                (State::InsideProject, existed)
+            }
+            SurfaceClass::Outside => (
+                State::Impossible {
+                    reason: "it is inside the project, where no project surface row covers it: \
+                             the sealed view cannot hide it (seal it, or move it out)"
+                        .to_string(),
+                },
+                existed,
+            ),
+        };
+    }
+    let parent = location.parent().unwrap_or(Path::new("/"));
+    let creatable = writable_for(inputs, parent);
+    let placement = match show {
+        Show::EmptyDir => Placement::EmptyDir,
+        Show::EmptyFile => Placement::EmptyFile,
+        Show::Empty => match std::fs::metadata(location) {
+            Ok(m) if m.is_dir() => Placement::EmptyDir,
+            _ => Placement::EmptyFile,
+        },
+        Show::Filtered(rule) => {
+            if !existed && (rule.writable || !creatable) {
+                // The agent creates its own state file: nothing to show. A
+                // read-only one in a directory the command can write is
+                // occupied by an empty document, so it cannot be written.
+                return (State::Absent, false);
+            }
+            Placement::Filtered(filtered_file(inputs, rule, location))
+        }
+    };
+    if !existed && !creatable {
+        return (State::Absent, false);
+    }
+    (State::Placed(placement), existed)
+}
+
+/// Plans the run's filesystem.
+pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
+    let mut planned: Vec<Planned> = candidates(inputs)
+        .into_iter()
+        .map(|(location, show, why)| {
+            let (state, existed) = decide(inputs, &location, show);
+            Planned {
+                location,
+                why,
+                state,
+                existed,
+                rule: match show {
+                    Show::Filtered(r) => Some(r),
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    // The view, /proc, and second mounts of placed things.
+    planned.push(Planned {
+        location: inputs.project.clone(),
+        why: "the project".into(),
+        state: State::Placed(Placement::View),
+        existed: true,
+        rule: None,
+    });
+    planned.push(Planned {
+        location: PathBuf::from("/proc"),
+        why: "the run's PID namespace".into(),
+        state: State::Placed(Placement::Proc),
+        existed: true,
+        rule: None,
+    });
+    let mut aliases = Vec::new();
+    for p in &planned {
+        let State::Placed(placement) = &p.state else {
+            continue;
+        };
+        // Every placement, present on the host or not: through a second
+        // mount of its directory the command could otherwise create it there.
+        if matches!(placement, Placement::Proc) {
+            continue;
+        }
+        for alias in mountinfo::aliases(&inputs.mounts, &p.location) {
+            let (at, placement) = match (alias, placement) {
+                (Alias::Within(at), Placement::View) => (at, Placement::Cover),
+                (Alias::Part(at), Placement::View) => (at, Placement::Cover),
+                (Alias::Within(at), other) => (at, other.clone()),
+                (Alias::Part(at), _) => (at, Placement::EmptyDir),
+            };
+            if at.starts_with(&inputs.project) || at.starts_with("/proc") {
+                continue;
+            }
+            aliases.push(Planned {
+                location: at,
+                why: format!(
+                    "a second mount of {} (made before the run)",
+                    crate::core::escape::escaped_os(p.location.as_os_str())
+                ),
+                state: State::Placed(placement),
+                existed: p.existed,
+                rule: p.rule,
+            });
+        }
+    }
+    for a in aliases {
+        if !planned.iter().any(|p| p.location == a.location) {
+            planned.push(a);
+        }
+    }
+    // A placement inside an empty one needs nothing of its own.
+    let empties: Vec<PathBuf> = planned
+        .iter()
+        .filter(|p| {
+            matches!(
+                p.state,
+                State::Placed(
+                    Placement::EmptyDir
+                        | Placement::EmptyFile
+                        | Placement::Filtered(_)
+                        | Placement::Cover
+                )
+            )
+        })
+        .map(|p| p.location.clone())
+        .collect();
+    for p in &mut planned {
+        if let State::Placed(_) | State::Absent = p.state {
+            if let Some(outer) = empties
+                .iter()
+                .find(|d| p.location != **d && p.location.starts_with(d))
+            {
+                p.state = State::Covered { by: outer.clone() };
+            }
+        }
+    }
+    for b in &inputs.binds {
+        check_bind(inputs, &planned, b)?;
+        planned.push(Planned {
+            location: b.dest.clone(),
+            why: "--bind / --ro-bind".into(),
+            state: State::Placed(Placement::Bind {
+                source: b.source.clone(),
+                writable: b.writable,
+            }),
+            existed: true,
+            rule: None,
+        });
+    }
+    let root = tree(inputs, &planned);
+    Ok(Plan { planned, root })
+}
+
+/// Refuses an extra bind that would expose the real project or an extension
+/// location, or hide something placed on purpose.
+fn check_bind(inputs: &Inputs, planned: &[Planned], b: &UserBind) -> Result<(), String> {
+    let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
+    let related = |a: &Path, b: &Path| a.starts_with(b) || b.starts_with(a);
+    let project = &inputs.project;
+    if related(&b.source, project) {
+        return Err(format!(
+            "cannot bind {}: it {} the project; the project is shown only through the sealed view",
+            shown(&b.source),
+            if b.source.starts_with(project) {
+                "is inside"
+            } else {
+                "contains"
+            }
+        ));
+    }
+    if let (Some((dev, rel)), Some((pdev, prel))) = (
+        mountinfo::fs_location(&inputs.mounts, &b.source),
+        mountinfo::fs_location(&inputs.mounts, project),
+    ) {
+        if dev == pdev && related(&rel, &prel) {
+            return Err(format!(
+                "cannot bind {}: it shows the project's files (another mount of them)",
+                shown(&b.source)
+            ));
+        }
+    }
+    for p in planned {
+        if matches!(p.state, State::Placed(Placement::Proc)) {
+            continue;
+        }
+        let ext = !matches!(p.state, State::Placed(Placement::View));
+        if ext && related(&b.source, &p.location) && p.location != Path::new("/proc") {
+            return Err(format!(
+                "cannot bind {}: it {} the agent extension location {}",
+                shown(&b.source),
+                if b.source.starts_with(&p.location) {
+                    "is inside"
+                } else {
+                    "contains"
+                },
+                shown(&p.location)
+            ));
+        }
+        if related(&b.dest, &p.location) {
+            return Err(format!(
+                "cannot bind to {}: {} is placed there on purpose",
+                shown(&b.dest),
+                shown(&p.location)
+            ));
+        }
+    }
+    if b.dest == Path::new("/") {
+        return Err("cannot bind to /".into());
+    }
+    Ok(())
+}
+
+/// A skeleton directory for `path`, described from the host.
+fn skeleton(inputs: &Inputs, path: &Path) -> Dir {
+    let (near, m) = nearest_dir(path);
+    let on_host = near == path;
+    let writable = writable_for(inputs, path);
+    let mode = if on_host {
+        m.mode() & 0o7777
+    } else {
+        m.mode() & 0o777
+    };
+    Dir {
+        path: path.to_path_buf(),
+        on_host,
+        mode,
+        uid: m.uid(),
+        gid: m.gid(),
+        writable,
+        merge: writable && m.uid() == inputs.who.uid,
+        children: BTreeMap::new(),
+    }
+}
+
+/// Adds `placement` at `names` below `dir` (whose path is `at`), making a
+/// skeleton of every directory on the way. Inside something placed whole
+/// there is nothing more to place.
+fn insert(inputs: &Inputs, dir: &mut Dir, at: &Path, names: &[&OsStr], placement: &Placement) {
+    match names {
+        [] => {}
+        [last] => {
+            dir.children
+                .entry(last.to_os_string())
+                .or_insert_with(|| Node::Place(placement.clone()));
+        }
+        [first, rest @ ..] => {
+            let path = at.join(first);
+            let next = dir
+                .children
+                .entry(first.to_os_string())
+                .or_insert_with(|| Node::Dir(skeleton(inputs, &path)));
+            if let Node::Dir(d) = next {
+                insert(inputs, d, &path, rest, placement);
+            }
+        }
+    }
+}
+
+/// The skeleton tree holding every placement.
+fn tree(inputs: &Inputs, planned: &[Planned]) -> Dir {
+    let mut root = skeleton(inputs, Path::new("/"));
+    for p in planned {
+        let State::Placed(placement) = &p.state else {
+            continue;
+        };
+        let names: Vec<&OsStr> = p
+            .location
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        insert(inputs, &mut root, Path::new("/"), &names, placement);
+    }
+    root
+}
+
+#[cfg(test)]
+mod tests;
