@@ -55,27 +55,58 @@ const COMPLETE_FILESYSTEMS: &[i64] = &[
     0x6165_6673, // bcachefs
 ];
 
+#[derive(Default)]
 struct Watched {
-    /// How many subscriptions hold this watch.
+    /// How many subscriptions and entry watches hold this watch.
     holders: usize,
     /// Who is told, and for a directory watched for one name only, which.
     subscriptions: Vec<(Weak<SubState>, Option<OsString>)>,
+    /// Entry watches: every event is passed on, with the name it concerns.
+    entry_tags: Vec<u64>,
 }
 
 struct State {
     watches: HashMap<WatchDescriptor, Watched>,
+    /// Notices for the listener, when one listens.
+    notices: Option<Vec<Notice>>,
+}
+
+/// What the listener of a feed is told (so that it can keep the kernel's
+/// caches true: it never decides anything).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// The subscription tagged so has just become dirty.
+    Dirty(u64),
+    /// Something changed in the directory whose entry watch is tagged so:
+    /// the entry `name`, or (none) the directory itself.
+    Entry { tag: u64, name: Option<OsString> },
+    /// Events were lost: nothing cached can be trusted.
+    Lost,
 }
 
 /// One inotify instance and what it watches.
 pub struct Feed {
     inotify: Inotify,
     state: Mutex<State>,
+    /// A pipe that wakes the listener when notices are queued by a drain
+    /// it did not make (a decision's): (read end, write end), non-blocking.
+    wake: (std::os::fd::OwnedFd, std::os::fd::OwnedFd),
     /// Events read so far (for tests and diagnostics).
     events: AtomicU64,
 }
 
 struct SubState {
     dirty: AtomicBool,
+    /// Told (through [`Notice::Dirty`]) when the subscription becomes dirty.
+    tag: Option<u64>,
+}
+
+/// A watch on a directory whose every event is passed on to the listener
+/// (as [`Notice::Entry`]); dropped, it stops.
+pub struct EntryWatch {
+    feed: Arc<Feed>,
+    wd: WatchDescriptor,
+    tag: u64,
 }
 
 /// A set of watches that stays clean while nothing under them changes.
@@ -88,10 +119,14 @@ pub struct Subscription {
 impl Feed {
     pub fn new() -> io::Result<Arc<Feed>> {
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
+        let wake =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC)?;
         Ok(Arc::new(Feed {
             inotify,
+            wake,
             state: Mutex::new(State {
                 watches: HashMap::new(),
+                notices: None,
             }),
             events: AtomicU64::new(0),
         }))
@@ -119,6 +154,20 @@ impl Feed {
     /// called has been accounted for.
     pub fn drain(&self) {
         let mut state = self.state();
+        self.drain_locked(&mut state);
+        let queued = state.notices.as_ref().is_some_and(|q| !q.is_empty());
+        drop(state);
+        if queued {
+            self.wake_listener();
+        }
+    }
+
+    /// Wakes the listener (a full pipe means it is awake already).
+    fn wake_listener(&self) {
+        let _ = nix::unistd::write(&self.wake.1, b"w");
+    }
+
+    fn drain_locked(&self, state: &mut State) {
         loop {
             match self.inotify.read_events() {
                 Ok(events) => {
@@ -126,15 +175,10 @@ impl Feed {
                         .fetch_add(events.len() as u64, Ordering::Relaxed);
                     for event in events {
                         if event.mask.contains(AddWatchFlags::IN_Q_OVERFLOW) {
-                            // Events were lost: nothing is proven any more.
-                            for watched in state.watches.values() {
-                                mark_dirty(&watched.subscriptions, None);
-                            }
+                            state.lose_everything();
                             continue;
                         }
-                        if let Some(watched) = state.watches.get(&event.wd) {
-                            mark_dirty(&watched.subscriptions, event.name.as_deref());
-                        }
+                        state.event(event.wd, event.name.as_deref());
                         if event.mask.contains(AddWatchFlags::IN_IGNORED) {
                             // The watch is gone (its inode was removed).
                             state.watches.remove(&event.wd);
@@ -148,23 +192,98 @@ impl Feed {
                     tracing::warn!(
                         "the change feed failed ({e}); every cached verification is void"
                     );
-                    for watched in state.watches.values() {
-                        mark_dirty(&watched.subscriptions, None);
-                    }
+                    state.lose_everything();
                     return;
                 }
             }
         }
     }
 
+    /// From now on, keeps [`Notice`]s for a listener ([`Feed::take_notices`]).
+    pub fn keep_notices(&self) {
+        let mut state = self.state();
+        if state.notices.is_none() {
+            state.notices = Some(Vec::new());
+        }
+    }
+
+    /// Queues a notice for the listener (when one listens).
+    pub fn tell(&self, notice: Notice) {
+        if let Some(queue) = self.state().notices.as_mut() {
+            queue.push(notice);
+        } else {
+            return;
+        }
+        self.wake_listener();
+    }
+
+    /// The notices since the last call.
+    pub fn take_notices(&self) -> Vec<Notice> {
+        self.state()
+            .notices
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Waits until events or notices are queued (or `timeout` passes).
+    pub fn wait(&self, timeout: std::time::Duration) {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        let mut fds = [
+            PollFd::new(self.inotify.as_fd(), PollFlags::POLLIN),
+            PollFd::new(self.wake.0.as_fd(), PollFlags::POLLIN),
+        ];
+        let ms = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
+        let _ = poll(&mut fds, ms);
+        let mut sink = [0u8; 64];
+        while matches!(nix::unistd::read(&self.wake.0, &mut sink), Ok(n) if n > 0) {}
+    }
+
+    /// Passes every event on the directory `dir` (its entries' names, or
+    /// the directory itself) to the listener, tagged `tag`. `None` when the
+    /// watch cannot be placed.
+    pub fn watch_entries(self: &Arc<Feed>, dir: BorrowedFd<'_>, tag: u64) -> Option<EntryWatch> {
+        let path = format!("/proc/self/fd/{}", dir.as_raw_fd());
+        let mut state = self.state();
+        let mask = watch_mask() - AddWatchFlags::IN_DONT_FOLLOW;
+        let wd = self.inotify.add_watch(OsStr::new(&path), mask).ok()?;
+        let watched = state.watches.entry(wd).or_default();
+        watched.holders += 1;
+        watched.entry_tags.push(tag);
+        Some(EntryWatch {
+            feed: self.clone(),
+            wd,
+            tag,
+        })
+    }
+
     /// A new, empty subscription (clean).
     pub fn subscribe(self: &Arc<Feed>) -> Subscription {
+        self.subscribe_tagged(None)
+    }
+
+    /// A new subscription whose becoming dirty is told to the listener as
+    /// [`Notice::Dirty`]`(tag)`.
+    pub fn subscribe_tagged(self: &Arc<Feed>, tag: Option<u64>) -> Subscription {
         Subscription {
             feed: self.clone(),
             state: Arc::new(SubState {
                 dirty: AtomicBool::new(false),
+                tag,
             }),
             held: Vec::new(),
+        }
+    }
+
+    /// Drops one holder of watch `wd`, removing the watch with the last.
+    fn release(&self, state: &mut State, wd: WatchDescriptor) {
+        let Some(watched) = state.watches.get_mut(&wd) else {
+            return;
+        };
+        watched.holders -= 1;
+        if watched.holders == 0 {
+            state.watches.remove(&wd);
+            let _ = self.inotify.rm_watch(wd);
         }
     }
 
@@ -174,16 +293,48 @@ impl Feed {
     }
 }
 
-/// Marks dirty every subscription an event about `name` (none: about the
-/// watched inode itself, or about everything) concerns.
-fn mark_dirty(subs: &[(Weak<SubState>, Option<OsString>)], name: Option<&OsStr>) {
-    for (sub, only) in subs {
-        let concerned = match (only, name) {
-            (Some(only), Some(name)) => only.as_os_str() == name,
-            _ => true,
+impl State {
+    /// One event on watch `wd`, about the entry `name` (or the watched
+    /// inode itself).
+    fn event(&mut self, wd: WatchDescriptor, name: Option<&OsStr>) {
+        let Some(watched) = self.watches.get(&wd) else {
+            return;
         };
-        if let (true, Some(sub)) = (concerned, sub.upgrade()) {
-            sub.dirty.store(true, Ordering::Release);
+        let mut notices = Vec::new();
+        for (sub, only) in &watched.subscriptions {
+            let concerned = match (only, name) {
+                (Some(only), Some(name)) => only.as_os_str() == name,
+                _ => true,
+            };
+            if let (true, Some(sub)) = (concerned, sub.upgrade()) {
+                if !sub.dirty.swap(true, Ordering::AcqRel) {
+                    notices.extend(sub.tag.map(Notice::Dirty));
+                }
+            }
+        }
+        for tag in &watched.entry_tags {
+            notices.push(Notice::Entry {
+                tag: *tag,
+                name: name.map(OsStr::to_os_string),
+            });
+        }
+        if let Some(queue) = self.notices.as_mut() {
+            queue.extend(notices);
+        }
+    }
+
+    /// Events were lost: every subscription is dirty, and the listener is
+    /// told that nothing cached can be trusted.
+    fn lose_everything(&mut self) {
+        for watched in self.watches.values() {
+            for (sub, _) in &watched.subscriptions {
+                if let Some(sub) = sub.upgrade() {
+                    sub.dirty.store(true, Ordering::Release);
+                }
+            }
+        }
+        if let Some(queue) = self.notices.as_mut() {
+            queue.push(Notice::Lost);
         }
     }
 }
@@ -226,10 +377,7 @@ impl Subscription {
         let mut state = self.feed.state();
         match self.feed.inotify.add_watch(path, mask) {
             Ok(wd) => {
-                let watched = state.watches.entry(wd).or_insert_with(|| Watched {
-                    holders: 0,
-                    subscriptions: Vec::new(),
-                });
+                let watched = state.watches.entry(wd).or_default();
                 watched.holders += 1;
                 watched
                     .subscriptions
@@ -262,19 +410,26 @@ impl Subscription {
 impl Drop for Subscription {
     fn drop(&mut self) {
         let mut state = self.feed.state();
-        for wd in self.held.drain(..) {
-            let Some(watched) = state.watches.get_mut(&wd) else {
-                continue;
-            };
-            watched.holders -= 1;
-            watched
-                .subscriptions
-                .retain(|(s, _)| s.upgrade().is_some_and(|s| !Arc::ptr_eq(&s, &self.state)));
-            if watched.holders == 0 {
-                state.watches.remove(&wd);
-                let _ = self.feed.inotify.rm_watch(wd);
+        for wd in std::mem::take(&mut self.held) {
+            if let Some(watched) = state.watches.get_mut(&wd) {
+                watched
+                    .subscriptions
+                    .retain(|(s, _)| s.upgrade().is_some_and(|s| !Arc::ptr_eq(&s, &self.state)));
+            }
+            self.feed.release(&mut state, wd);
+        }
+    }
+}
+
+impl Drop for EntryWatch {
+    fn drop(&mut self) {
+        let mut state = self.feed.state();
+        if let Some(watched) = state.watches.get_mut(&self.wd) {
+            if let Some(i) = watched.entry_tags.iter().position(|t| *t == self.tag) {
+                watched.entry_tags.swap_remove(i);
             }
         }
+        self.feed.release(&mut state, self.wd);
     }
 }
 
@@ -387,6 +542,43 @@ mod tests {
         assert!(sub.is_clean());
         fs::rename(t.path().join("skill"), t.path().join("moved")).unwrap();
         assert!(!sub.is_clean(), "the watched name moved away");
+    }
+
+    #[test]
+    fn the_listener_is_told_what_became_dirty_and_what_changed_in_a_directory() {
+        let t = tempfile::tempdir().unwrap();
+        fs::create_dir(t.path().join("b")).unwrap();
+        fs::write(t.path().join("b/f"), "x").unwrap();
+        let feed = Feed::new().unwrap();
+        feed.keep_notices();
+        let mut sub = feed.subscribe_tagged(Some(7));
+        let b = dir_fd(&t.path().join("b"));
+        sub.watch_fd(b.as_fd());
+        let root = dir_fd(t.path());
+        let entries = feed.watch_entries(root.as_fd(), 3).unwrap();
+        fs::write(t.path().join("b/f"), "y").unwrap();
+        fs::write(t.path().join("new"), "n").unwrap();
+        feed.drain();
+        let notices = feed.take_notices();
+        assert!(notices.contains(&Notice::Dirty(7)), "{notices:?}");
+        assert!(
+            notices.contains(&Notice::Entry {
+                tag: 3,
+                name: Some("new".into())
+            }),
+            "{notices:?}"
+        );
+        // Dirty is told once.
+        fs::write(t.path().join("b/f"), "z").unwrap();
+        feed.drain();
+        assert!(!feed.take_notices().contains(&Notice::Dirty(7)));
+        drop(entries);
+        fs::write(t.path().join("other"), "o").unwrap();
+        feed.drain();
+        assert!(
+            feed.take_notices().is_empty(),
+            "a dropped entry watch is silent"
+        );
     }
 
     #[test]

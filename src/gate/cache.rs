@@ -75,8 +75,13 @@ impl Watched {
 /// Places watches on everything verifying `key` reads, before it reads it.
 /// `None` when the root is too large or too deep to watch, or some name on
 /// its path is ambiguous (it is then verified in full every time).
-pub fn watch_root(feed: &Arc<Feed>, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watched> {
-    let mut sub = feed.subscribe();
+pub fn watch_root(
+    feed: &Arc<Feed>,
+    project: BorrowedFd<'_>,
+    key: &BundleKey,
+    tag: u64,
+) -> Option<Watched> {
+    let mut sub = feed.subscribe_tagged(Some(tag));
     let mut files = HashMap::new();
     let mut bytes = 0u64;
     let segments: Vec<&str> = key.segments().collect();
@@ -238,7 +243,15 @@ pub struct VerifiedCache {
     feed: Option<Arc<Feed>>,
     entries: Mutex<HashMap<BundleKey, Arc<Cached>>>,
     last_sweep: Mutex<Instant>,
+    /// The tag of each bundle's subscriptions (told to the feed's listener
+    /// when one becomes dirty), with the key it stands for.
+    tags: Mutex<HashMap<BundleKey, u64>>,
+    keys: Mutex<HashMap<u64, BundleKey>>,
 }
+
+/// Tags of bundle subscriptions have this bit set (the mount's directory
+/// watches use the others).
+pub const BUNDLE_TAG: u64 = 1 << 63;
 
 impl VerifiedCache {
     /// A cache that reuses nothing (no feed, or `--rehash-every-open`).
@@ -251,7 +264,39 @@ impl VerifiedCache {
             feed,
             entries: Mutex::new(HashMap::new()),
             last_sweep: Mutex::new(Instant::now()),
+            tags: Mutex::new(HashMap::new()),
+            keys: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The tag of `key`'s subscriptions.
+    fn tag_of(&self, key: &BundleKey) -> u64 {
+        let mut tags = self.tags.lock().unwrap_or_else(|e| e.into_inner());
+        let next = BUNDLE_TAG | tags.len() as u64;
+        let tag = *tags.entry(key.clone()).or_insert(next);
+        self.keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(tag, key.clone());
+        tag
+    }
+
+    /// The bundle a tag stands for.
+    pub fn key_of(&self, tag: u64) -> Option<BundleKey> {
+        self.keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&tag)
+            .cloned()
+    }
+
+    /// Whether a verification of `key` under `entry` and `policy` is cached
+    /// and proven current now.
+    pub fn is_current(&self, key: &BundleKey, entry: Option<&BundleEntry>, policy: Policy) -> bool {
+        let Some(cached) = self.entries().get(key).cloned() else {
+            return false;
+        };
+        cached.entry.as_ref() == entry && cached.policy == policy && cached.sub.is_clean()
     }
 
     pub fn feed(&self) -> Option<&Arc<Feed>> {
@@ -265,7 +310,7 @@ impl VerifiedCache {
     /// Places watches for a full verification of `key` that is about to
     /// start (none without a feed).
     pub fn watch(&self, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watched> {
-        watch_root(self.feed.as_ref()?, project, key)
+        watch_root(self.feed.as_ref()?, project, key, self.tag_of(key))
     }
 
     /// Stores a full verification's result for reuse.
@@ -273,9 +318,24 @@ impl VerifiedCache {
         self.entries().insert(key.clone(), Arc::new(cached));
     }
 
-    /// Forgets what is cached for `key`.
+    /// Forgets what is cached for `key` (the listener is told, so that the
+    /// kernel forgets what it remembered while the bundle was watched).
     pub fn forget(&self, key: &BundleKey) {
-        self.entries().remove(key);
+        if self.entries().remove(key).is_some() {
+            self.tell_dropped(key);
+        }
+    }
+
+    fn tell_dropped(&self, key: &BundleKey) {
+        let tag = self
+            .tags
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .copied();
+        if let (Some(feed), Some(tag)) = (&self.feed, tag) {
+            feed.tell(crate::feed::Notice::Dirty(tag));
+        }
     }
 
     /// How many roots are cached (for tests and memory accounting).
@@ -374,13 +434,20 @@ impl VerifiedCache {
             }
             *last = now;
         }
-        let mut entries = self.entries();
-        entries.retain(|_, c| {
+        let mut dropped = Vec::new();
+        self.entries().retain(|key, c| {
             let idle = now.duration_since(*c.last_used.lock().unwrap_or_else(|e| e.into_inner()));
             if idle > KEEP_BYTES_FOR {
                 c.snapshots().clear();
             }
-            idle <= KEEP_ENTRY_FOR
+            let keep = idle <= KEEP_ENTRY_FOR;
+            if !keep {
+                dropped.push(key.clone());
+            }
+            keep
         });
+        for key in dropped {
+            self.tell_dropped(&key);
+        }
     }
 }

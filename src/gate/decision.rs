@@ -69,6 +69,10 @@ pub enum Caching {
     Cacheable,
     /// Sealed and surface paths: every lookup must reach the gate.
     Fresh,
+    /// A sealed path whose bundle's verification is reused while the change
+    /// feed proves it current: the kernel may remember the answer briefly,
+    /// and is told to forget it as soon as the feed reports a change.
+    Watched,
 }
 
 impl Place {

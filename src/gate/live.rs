@@ -18,6 +18,10 @@ use crate::core::lockfile::LOCKFILE_NAME;
 use crate::core::store::{StoreError, check_size, read_lockfile_unchecked, read_open_lockfile};
 use crate::feed::{Feed, Subscription};
 
+/// The tag of the lockfile's subscriptions: the feed's listener is told
+/// when `seal.json` changes (every decision may change with it).
+pub const LOCKFILE_TAG: u64 = u64::MAX;
+
 /// What the current `seal.json` says.
 #[derive(Debug, Clone)]
 pub enum LockView {
@@ -98,7 +102,7 @@ impl LiveLockfile {
             return self.last();
         }
         *watch = self.feed.as_ref().map(|feed| {
-            let mut sub = feed.subscribe();
+            let mut sub = feed.subscribe_tagged(Some(LOCKFILE_TAG));
             let name = std::ffi::OsStr::new(LOCKFILE_NAME);
             sub.watch_entry(project, name);
             sub.watch_at(project, name);

@@ -151,6 +151,16 @@ impl Gate {
             .retain(|_, s| s.strong_count() > 0);
     }
 
+    /// The bundle whose subscriptions carry `tag` (see [`crate::feed::Notice`]).
+    pub fn bundle_of_tag(&self, tag: u64) -> Option<BundleKey> {
+        self.cache.key_of(tag)
+    }
+
+    /// The change feed, when verifications are reused.
+    pub fn feed(&self) -> Option<&Arc<crate::feed::Feed>> {
+        self.cache.feed()
+    }
+
     /// Releases every snapshot the cache keeps (not those open handles hold).
     pub fn release_kept_bytes(&self) {
         self.cache.release_kept();
@@ -208,7 +218,19 @@ impl Gate {
         let lock = view.patterns_source();
         let place = place(lock, path);
         let (state, assessment) = self.lookup_state(view, &place, path, kind, link_target);
-        let decision = decide(&place, state, lock.policy);
+        let mut decision = decide(&place, state, lock.policy);
+        if let (Place::Sealed { key, .. }, LockView::Valid(valid), true) =
+            (&place, view, decision.shown)
+        {
+            // Shown on a verification the change feed keeps proving current:
+            // the kernel may remember it (and is told when it changes).
+            if self
+                .cache
+                .is_current(key, valid.bundles.get(key), valid.policy)
+            {
+                decision.caching = Caching::Watched;
+            }
+        }
         let at_root = place.root_len() == Some(path.depth());
         // Lookups record what they hide at a root (and every fail-closed);
         // what they show is recorded when it is opened.

@@ -35,6 +35,21 @@ impl Register for ReplyOpen {
     }
 }
 
+/// The session's notifier tells the kernel to forget.
+impl super::view::Invalidate for fuser::Notifier {
+    fn entry(&self, parent: u64, name: &OsStr) {
+        if let Err(e) = self.inval_entry(INodeNo(parent), name) {
+            tracing::debug!("inval_entry: {e}");
+        }
+    }
+    fn inode(&self, ino: u64) {
+        // Attributes only: a negative offset leaves cached pages alone.
+        if let Err(e) = self.inval_inode(INodeNo(ino), -1, 0) {
+            tracing::debug!("inval_inode: {e}");
+        }
+    }
+}
+
 impl Register for ReplyCreate {
     type Id = BackingId;
     fn register(&self, fd: BorrowedFd<'_>) -> io::Result<BackingId> {
@@ -76,6 +91,11 @@ impl SealFs {
 
     fn view(&self) -> &View<BackingId> {
         self.dispatch.shared()
+    }
+
+    /// The shared view (for the mount's change-feed listener).
+    pub fn view_handle(&self) -> std::sync::Arc<View<BackingId>> {
+        self.dispatch.shared().clone()
     }
 }
 

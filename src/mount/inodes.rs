@@ -201,6 +201,24 @@ impl Inodes {
         }
     }
 
+    /// Every named entry below `ino`, at any depth: (parent, name, inode),
+    /// parents before their children.
+    pub fn below(&self, ino: u64) -> Vec<(u64, OsString, u64)> {
+        let mut children: HashMap<u64, Vec<(&OsString, u64)>> = HashMap::new();
+        for ((parent, name), child) in &self.by_name {
+            children.entry(*parent).or_default().push((name, *child));
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![ino];
+        while let Some(dir) = stack.pop() {
+            for (name, child) in children.get(&dir).into_iter().flatten() {
+                out.push((dir, (*name).clone(), *child));
+                stack.push(*child);
+            }
+        }
+        out
+    }
+
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
@@ -269,6 +287,20 @@ mod tests {
         t.forget(a, 1);
         t.forget(x, 1);
         assert!(t.path(a).is_none());
+    }
+
+    #[test]
+    fn below_lists_every_descendant_parents_first() {
+        let mut t = Inodes::default();
+        let a = t.remember(ROOT, OsStr::new("a"));
+        let f = t.remember(ROOT, OsStr::new("f"));
+        let b = t.remember(a, OsStr::new("b"));
+        // A lower-numbered inode moved under a higher-numbered directory.
+        t.rename(ROOT, OsStr::new("f"), b, OsStr::new("f"), false);
+        let below = t.below(a);
+        let inos: Vec<u64> = below.iter().map(|(_, _, i)| *i).collect();
+        assert_eq!(inos, [b, f]);
+        assert!(t.below(f).is_empty());
     }
 
     #[test]

@@ -111,23 +111,17 @@ fn raise_open_file_limit() {
 /// the thread that unmounts).
 fn start_sweeper(gate: &Arc<Gate>) {
     let weak = Arc::downgrade(gate);
-    let mut termination = SigSet::empty();
-    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        termination.add(s);
-    }
-    let previous = termination.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK);
-    let _ = std::thread::Builder::new()
-        .name("seal-sweep".into())
-        .spawn(move || {
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(1));
-                let Some(gate) = weak.upgrade() else { return };
-                gate.sweep();
-            }
-        });
-    if let Ok(previous) = previous {
-        let _ = previous.thread_set_mask();
-    }
+    without_termination_signals(|| {
+        let _ = std::thread::Builder::new()
+            .name("seal-sweep".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                    let Some(gate) = weak.upgrade() else { return };
+                    gate.sweep();
+                }
+            });
+    });
 }
 
 /// `path` made absolute (against the working directory) and normalised.
@@ -358,17 +352,64 @@ fn mount_with(
     };
     config.n_threads = Some(FUSE_THREADS);
     config.clone_fd = true;
+    let feed = gate.feed().cloned();
     let mut fs = fuse::SealFs::new(gate, FUSE_THREADS, writable);
     if let Some(last_words) = last_words {
         fs = fs.on_end(last_words);
     }
-    Session::new(fs, mountpoint, &config).map_err(|e| {
+    let view = fs.view_handle();
+    let session = Session::new(fs, mountpoint, &config).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
             MountError::StaleMount(mountpoint.to_path_buf())
         } else {
             MountError::Mount(e)
         }
-    })
+    })?;
+    if let Some(feed) = feed {
+        view.set_invalidator(Box::new(session.notifier()));
+        start_listener(feed, Arc::downgrade(&view));
+    }
+    Ok(session)
+}
+
+/// The change feed's listener: reads the feed as events come and tells the
+/// kernel to forget what they make stale (a thread of its own: a FUSE
+/// request thread must never send a notification, since the kernel may hold
+/// the very directory lock the notification needs). Ends with the view.
+fn start_listener(
+    feed: Arc<crate::feed::Feed>,
+    view: std::sync::Weak<view::View<fuser::BackingId>>,
+) {
+    feed.keep_notices();
+    without_termination_signals(|| {
+        let _ = std::thread::Builder::new()
+            .name("seal-feed".into())
+            .spawn(move || {
+                loop {
+                    feed.wait(std::time::Duration::from_secs(1));
+                    feed.drain();
+                    let Some(view) = view.upgrade() else { return };
+                    for notice in feed.take_notices() {
+                        view.apply(&notice);
+                    }
+                }
+            });
+    });
+}
+
+/// Runs `start` (which starts a thread) with SIGINT, SIGTERM and SIGHUP
+/// blocked, so that the new thread never takes them: they are for the
+/// thread that unmounts.
+fn without_termination_signals(start: impl FnOnce()) {
+    let mut termination = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        termination.add(s);
+    }
+    let previous = termination.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK);
+    start();
+    if let Ok(previous) = previous {
+        let _ = previous.thread_set_mask();
+    }
 }
 
 /// Serves `session` until it is unmounted (by `umount`, `fusermount3 -u`) or

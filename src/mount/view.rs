@@ -51,12 +51,27 @@ const ORDINARY_TTL: Duration = Duration::from_secs(1);
 /// the GETATTR the kernel's permission check would send after each lookup.
 pub const ATTR_TTL: Duration = Duration::from_secs(1);
 
+/// How long the kernel may remember a sealed path whose bundle the change
+/// feed watches: it is told to forget it as soon as the feed reports a
+/// change, and this bounds how stale it could be if that notice raced the
+/// reply that taught it. Opens are decided by the gate either way.
+const WATCHED_TTL: Duration = Duration::from_secs(1);
+
 /// The kernel's entry timeout for a gate decision's caching.
 pub fn entry_ttl(caching: Caching) -> Duration {
     match caching {
         Caching::Cacheable => ORDINARY_TTL,
-        Caching::Fresh => Duration::ZERO,
+        // Without a listener to invalidate them, watched paths stay fresh.
+        Caching::Fresh | Caching::Watched => Duration::ZERO,
     }
+}
+
+/// Tells the kernel to forget what it remembers (the FUSE notify calls).
+pub trait Invalidate: Send + Sync {
+    /// Forget the entry `name` in directory `parent`.
+    fn entry(&self, parent: u64, name: &OsStr);
+    /// Forget the attributes (and cached pages) of `ino`.
+    fn inode(&self, ino: u64);
 }
 
 /// An open file or directory.
@@ -134,6 +149,11 @@ pub struct View<Id> {
     /// handles. Such an inode describes those bytes; when the disk's file
     /// under its name changes size, the name gets a new inode.
     served: Mutex<HashMap<u64, (u64, usize)>>,
+    /// Tells the kernel to forget (set once the session runs).
+    invalidate: std::sync::OnceLock<Box<dyn Invalidate>>,
+    /// Bundle roots the kernel was allowed to remember, by key: their entry
+    /// (parent inode, name) and inode.
+    watched_roots: Mutex<HashMap<crate::core::paths::BundleKey, (u64, OsString, u64)>>,
 }
 
 impl<Id> View<Id> {
@@ -146,6 +166,58 @@ impl<Id> View<Id> {
             backings: BackingCache::default(),
             writable,
             served: Mutex::new(HashMap::new()),
+            invalidate: std::sync::OnceLock::new(),
+            watched_roots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Lets the view tell the kernel to forget (the session's notifier).
+    pub fn set_invalidator(&self, invalidate: Box<dyn Invalidate>) {
+        let _ = self.invalidate.set(invalidate);
+    }
+
+    /// The kernel's entry timeout for `caching`, given whether the view can
+    /// tell the kernel to forget.
+    fn ttl(&self, caching: Caching) -> Duration {
+        match (caching, self.invalidate.get()) {
+            (Caching::Watched, Some(_)) => WATCHED_TTL,
+            (c, _) => entry_ttl(c),
+        }
+    }
+
+    /// Acts on a change-feed notice: the kernel forgets what the change
+    /// makes stale (never decides anything: opens are checked anyway).
+    pub fn apply(&self, notice: &crate::feed::Notice) {
+        use crate::feed::Notice;
+        let Some(invalidate) = self.invalidate.get() else {
+            return;
+        };
+        let roots: Vec<(u64, OsString, u64)> = {
+            let mut watched = self.watched_roots.lock().unwrap_or_else(|e| e.into_inner());
+            match notice {
+                // seal.json changed: any decision may have changed with it.
+                Notice::Dirty(crate::gate::live::LOCKFILE_TAG) | Notice::Lost => {
+                    watched.drain().map(|(_, v)| v).collect()
+                }
+                Notice::Dirty(tag) => match self.gate.bundle_of_tag(*tag) {
+                    Some(key) => watched.remove(&key).into_iter().collect(),
+                    None => Vec::new(),
+                },
+                Notice::Entry { .. } => Vec::new(),
+            }
+        };
+        tracing::debug!("feed notice {notice:?}: forgetting {} roots", roots.len());
+        for (parent, name, ino) in roots {
+            // What the kernel remembers below the root goes too: an entry
+            // held open keeps its directory's dentry alive, and the next
+            // walk would find it again.
+            let below = self.inodes().below(ino);
+            for (p, n, i) in below.iter().rev() {
+                invalidate.entry(*p, n);
+                invalidate.inode(*i);
+            }
+            invalidate.entry(parent, &name);
+            invalidate.inode(ino);
         }
     }
 
@@ -259,9 +331,19 @@ impl<Id> View<Id> {
             return Err(FsError::NotFound);
         }
         let ino = self.entry_ino(parent, name, st.st_size as u64);
+        if decision.caching == Caching::Watched {
+            if let crate::gate::Place::Sealed { key, root_len } = self.gate.cached_place(&path) {
+                if root_len == path.depth() {
+                    self.watched_roots
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(key, (parent, name.to_os_string(), ino));
+                }
+            }
+        }
         Ok(Entry {
             attr: attr_of(&st, ino, None),
-            ttl: entry_ttl(decision.caching),
+            ttl: self.ttl(decision.caching),
         })
     }
 
@@ -478,6 +560,14 @@ impl<Id> View<Id> {
     /// on one read of the lockfile.
     pub fn opendir(&self, ino: u64, who: Who) -> Result<u64, FsError> {
         let path = self.path_of(ino)?;
+        // The kernel may reach a directory through an entry it remembers
+        // (a watched bundle's root): opening it is decided afresh, like a
+        // file's open.
+        if self.gate.cached_place(&path).is_gated()
+            && !self.gate.lookup(&path, EntryKind::Dir, None, who).shown
+        {
+            return Err(FsError::NotFound);
+        }
         let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
             if e.raw_os_error() == Some(libc::ENOTDIR) {
                 FsError::NotADirectory

@@ -527,3 +527,19 @@ pub fn assert_view(project: &Path, mountpoint: &Path, hidden: &[&str], contents:
         );
     }
 }
+
+/// Whether `holds` becomes true within 100 ms (polled every 2 ms): what the
+/// view promises for a lookup after a change on the disk (the change feed's
+/// listener tells the kernel to forget what it remembered).
+pub fn within_100ms(mut holds: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_millis(100);
+    loop {
+        if holds() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
