@@ -321,7 +321,7 @@ fn verify_v_lists_uncovered_artifacts_after_the_result_without_changing_it() {
     let err = r.ok(&["verify", "-v"], "");
     let expected = format!(
         "{VERIFIED_ONE}\nAgent artifacts no discovery pattern covers (3):\n{}{}{}'seal pin' offers \
-         discovery patterns for all of them.\n",
+         discovery patterns for them.\n",
         artifact_line(
             "hidden",
             "./.claude/commands/deploy.md",
@@ -458,9 +458,19 @@ fn each_suggested_command_seals_its_artifact() {
 #[test]
 fn names_that_cannot_be_keys_or_would_fool_a_terminal_are_shown_safely() {
     let r = Repo::new("block");
-    r.write(".claude/commands/back\\slash.md", "x")
-        .write(".claude/commands/esc\u{1b}[31m.md", "y");
+    r.write(".claude/commands/back\\slash.md", "x");
+    // Nothing pin could offer: no hint that it would.
     let err = r.ok(&["verify", "-v"], "");
+    assert!(
+        err.contains("cannot be sealed") && !err.contains("offers"),
+        "{err}"
+    );
+    r.write(".claude/commands/esc\u{1b}[31m.md", "y");
+    let err = r.ok(&["verify", "-v"], "");
+    assert!(
+        err.ends_with("'seal pin' offers discovery patterns for them.\n"),
+        "{err}"
+    );
     assert!(!err.contains('\u{1b}'), "{err:?}");
     assert!(
         err.contains(

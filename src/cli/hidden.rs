@@ -81,11 +81,13 @@ pub fn render(found: &[Uncovered], lock: &Lockfile, project_arg: Option<&Path>) 
             Err(why) => writeln!(out, "           cannot be sealed: {why}"),
         };
     }
-    let _ = writeln!(
-        out,
-        "'{}' offers discovery patterns for all of them.",
-        seal_prefix(project_arg) + "pin"
-    );
+    if found.iter().any(|u| key_of(u).is_ok()) {
+        let _ = writeln!(
+            out,
+            "'{}' offers discovery patterns for them.",
+            escaped(&(seal_prefix(project_arg) + "pin"))
+        );
+    }
     out
 }
 
