@@ -5,7 +5,7 @@
 
 use std::os::fd::AsFd;
 
-use super::output::init_summary;
+use super::output::{init_summary, large_warnings};
 use super::progress::ProgressLine;
 use super::prompt::confirm;
 use super::{CliError, Context, Done};
@@ -39,6 +39,7 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
     for (path, why) in &plan.skipped {
         eprintln!("seal: init: warning: not proposing {path}: {why}");
     }
+    let plan_large = plan.large_bundles();
     let lock = plan.lockfile;
     lock.check()
         .map_err(|e| CliError::Refused(format!("the proposed lockfile would be invalid: {e}")))?;
@@ -58,6 +59,7 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
         })
         .collect();
     eprint!("{}", init_summary(&patterns, &bundles, verbose));
+    eprint!("{}", large_warnings("init", &plan_large));
     let question = if lock.discovery.is_empty() && lock.bundles.is_empty() {
         format!(
             "No agent bundles or known agent layouts detected in this project. Create empty seal.json with policy: {}?",

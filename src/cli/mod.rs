@@ -11,6 +11,7 @@
 //! (and `seal run` when a mask cannot be applied), 2 fatal.
 
 mod formats;
+mod hidden;
 mod init;
 mod meta;
 mod mount;
@@ -309,6 +310,12 @@ pub struct Context {
 }
 
 impl Context {
+    /// The `-C DIR` the command was given (none for the current directory),
+    /// to repeat in commands suggested to the user.
+    pub fn project_arg(&self) -> Option<&std::path::Path> {
+        (self.dir != std::path::Path::new(".")).then_some(self.dir.as_path())
+    }
+
     /// The project directory's canonical path.
     pub fn canonical_dir(&self) -> Result<PathBuf, CliError> {
         std::fs::canonicalize(&self.dir).map_err(|source| CliError::Project {

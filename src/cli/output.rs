@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::core::escape::escaped;
 use crate::core::json::{newline_indent, write_go_string, write_string_array};
-pub use crate::core::plan::{PinKind, PinRow};
+pub use crate::core::plan::{LARGE_BUNDLE_BYTES, LargeBundle, PinKind, PinRow};
 use crate::core::verify::{BundleReport, BundleState, ProjectReport};
 
 /// `seal verify` human output (reference: tally, one line per bundle that is
@@ -91,8 +91,16 @@ pub fn verify_json(report: &ProjectReport) -> String {
 }
 
 /// The pin proposal (reference format): sorted `+ new`, `~ modified`,
-/// `- removed` lines, then the unchanged tally.
-pub fn pin_summary(rows: &[PinRow], added_patterns: &[String], verbose: bool) -> String {
+/// `- removed` lines, then the unchanged tally. Removed keys are listed only
+/// when `prune` drops them; otherwise one line counts them and says how to
+/// drop them (the reference lists them either way, which reads as if the pin
+/// removed them).
+pub fn pin_summary(
+    rows: &[PinRow],
+    added_patterns: &[String],
+    verbose: bool,
+    prune: bool,
+) -> String {
     let mut out = String::new();
     if !added_patterns.is_empty() {
         out.push_str("Discovery patterns to add:\n");
@@ -103,12 +111,16 @@ pub fn pin_summary(rows: &[PinRow], added_patterns: &[String], verbose: bool) ->
     }
     let mut sorted: Vec<&PinRow> = rows.iter().collect();
     sorted.sort_by(|a, b| a.key.cmp(&b.key));
-    let mut unchanged = 0;
+    let (mut unchanged, mut kept) = (0, 0);
     for row in sorted {
         let (marker, label) = match row.kind {
             PinKind::New => ('+', "new"),
             PinKind::Modified => ('~', "modified"),
-            PinKind::Removed => ('-', "removed"),
+            PinKind::Removed if prune => ('-', "removed"),
+            PinKind::Removed => {
+                kept += 1;
+                continue;
+            }
             PinKind::Unchanged => {
                 unchanged += 1;
                 continue;
@@ -129,6 +141,59 @@ pub fn pin_summary(rows: &[PinRow], added_patterns: &[String], verbose: bool) ->
         }
     }
     let _ = writeln!(out, "\n{unchanged} unchanged");
+    if kept > 0 {
+        let _ = writeln!(
+            out,
+            "{kept} removed (not on disk, kept in seal.json): run with --prune to drop them"
+        );
+    }
+    out
+}
+
+/// A size for people: bytes up to 1 KiB, then KiB, MiB or GiB with one
+/// decimal (so that a count polled every 100 ms visibly moves at 1 MB/s).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// The warning each bundle above the size threshold gets before a pin or
+/// an init asks for confirmation.
+pub fn large_warnings(command: &str, large: &[LargeBundle]) -> String {
+    let mut out = String::new();
+    for b in large {
+        let _ = writeln!(
+            out,
+            "seal: {command}: warning: {} is {} (over {} MiB): every verification of it, and \
+             every open in the sealed view, reads all of it",
+            escaped(&b.key),
+            human_bytes(b.bytes),
+            LARGE_BUNDLE_BYTES >> 20,
+        );
+    }
+    out
+}
+
+/// `seal: COMMAND: warning: not proposing NAME: WHY` lines (`NAME` raw,
+/// escaped here; `WHY` already made safe by whoever wrote it).
+pub fn not_proposing(command: &str, skipped: &[(String, String)]) -> String {
+    let mut out = String::new();
+    for (name, why) in skipped {
+        let _ = writeln!(
+            out,
+            "seal: {command}: warning: not proposing {}: {why}",
+            escaped(name)
+        );
+    }
     out
 }
 
@@ -253,30 +318,67 @@ mod tests {
                 key: "./b".into(),
                 kind: PinKind::Modified,
                 file_count: 3,
+                bytes: 0,
                 detail: None,
             },
             PinRow {
                 key: "./a".into(),
                 kind: PinKind::New,
                 file_count: 1,
+                bytes: 0,
                 detail: None,
             },
             PinRow {
                 key: "./c".into(),
                 kind: PinKind::Removed,
                 file_count: 0,
+                bytes: 0,
                 detail: None,
             },
             PinRow {
                 key: "./d".into(),
                 kind: PinKind::Unchanged,
                 file_count: 2,
+                bytes: 0,
                 detail: None,
             },
         ];
         assert_eq!(
-            pin_summary(&rows, &[], false),
+            pin_summary(&rows, &[], false, true),
             "  + new       ./a  (1 files)\n  ~ modified  ./b  (3 files)\n  - removed   ./c\n\n1 unchanged\n"
+        );
+        assert_eq!(
+            pin_summary(&rows, &[], false, false),
+            "  + new       ./a  (1 files)\n  ~ modified  ./b  (3 files)\n\n1 unchanged\n1 removed (not on \
+             disk, kept in seal.json): run with --prune to drop them\n"
+        );
+    }
+
+    #[test]
+    fn sizes_for_people() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(1023), "1023 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(100 * 1024 * 1024), "100.0 MiB");
+        // A tenth of a MiB is visible: a large file's progress moves.
+        assert_ne!(human_bytes(5 << 20), human_bytes((5 << 20) + (1 << 17)));
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+        assert_eq!(human_bytes(5000 << 30), "5000.0 GiB");
+    }
+
+    #[test]
+    fn large_bundle_warning_names_the_bundle_and_its_size() {
+        let w = large_warnings(
+            "pin",
+            &[LargeBundle {
+                key: "./big\u{1b}".into(),
+                bytes: 150 << 20,
+            }],
+        );
+        assert_eq!(
+            w,
+            "seal: pin: warning: ./big\\u{001b} is 150.0 MiB (over 100 MiB): every verification \
+             of it, and every open in the sealed view, reads all of it\n"
         );
     }
 }

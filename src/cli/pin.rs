@@ -2,11 +2,18 @@
 //! change ([`crate::core::plan`]); this renders it, asks, and writes. Nothing
 //! is written unless the whole result is a valid lockfile and the user
 //! confirmed it; a run that changes nothing leaves the file's bytes alone.
+//!
+//! A bulk pin also offers discovery patterns for the agent artifacts no
+//! pattern covers ([`super::hidden`]), shown as "Discovery patterns to add"
+//! with their bundles as `+ new` rows, in the same single confirmation.
+//! Recorded keys that are gone are listed only with `--prune`; without it one
+//! line counts them and names the flag. Bundles over 100 MiB are warned about
+//! before the question.
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
 
-use super::output::pin_summary;
+use super::output::{large_warnings, not_proposing, pin_summary};
 use super::progress::ProgressLine;
 use super::prompt::confirm;
 use super::{CliError, Context, Done};
@@ -28,9 +35,22 @@ pub fn run(
     let original = read_lockfile(project)?;
     let lock = Lockfile::parse(&original)?;
     let mut listings = Listings::new(project);
+    let mut refused = Vec::new();
     let progress = ProgressLine::start("hashing");
     let plan = if paths.is_empty() {
-        plan_bulk(&mut listings, &lock, prune, verbose, progress.counters())
+        // Agent artifacts no pattern covers (the view hides them): offer
+        // patterns for them in the same confirmation.
+        let found = super::hidden::find(&mut listings, &lock);
+        let (uncovered, unkeyable) = super::hidden::keys(&found);
+        refused = unkeyable;
+        plan_bulk(
+            &mut listings,
+            &lock,
+            prune,
+            verbose,
+            &uncovered,
+            progress.counters(),
+        )
     } else if prune {
         Err(PlanError::Refused(Refusal::PruneWithPaths))
     } else {
@@ -44,6 +64,8 @@ pub fn run(
     drop(progress);
     let plan =
         plan.map_err(|e| CliError::from_plan(e, "cannot pin, seal.json is unchanged", ""))?;
+    refused.extend(plan.skipped.iter().cloned());
+    eprint!("{}", not_proposing("pin", &refused));
     let added: Vec<String> = plan
         .added_patterns
         .iter()
@@ -52,7 +74,7 @@ pub fn run(
     if plan.is_noop() {
         // A bulk pin shows what it looked at; a targeted one has nothing to add.
         if paths.is_empty() {
-            eprint!("{}", pin_summary(&plan.rows, &[], verbose));
+            eprint!("{}", pin_summary(&plan.rows, &[], verbose, prune));
         }
         eprintln!("No changes");
         return Ok(Done::Success);
@@ -63,7 +85,8 @@ pub fn run(
             "the result would not be a valid lockfile, nothing was written:\n{e}"
         ))
     })?;
-    eprint!("{}", pin_summary(&plan.rows, &added, verbose));
+    eprint!("{}", pin_summary(&plan.rows, &added, verbose, prune));
+    eprint!("{}", large_warnings("pin", &plan.large_bundles()));
     if !confirm("Apply these pin changes?") {
         return Err(CliError::Declined { command: "pin" });
     }

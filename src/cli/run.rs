@@ -54,6 +54,9 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         return dry_run(&prepared, args.json);
     }
     eprint!("{}", verify_human(&prepared.report, false));
+    if let Some(line) = blocked_meaning(&prepared) {
+        eprintln!("{line}");
+    }
     eprintln!(
         "seal: run: the project is the sealed view ({})",
         crate::mount::describe_mode(prepared.request.writable)
@@ -62,10 +65,46 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
     Ok(Done::Exit(code.clamp(0, 255) as u8))
 }
 
+/// What "Blocked" means for this run, in the words both the real run and
+/// the dry run print (none when nothing is blocked). Bundles that are not
+/// verified only disappear from the view: the command still starts, so the
+/// run's exit code is the command's (0 for a dry run). Only a location that
+/// cannot be masked stops the command from starting (exit 1).
+fn blocked_meaning(prepared: &Prepared) -> Option<String> {
+    use crate::core::verify::BundleState;
+    if let Some((location, reason)) = prepared.impossible_mask() {
+        return Some(format!(
+            "Blocked for this run: the project-external location {} cannot be masked ({reason}), \
+             so the command does not start (exit 1)",
+            escaped_os(location.as_os_str())
+        ));
+    }
+    if prepared.report.outcome != Outcome::Blocked {
+        return None;
+    }
+    let hidden = prepared
+        .report
+        .bundles
+        .iter()
+        .filter(|b| matches!(b.state, BundleState::Unverified | BundleState::Mismatch))
+        .count();
+    let (bundles, are) = if hidden == 1 {
+        ("bundle", "is")
+    } else {
+        ("bundles", "are")
+    };
+    Some(format!(
+        "Blocked for this run: {hidden} {bundles} that {are} not verified {are} hidden from the \
+         command; it starts and runs with the rest of the project"
+    ))
+}
+
 fn dry_run(prepared: &Prepared, json: bool) -> Result<Done, CliError> {
     let seen = what_it_would_see(prepared);
+    // The real run's exit code: only an impossible mask keeps the command
+    // from starting.
     let impossible = prepared.impossible_mask().is_some();
-    let blocked = prepared.report.outcome == Outcome::Blocked || impossible;
+    let blocked = impossible;
     if json {
         let doc = serde_json::json!({
             "status": if impossible { "Blocked" } else { prepared.report.outcome.as_str() },
@@ -273,14 +312,12 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
     };
     let _ = writeln!(
         out,
-        "Result: {} ({} mode){}",
+        "Result: {} ({} mode)",
         outcome,
-        prepared.lockfile.policy.as_str(),
-        if impossible {
-            "; a project-external location cannot be masked, the command would not start"
-        } else {
-            ""
-        }
+        prepared.lockfile.policy.as_str()
     );
+    if let Some(line) = blocked_meaning(prepared) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }

@@ -1,4 +1,13 @@
 //! `seal verify`: classify every bundle and report, exit 0 / 1 / 2.
+//!
+//! With `-v`, after the spec's own output (and whatever its result), the
+//! agent artifacts no discovery pattern covers are listed with the `seal pin`
+//! command that would seal each (see [`super::hidden`]): they are why a file
+//! on disk is missing from the sealed view. `-v` is the place because the
+//! reference CLI's `-v` only adds detail on stderr, so plain `verify` stays
+//! byte-identical to the reference and only a verbose run pays for walking
+//! the whole project; and it is where a user already looks when the view and
+//! the disk disagree, with no new command to learn.
 
 use std::io::Write;
 use std::os::fd::AsFd;
@@ -91,6 +100,13 @@ pub fn run(ctx: &Context, mode: Mode, verbose: bool) -> Result<Done, CliError> {
     };
     if human {
         eprint!("{}", verify_human(&report, verbose));
+        if verbose {
+            let found = super::hidden::find(&mut listings, &lock);
+            eprint!(
+                "{}",
+                super::hidden::render(&found, &lock, ctx.project_arg())
+            );
+        }
     }
     if let Some(text) = stdout {
         let mut stdout = std::io::stdout().lock();

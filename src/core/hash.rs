@@ -164,6 +164,9 @@ pub struct Observed<K> {
     pub files: BTreeMap<FilePath, Digest>,
     /// Bytes kept by the [`Keeper`], by path.
     pub kept: BTreeMap<FilePath, K>,
+    /// How many bytes the files in `files` hold (as hashed): what pinning
+    /// the root commits every later verification to reading.
+    pub bytes: u64,
     pub problems: Vec<Problem>,
     /// Files found whose bytes were not read because the run stopped early
     /// (sorted). Always empty when `finish` is `Complete`.
@@ -179,6 +182,7 @@ impl<K> Observed<K> {
         Observed {
             files: BTreeMap::new(),
             kept: BTreeMap::new(),
+            bytes: 0,
             problems: Vec::new(),
             unread: Vec::new(),
             listed_all: true,
@@ -723,7 +727,7 @@ impl<K: Keeper> Pool<'_, K> {
     fn hash(&self, job: &Job, buf: &mut [u8]) -> Hashed<K::Kept> {
         let result = hash_one(job, self.keeper, buf, self.progress, self.stopper);
         match &result {
-            Hashed::Done(digest, _) if job.expect == Some(*digest) => {}
+            Hashed::Done(digest, ..) if job.expect == Some(*digest) => {}
             Hashed::Done(..) | Hashed::Failed(_) => self.stopper.prove(),
             Hashed::Abandoned => {}
         }
@@ -736,7 +740,8 @@ impl<K: Keeper> Pool<'_, K> {
 fn collect<K>(results: Vec<(FilePath, Hashed<K>)>, observed: &mut Observed<K>) {
     for (path, result) in results {
         match result {
-            Hashed::Done(digest, kept) => {
+            Hashed::Done(digest, size, kept) => {
+                observed.bytes += size;
                 if let Some(kept) = kept {
                     observed.kept.insert(path.clone(), kept);
                 }
@@ -754,8 +759,9 @@ const BUF_SIZE: usize = 256 * 1024;
 
 /// The outcome of one file.
 enum Hashed<K> {
-    /// Its digest, and its bytes if the keeper wanted them.
-    Done(Digest, Option<K>),
+    /// Its digest, its size as hashed, and its bytes if the keeper wanted
+    /// them.
+    Done(Digest, u64, Option<K>),
     Failed(Problem),
     /// Given up on (a proof elsewhere, or cancelled) before its end.
     Abandoned,
@@ -771,13 +777,13 @@ fn hash_one<K: Keeper>(
     stopper: &Stopper<'_>,
 ) -> Hashed<K::Kept> {
     match hash_file(job, keeper, buf, progress, stopper) {
-        Ok(Some((digest, kept))) => Hashed::Done(digest, kept),
+        Ok(Some((digest, size, kept))) => Hashed::Done(digest, size, kept),
         Ok(None) => Hashed::Abandoned,
         Err(problem) => Hashed::Failed(problem),
     }
 }
 
-type FileResult<K> = Result<Option<(Digest, Option<K>)>, Problem>;
+type FileResult<K> = Result<Option<(Digest, u64, Option<K>)>, Problem>;
 
 fn hash_file<K: Keeper>(
     job: &Job,
@@ -865,7 +871,7 @@ fn hash_file<K: Keeper>(
         Some(w) => Some(keeper.finish(w).map_err(unreadable)?),
         None => None,
     };
-    Ok(Some((Digest::from_hasher(hasher), kept)))
+    Ok(Some((Digest::from_hasher(hasher), total, kept)))
 }
 
 #[cfg(test)]
@@ -978,6 +984,7 @@ mod tests {
         assert_eq!(load(&progress.files_total), 80);
         assert_eq!(load(&progress.files_done), 80);
         assert_eq!(load(&progress.bytes_done), 400);
+        assert_eq!(o.bytes, 400);
     }
 
     #[test]

@@ -4,7 +4,11 @@
 //! renders the plan, asks, and writes.
 //!
 //! * Bulk pin: every root the discovery patterns produce and every recorded
-//!   key; `--prune` drops keys whose roots are gone.
+//!   key; `--prune` drops keys whose roots are gone. Agent artifacts no
+//!   pattern covers (found by the caller, which knows the view) get patterns
+//!   proposed from the built-in surface table, as `seal init` does (SPEC
+//!   §Authoring leaves pattern choice to tool heuristics), and their roots
+//!   join the plan as new bundles.
 //! * Targeted pin: each argument resolved to the true case of the names on
 //!   disk, never nested inside or around a recorded root, the narrowest exact
 //!   discovery pattern added when none produces the key.
@@ -13,7 +17,12 @@
 //!
 //! Any root that cannot be pinned (a symlink, a FIFO, NFC twins, an
 //! unreadable file, an empty bundle) blocks the whole plan: SPEC says a pin
-//! aborts and leaves `seal.json` unmodified.
+//! aborts and leaves `seal.json` unmodified. A proposed pattern is a tool's
+//! offer, not a request: one whose roots cannot be pinned is left out (and
+//! said why) rather than blocking the pin the user asked for.
+//!
+//! Every plan also names the bundles it would pin that hold more than
+//! [`LARGE_BUNDLE_BYTES`]: each later verification reads all of them.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -21,13 +30,12 @@ use std::fmt;
 use std::os::fd::AsFd;
 use std::path::Path;
 
-use super::digest::Digest;
 use super::discovery::{DiscoveryError, Listings, Located, expand, locate};
 use super::escape::{escaped, quoted};
 use super::fs::{EntryKind, RawPath, lstat_at, nfc_name};
-use super::hash::{HashProgress, KeepNothing, Problem, observe_root};
+use super::hash::{HashProgress, KeepNothing, Observed, Problem, observe_root};
 use super::lockfile::{BundleEntry, LOCKFILE_NAME, Lockfile, Policy};
-use super::paths::{BundleKey, FilePath, PathRule, normalize_user_path};
+use super::paths::{BundleKey, PathRule, normalize_user_path};
 use super::pattern::{Pattern, PatternRule};
 use super::verify::{
     BundleReport, BundleState, HashUnrecorded, Presence, RootName, Surveyed, classify, compare,
@@ -43,12 +51,38 @@ pub enum PinKind {
     Unchanged,
 }
 
+/// Above this size a bundle gets a warning before it is pinned (every
+/// verification, and so every open of it in the sealed view, reads it all).
+pub const LARGE_BUNDLE_BYTES: u64 = 100 * 1024 * 1024;
+
+/// A bundle a plan would pin that holds more than [`LARGE_BUNDLE_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LargeBundle {
+    pub key: String,
+    pub bytes: u64,
+}
+
+/// The bundles of `sized` (key, bytes) above the threshold, by key.
+fn large<'a>(sized: impl Iterator<Item = (&'a str, u64)>) -> Vec<LargeBundle> {
+    let mut out: Vec<LargeBundle> = sized
+        .filter(|(_, bytes)| *bytes > LARGE_BUNDLE_BYTES)
+        .map(|(key, bytes)| LargeBundle {
+            key: key.to_string(),
+            bytes,
+        })
+        .collect();
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
 /// One row of a pin summary.
 #[derive(Debug, Clone)]
 pub struct PinRow {
     pub key: String,
     pub kind: PinKind,
     pub file_count: usize,
+    /// The bytes its files hold as hashed now (0 when removed).
+    pub bytes: u64,
     /// The per-file differences, shown with `-v`.
     pub detail: Option<BundleReport>,
 }
@@ -61,6 +95,8 @@ pub struct PinPlan {
     pub added_patterns: Vec<Pattern>,
     /// Whether `--prune` drops the Removed rows.
     pub prune: bool,
+    /// Uncovered artifacts no pattern is offered for, with why (bulk pin).
+    pub skipped: Vec<(String, String)>,
 }
 
 impl PinPlan {
@@ -80,6 +116,17 @@ impl PinPlan {
     pub fn is_noop(&self) -> bool {
         self.changes() == 0 && self.added_patterns.is_empty()
     }
+
+    /// The new or modified bundles above [`LARGE_BUNDLE_BYTES`] (an
+    /// unchanged one was warned about when it was pinned).
+    pub fn large_bundles(&self) -> Vec<LargeBundle> {
+        large(
+            self.rows
+                .iter()
+                .filter(|r| matches!(r.kind, PinKind::New | PinKind::Modified))
+                .map(|r| (r.key.as_str(), r.bytes)),
+        )
+    }
 }
 
 /// What `seal init` would write.
@@ -91,6 +138,15 @@ pub struct InitPlan {
     pub proposed: Vec<Pattern>,
     /// Names the surface table matched but no pattern can name, with why.
     pub skipped: Vec<(String, String)>,
+    /// The bytes each bundle of `lockfile` holds as hashed.
+    pub sizes: BTreeMap<BundleKey, u64>,
+}
+
+impl InitPlan {
+    /// The bundles above [`LARGE_BUNDLE_BYTES`].
+    pub fn large_bundles(&self) -> Vec<LargeBundle> {
+        large(self.sizes.iter().map(|(k, b)| (k.as_str(), *b)))
+    }
 }
 
 /// A root that cannot be pinned, and why.
@@ -294,14 +350,17 @@ fn member_blockers(member: &Surveyed<'_, ()>, out: &mut Vec<Blocker>) {
     }
 }
 
-/// Plans a bulk pin: every discovered root and every recorded key.
+/// Plans a bulk pin: every discovered root and every recorded key, and
+/// patterns (with their roots) for the `uncovered` agent artifact roots.
 pub fn plan_bulk(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     prune: bool,
     verbose: bool,
+    uncovered: &[BundleKey],
     progress: Option<&HashProgress>,
 ) -> Result<PinPlan, PlanError> {
+    let offer = offer_patterns(listings, lock, uncovered, progress)?;
     let members = survey(listings, lock, HashUnrecorded::Yes, progress)?;
     let mut blockers = Vec::new();
     for m in &members {
@@ -314,17 +373,16 @@ pub fn plan_bulk(
         let RootName::Key(key) = &m.name else {
             continue;
         };
-        let (kind, files) = match (&m.presence, m.recorded) {
+        let (kind, observed) = match (&m.presence, m.recorded) {
             (Presence::Absent, _) => (PinKind::Removed, None),
-            (Presence::Hashed { observed, .. }, None) => (PinKind::New, Some(&observed.files)),
+            (Presence::Hashed { observed, .. }, None) => (PinKind::New, Some(observed)),
             (Presence::Hashed { observed, .. }, Some(entry)) if entry.files == observed.files => {
-                (PinKind::Unchanged, Some(&observed.files))
+                (PinKind::Unchanged, Some(observed))
             }
-            (Presence::Hashed { observed, .. }, Some(_)) => {
-                (PinKind::Modified, Some(&observed.files))
-            }
+            (Presence::Hashed { observed, .. }, Some(_)) => (PinKind::Modified, Some(observed)),
             (Presence::Unverifiable { .. } | Presence::Unhashed { .. }, _) => continue,
         };
+        let files = observed.map(|o| &o.files);
         match (kind, files) {
             (PinKind::New | PinKind::Modified, Some(files)) => {
                 next.bundles
@@ -339,15 +397,166 @@ pub fn plan_bulk(
             key: key.as_str().to_string(),
             kind,
             file_count: files.map_or(0, BTreeMap::len),
+            bytes: observed.map_or(0, |o| o.bytes),
             detail: (verbose && kind == PinKind::Modified).then(|| classify(m)),
         });
     }
+    for (key, observed) in offer.roots {
+        rows.push(PinRow {
+            key: key.as_str().to_string(),
+            kind: PinKind::New,
+            file_count: observed.files.len(),
+            bytes: observed.bytes,
+            detail: None,
+        });
+        next.bundles
+            .insert(key, BundleEntry::from_files(observed.files));
+    }
+    next.discovery.extend(offer.patterns.iter().cloned());
+    next.discovery.sort();
     Ok(PinPlan {
         lockfile: next,
         rows,
-        added_patterns: Vec::new(),
+        added_patterns: offer.patterns,
         prune,
+        skipped: offer.skipped,
     })
+}
+
+/// What a bulk pin offers for agent artifacts no discovery pattern covers:
+/// the patterns, and the new roots they produce, hashed.
+#[derive(Default)]
+struct Offer {
+    patterns: Vec<Pattern>,
+    roots: BTreeMap<BundleKey, Observed<()>>,
+    /// Uncovered roots left without a pattern, with why.
+    skipped: Vec<(String, String)>,
+}
+
+/// Chooses a pattern for each uncovered root: the one the surface table
+/// proposes (as `seal init` would), else the exact pattern of the root, the
+/// first that nests with no pattern of `lock` nor one already chosen. A
+/// wildcard pattern that would also produce a root that cannot be pinned
+/// gives way to the exact patterns of the uncovered roots it was chosen for.
+fn offer_patterns(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    uncovered: &[BundleKey],
+    progress: Option<&HashProgress>,
+) -> Result<Offer, PlanError> {
+    let mut offer = Offer::default();
+    if uncovered.is_empty() {
+        return Ok(offer);
+    }
+    let proposal = crate::surfaces::propose(listings)?;
+    let mut chosen: Vec<(Pattern, Vec<&BundleKey>)> = Vec::new();
+    for key in uncovered {
+        if let Some((_, keys)) = chosen.iter_mut().find(|(p, _)| p.produces(key)) {
+            keys.push(key);
+            continue;
+        }
+        let fits = |p: &Pattern| {
+            !lock
+                .discovery
+                .iter()
+                .chain(chosen.iter().map(|(c, _)| c))
+                .any(|q| q == p || q.can_nest_with(p))
+        };
+        let pick = proposal
+            .patterns
+            .iter()
+            .filter(|p| p.produces(key))
+            .cloned()
+            .chain(Pattern::exact_for(key).ok())
+            .find(|p| fits(p));
+        match pick {
+            Some(p) => chosen.push((p, vec![key])),
+            None => offer.skipped.push((
+                key.as_str().to_string(),
+                "a discovery pattern for it would nest with one in seal.json".to_string(),
+            )),
+        }
+    }
+    let mut hashed = BTreeMap::new();
+    let mut accepted: Vec<BundleKey> = Vec::new();
+    for (pattern, keys) in chosen {
+        let why = match offered_roots(listings, lock, &pattern, progress, &mut hashed)? {
+            Ok(roots) => {
+                accepted.extend(roots);
+                offer.patterns.push(pattern);
+                continue;
+            }
+            Err(why) => why,
+        };
+        for key in keys {
+            // The wildcard fell through: each root on its own, when it can be.
+            let exact = Pattern::exact_for(key)
+                .ok()
+                .filter(|_| pattern.has_wildcard());
+            let own = match exact {
+                Some(exact) => {
+                    match offered_roots(listings, lock, &exact, progress, &mut hashed)? {
+                        Ok(roots) => {
+                            accepted.extend(roots);
+                            offer.patterns.push(exact);
+                            continue;
+                        }
+                        Err(own) => own,
+                    }
+                }
+                None => why.clone(),
+            };
+            offer.skipped.push((key.as_str().to_string(), own));
+        }
+    }
+    for key in accepted {
+        if let Some(Ok(observed)) = hashed.remove(&key) {
+            offer.roots.insert(key, observed);
+        }
+    }
+    Ok(offer)
+}
+
+/// The roots `pattern` would add (those no pattern of `lock` produces), all
+/// hashed into `hashed`; or why one of them cannot be pinned.
+fn offered_roots(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    pattern: &Pattern,
+    progress: Option<&HashProgress>,
+    hashed: &mut BTreeMap<BundleKey, Result<Observed<()>, String>>,
+) -> Result<Result<Vec<BundleKey>, String>, PlanError> {
+    let expansion = expand(listings, std::slice::from_ref(pattern))?;
+    if let Some(root) = expansion.unmappable.first() {
+        return Ok(Err(format!(
+            "{pattern} would also produce {}",
+            unmappable(root)
+        )));
+    }
+    let mut keys = Vec::new();
+    for (key, locations) in expansion.roots {
+        if lock.discovery.iter().any(|p| p.produces(&key)) {
+            continue;
+        }
+        if !hashed.contains_key(&key) {
+            let result = hash_produced(listings, &key, &locations, progress)?.map_err(|blockers| {
+                blockers
+                    .first()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            });
+            hashed.insert(key.clone(), result);
+        }
+        if let Some(Err(why)) = hashed.get(&key) {
+            return Ok(Err(if pattern.has_wildcard() {
+                format!("{pattern} would also produce {why}")
+            } else {
+                why.clone()
+            }));
+        }
+        keys.push(key);
+    }
+    Ok(Ok(keys))
 }
 
 /// Plans a targeted pin of `keys` (already resolved, see [`resolve_target`]).
@@ -410,9 +619,10 @@ pub fn plan_targeted(
             next.discovery.push(pattern);
             next.discovery.sort();
         }
-        let Some(files) = hash_key(listings, key, progress, &mut blockers)? else {
+        let Some(observed) = hash_key(listings, key, progress, &mut blockers)? else {
             continue;
         };
+        let (files, bytes) = (observed.files, observed.bytes);
         let recorded = lock.bundles.get(key);
         let kind = match recorded {
             None => PinKind::New,
@@ -435,6 +645,7 @@ pub fn plan_targeted(
             key: key.as_str().to_string(),
             kind,
             file_count: files.len(),
+            bytes,
             detail,
         });
         if kind != PinKind::Unchanged {
@@ -448,6 +659,7 @@ pub fn plan_targeted(
         rows,
         added_patterns,
         prune: false,
+        skipped: Vec::new(),
     })
 }
 
@@ -457,7 +669,7 @@ fn hash_key(
     key: &BundleKey,
     progress: Option<&HashProgress>,
     blockers: &mut Vec<Blocker>,
-) -> Result<Option<BTreeMap<FilePath, Digest>>, PlanError> {
+) -> Result<Option<Observed<()>>, PlanError> {
     let root = key.as_str().to_string();
     let problem = |problem| Blocker::Problem {
         root: root.clone(),
@@ -482,7 +694,7 @@ fn hash_key(
     let observed = observe_root(listings, &raw, kind, &KeepNothing, progress)?;
     let before = blockers.len();
     observed_blockers(&root, &observed.problems, observed.files.len(), blockers);
-    Ok((blockers.len() == before).then_some(observed.files))
+    Ok((blockers.len() == before).then_some(observed))
 }
 
 fn lossy(raw: &RawPath) -> String {
@@ -599,34 +811,16 @@ pub fn plan_init(
     lock.discovery = proposal.patterns.clone();
     lock.discovery.sort();
     let expansion = expand(listings, &lock.discovery)?;
-    let mut blockers = Vec::new();
-    for root in &expansion.unmappable {
-        blockers.push(Blocker::Unmappable {
-            shown: format!("./{}", root.raw.display()),
-            reason: root.reason(),
-        });
-    }
+    let mut blockers: Vec<Blocker> = expansion.unmappable.iter().map(unmappable).collect();
+    let mut sizes = BTreeMap::new();
     for (key, locations) in &expansion.roots {
-        let root = key.as_str().to_string();
-        let [(raw, kind)] = locations.as_slice() else {
-            let path = locations.first().map(|(r, _)| lossy(r)).unwrap_or_default();
-            blockers.push(Blocker::Problem {
-                root,
-                problem: Problem::NfcTwins { path },
-            });
-            continue;
-        };
-        let observed = observe_root(listings, raw, *kind, &KeepNothing, progress)?;
-        let before = blockers.len();
-        observed_blockers(
-            &root,
-            &observed.problems,
-            observed.files.len(),
-            &mut blockers,
-        );
-        if blockers.len() == before {
-            lock.bundles
-                .insert(key.clone(), BundleEntry::from_files(observed.files));
+        match hash_produced(listings, key, locations, progress)? {
+            Ok(observed) => {
+                sizes.insert(key.clone(), observed.bytes);
+                lock.bundles
+                    .insert(key.clone(), BundleEntry::from_files(observed.files));
+            }
+            Err(found) => blockers.extend(found),
         }
     }
     blocked(blockers)?;
@@ -634,5 +828,45 @@ pub fn plan_init(
         lockfile: lock,
         proposed: proposal.patterns,
         skipped: proposal.skipped,
+        sizes,
+    })
+}
+
+/// The blocker of a produced root no bundle key can name.
+fn unmappable(root: &crate::core::discovery::UnmappableRoot) -> Blocker {
+    Blocker::Unmappable {
+        shown: format!("./{}", root.raw.display()),
+        reason: root.reason(),
+    }
+}
+
+/// Hashes a root a pattern produced (at `locations`: more than one means NFC
+/// twins), or says why it cannot be pinned.
+fn hash_produced(
+    listings: &mut Listings<'_>,
+    key: &BundleKey,
+    locations: &[(RawPath, EntryKind)],
+    progress: Option<&HashProgress>,
+) -> Result<Result<Observed<()>, Vec<Blocker>>, PlanError> {
+    let root = key.as_str().to_string();
+    let [(raw, kind)] = locations else {
+        let path = locations.first().map(|(r, _)| lossy(r)).unwrap_or_default();
+        return Ok(Err(vec![Blocker::Problem {
+            root,
+            problem: Problem::NfcTwins { path },
+        }]));
+    };
+    let observed = observe_root(listings, raw, *kind, &KeepNothing, progress)?;
+    let mut blockers = Vec::new();
+    observed_blockers(
+        &root,
+        &observed.problems,
+        observed.files.len(),
+        &mut blockers,
+    );
+    Ok(if blockers.is_empty() {
+        Ok(observed)
+    } else {
+        Err(blockers)
     })
 }

@@ -1,17 +1,20 @@
 //! Assessing a root now: the facts the decision table needs about a sealed
 //! root or an agent artifact, read from the disk. Shared by the gate (at every
 //! decision, keeping the bytes an open asked for), `seal why` and `seal run
-//! --dry-run`, so that all three feed [`super::decide`] the same state.
+//! --dry-run`, so that all three feed [`super::decide`] the same state; and
+//! the walk that finds the agent artifacts no discovery pattern covers
+//! (shared by `seal run --dry-run`, `seal verify -v` and `seal pin`).
 
 use crate::core::discovery::{DiscoveryError, Listings, has_trackable_entry};
 use crate::core::effort::Effort;
 use crate::core::fs::{EntryKind, RawPath};
 use crate::core::hash::{Keeper, Observed};
-use crate::core::lockfile::BundleEntry;
+use crate::core::lockfile::{BundleEntry, Lockfile};
 use crate::core::paths::BundleKey;
 use crate::core::verify::{BundleReport, BundleState, verify_key_with};
 
 use super::decision::RootState;
+use super::place::{Place, ViewPath, place};
 
 /// What one assessment of a sealed root found.
 #[derive(Debug)]
@@ -62,6 +65,53 @@ pub fn assess_artifact(listings: &mut Listings<'_>, root: &RawPath) -> RootState
         },
         Some(_) => RootState::Bundle(BundleState::Unverified),
     }
+}
+
+/// An agent artifact root that no discovery pattern covers, placed and
+/// assessed as the gate would.
+#[derive(Debug, Clone)]
+pub struct Uncovered {
+    pub path: ViewPath,
+    /// Always a [`Place::Artifact`] whose root is `path`.
+    pub place: Place,
+    /// Always a [`RootState::Bundle`].
+    pub state: RootState,
+}
+
+/// Every agent artifact root on disk that no discovery pattern covers and
+/// that holds something an agent could load (empty directories are left
+/// out), sorted by path. The walk enters what the view shows as it is
+/// (ordinary directories and containers), never a sealed root, an artifact
+/// or `.git`; directories that cannot be listed are passed over.
+pub fn uncovered_artifacts(listings: &mut Listings<'_>, lock: &Lockfile) -> Vec<Uncovered> {
+    let mut out = Vec::new();
+    let mut stack = vec![ViewPath::root()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = listings.list(&dir.raw) else {
+            continue;
+        };
+        for entry in entries.iter() {
+            if entry.name == ".git" {
+                continue;
+            }
+            let path = dir.child(&entry.name);
+            let place = place(lock, &path);
+            match &place {
+                Place::Artifact { root_len, .. } if *root_len == path.depth() => {
+                    let state = assess_artifact(listings, &path.raw);
+                    if let RootState::Bundle(_) = state {
+                        out.push(Uncovered { path, place, state });
+                    }
+                }
+                Place::Ordinary | Place::Container if entry.kind == EntryKind::Dir => {
+                    stack.push(path)
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_by_cached_key(|u| u.path.display());
+    out
 }
 
 /// The kind of the entry at `raw` (by listing its parent), if it exists.

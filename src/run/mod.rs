@@ -28,11 +28,11 @@ use plan::{Plan, UserBind, Who};
 use root::BuildError;
 
 use crate::core::discovery::{DiscoveryError, Listings};
-use crate::core::fs::{EntryKind, RawPath};
+use crate::core::fs::RawPath;
 use crate::core::lockfile::{Lockfile, LockfileError};
 use crate::core::store::{StoreError, read_lockfile};
 use crate::core::verify::{ProjectReport, RootName, verify_project};
-use crate::gate::{Place, RootState, State, ViewPath, assess_artifact, decide, place};
+use crate::gate::{Place, RootState, State, decide};
 use crate::mount::{MountError, MountRequest};
 
 /// Why `seal run` stops before (or instead of) running the command.
@@ -480,31 +480,14 @@ pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
         })
         .collect();
     let mut listings = Listings::new(prepared.request.project.as_fd());
-    let mut stack = vec![ViewPath::root()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = listings.list(&dir.raw) else {
-            continue;
-        };
-        for entry in entries.iter() {
-            if entry.name == ".git" {
-                continue;
-            }
-            let path = dir.child(&entry.name);
-            let place = place(&prepared.lockfile, &path);
-            match &place {
-                Place::Artifact { root_len, .. } if *root_len == path.depth() => {
-                    // Empty directories hold nothing to load: not listed.
-                    let state = assess_artifact(&mut listings, &path.raw);
-                    if let RootState::Bundle(_) = state {
-                        out.push(seen(path.display(), "artifact", &place, state, policy));
-                    }
-                }
-                Place::Ordinary | Place::Container if entry.kind == EntryKind::Dir => {
-                    stack.push(path)
-                }
-                _ => {}
-            }
-        }
+    for a in crate::gate::assess::uncovered_artifacts(&mut listings, &prepared.lockfile) {
+        out.push(seen(
+            a.path.display(),
+            "artifact",
+            &a.place,
+            a.state,
+            policy,
+        ));
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out

@@ -1,0 +1,155 @@
+//! Agent artifacts on disk that no discovery pattern covers: the sealed view
+//! hides them (block) or serves them unverified (warn), and a user looking
+//! at `seal verify` would not know why. `seal verify -v` lists them, each
+//! with the `seal pin` command that would seal it; `seal pin` offers
+//! patterns for them. They are found, placed, assessed and decided by the
+//! gate's own walk and decision table ([`uncovered_artifacts`], [`decide`]),
+//! the ones `seal why` and `seal run --dry-run` use, so the three agree.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::core::discovery::Listings;
+use crate::core::escape::escaped;
+use crate::core::lockfile::Lockfile;
+use crate::core::paths::BundleKey;
+use crate::gate::assess::{Uncovered, uncovered_artifacts};
+use crate::gate::{Place, State, decide};
+
+/// The uncovered artifact roots of the project, as the gate sees them now.
+pub fn find(listings: &mut Listings<'_>, lock: &Lockfile) -> Vec<Uncovered> {
+    uncovered_artifacts(listings, lock)
+}
+
+/// The bundle key an artifact root would be sealed under, or why it cannot
+/// be one.
+fn key_of(u: &Uncovered) -> Result<BundleKey, String> {
+    if u.path.raw.0.iter().any(|n| n.to_str().is_none()) {
+        return Err("a name on its path is not UTF-8".to_string());
+    }
+    let names: Vec<String> = u.path.names().map(str::to_string).collect();
+    BundleKey::from_segments(&names).map_err(|rule| format!("the bundle key {rule}"))
+}
+
+/// The keys `seal pin` can offer patterns for, and the roots it cannot
+/// (path, why).
+pub fn keys(found: &[Uncovered]) -> (Vec<BundleKey>, Vec<(String, String)>) {
+    let mut keys = Vec::new();
+    let mut refused = Vec::new();
+    for u in found {
+        match key_of(u) {
+            Ok(key) => keys.push(key),
+            Err(why) => refused.push((u.path.display(), why)),
+        }
+    }
+    (keys, refused)
+}
+
+/// The section `seal verify -v` prints after the result: every uncovered
+/// artifact, what the view does with it and why, and the command that would
+/// seal it. Empty when there is none. `project_arg` is the `-C DIR` the
+/// command was given, repeated in the suggested commands.
+pub fn render(found: &[Uncovered], lock: &Lockfile, project_arg: Option<&Path>) -> String {
+    let mut out = String::new();
+    if found.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nAgent artifacts no discovery pattern covers ({}):",
+        found.len()
+    );
+    for u in found {
+        let decision = decide(&u.place, State::Root(u.state), lock.policy);
+        let rule = match &u.place {
+            Place::Artifact { rule, .. } => rule.describe(),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<8} {}  ({rule}; {})",
+            decision.word(),
+            escaped(&u.path.display()),
+            decision.reason.describe()
+        );
+        let _ = match key_of(u) {
+            Ok(key) => writeln!(
+                out,
+                "           to seal it: {}",
+                pin_command(project_arg, key.rel_path())
+            ),
+            Err(why) => writeln!(out, "           cannot be sealed: {why}"),
+        };
+    }
+    if found.iter().any(|u| key_of(u).is_ok()) {
+        let _ = writeln!(
+            out,
+            "'{}' offers discovery patterns for them.",
+            escaped(&(seal_prefix(project_arg) + "pin"))
+        );
+    }
+    out
+}
+
+/// `seal pin PATH` (with `-C DIR` when the command had one), quoted for a
+/// POSIX shell, then escaped for the terminal.
+pub fn pin_command(project_arg: Option<&Path>, rel: &str) -> String {
+    escaped(&format!(
+        "{}pin {}",
+        seal_prefix(project_arg),
+        shell_word(rel)
+    ))
+    .into_owned()
+}
+
+/// `seal ` or `seal -C DIR `.
+fn seal_prefix(project_arg: Option<&Path>) -> String {
+    match project_arg {
+        Some(dir) => format!("seal -C {} ", shell_word(&dir.to_string_lossy())),
+        None => "seal ".to_string(),
+    }
+}
+
+/// A word a POSIX shell reads back as `text`: as it is when it holds only
+/// characters no shell treats specially, else in single quotes.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._/-+@%=:,".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words() {
+        assert_eq!(
+            shell_word(".claude/commands/deploy.md"),
+            ".claude/commands/deploy.md"
+        );
+        assert_eq!(
+            shell_word("docs/my notes/AGENTS.md"),
+            "'docs/my notes/AGENTS.md'"
+        );
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$(rm -rf ~)"), "'$(rm -rf ~)'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn pin_commands_repeat_the_project_and_escape_for_the_terminal() {
+        assert_eq!(pin_command(None, "a b"), "seal pin 'a b'");
+        assert_eq!(
+            pin_command(Some(Path::new("../proj")), ".mcp.json"),
+            "seal -C ../proj pin .mcp.json"
+        );
+        assert_eq!(pin_command(None, "x\u{1b}[2J"), "seal pin 'x\\u{001b}[2J'");
+    }
+}
