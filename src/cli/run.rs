@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::output::verify_human;
+use super::verify::{Decided, apply_machine_policy};
 use super::{CliError, Context, Done};
 use crate::core::escape::escaped_os;
 use crate::core::verify::Outcome;
@@ -28,20 +29,31 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
             "no command given: seal run [OPTIONS] -- CMD [ARGS...]".into(),
         ));
     }
-    let prepared = prepare(RunRequest {
+    // The machine policy's readOnly and rehashEveryOpen hold whatever the
+    // flags say (the gate enforces both again when it is built).
+    let machine = super::machine_policy()?;
+    let mut prepared = prepare(RunRequest {
         project_dir: ctx.dir,
         project: ctx.project,
         command: args.command,
         audit_log: args.audit_log,
         user: args.user,
-        writable: !args.read_only,
-        rehash_every_open: args.rehash_every_open,
+        writable: !args.read_only && !machine.read_only,
+        rehash_every_open: args.rehash_every_open || machine.rehash_every_open,
     })
     .map_err(CliError::Run)?;
+    // Strictest wins: what the dry run shows and the summary says are
+    // decided under the policy in force.
+    let decided = apply_machine_policy(&mut prepared.report, machine, &prepared.lockfile, false);
+    prepared.lockfile.policy = prepared.report.policy;
     if args.dry_run {
-        return dry_run(&prepared, args.json);
+        return dry_run(&prepared, args.json, &decided);
     }
-    eprint!("{}", verify_human(&prepared.report, false));
+    eprint!(
+        "{}{}",
+        verify_human(&prepared.report, false),
+        decided.human_line()
+    );
     eprintln!(
         "seal: run: the project is the sealed view ({})",
         crate::mount::describe_mode(prepared.request.writable)
@@ -50,22 +62,25 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
     Ok(Done::Exit(code.clamp(0, 255) as u8))
 }
 
-fn dry_run(prepared: &Prepared, json: bool) -> Result<Done, CliError> {
+fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, CliError> {
     let seen = what_it_would_see(prepared);
     let blocked =
         prepared.report.outcome == Outcome::Blocked || prepared.impossible_mask().is_some();
     if json {
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "status": if prepared.impossible_mask().is_some() { "Blocked" } else { prepared.report.outcome.as_str() },
             "policy": prepared.lockfile.policy.as_str(),
             "entries": seen,
             "masks": prepared.plan.iter().map(mask_json).collect::<Vec<_>>(),
         });
+        for (key, value) in decided.json_keys() {
+            doc[key] = serde_json::Value::from(value);
+        }
         let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
         out.push('\n');
         let _ = std::io::stdout().lock().write_all(out.as_bytes());
     } else {
-        eprint!("{}", dry_run_text(prepared, &seen));
+        eprint!("{}{}", dry_run_text(prepared, &seen), decided.human_line());
     }
     Ok(if blocked {
         Done::Blocked
