@@ -74,6 +74,14 @@ pub fn prepare_gate(
     }
     let audit = audit_log(request.audit_log.as_deref(), &machine.audit)?;
     let feed = if request.rehash_every_open || machine.rehash_every_open {
+        tracing::info!(
+            "every open verifies its bundle in full (rehash every open, asked by the {})",
+            if machine.rehash_every_open {
+                "machine policy"
+            } else {
+                "command line"
+            }
+        );
         None
     } else {
         match crate::feed::Feed::for_project(project.as_fd()) {
@@ -108,9 +116,12 @@ fn audit_log(
     let mut log = AuditLog::default();
     let mut files: Vec<&Path> = requested.into_iter().collect();
     if let Some(file) = mandatory.file.as_deref() {
-        let same = files
-            .first()
-            .is_some_and(|r| std::fs::canonicalize(r).ok() == std::fs::canonicalize(file).ok());
+        let same = files.first().is_some_and(|r| {
+            match (std::fs::canonicalize(r), std::fs::canonicalize(file)) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => absolute(r) == absolute(file),
+            }
+        });
         if !same {
             files.push(file);
         }
