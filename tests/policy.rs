@@ -92,19 +92,22 @@ fn tampered(policy: &str) -> Project {
     p
 }
 
+/// Makes a policy file in a directory; returns its path.
+type Make = Box<dyn Fn(&PolicyDir) -> PathBuf>;
+
 #[test]
 fn every_way_the_file_can_be_wrong_is_refused_with_exit_2() {
     if !root() {
         return;
     }
     let p = tampered("warn");
-    let good = r#"{"version": 1, "minimumPolicy": "block"}"#;
-    let cases: Vec<(&str, &str, Box<dyn Fn(&PolicyDir) -> PathBuf>)> = vec![
+    const GOOD: &str = r#"{"version": 1, "minimumPolicy": "block"}"#;
+    let cases: Vec<(&str, &str, Make)> = vec![
         (
             "owner",
             "owned-by-root",
             Box::new(|d: &PolicyDir| {
-                let f = d.write(good);
+                let f = d.write(GOOD);
                 std::os::unix::fs::chown(&f, Some(1000), Some(1000)).unwrap();
                 f
             }),
@@ -113,7 +116,7 @@ fn every_way_the_file_can_be_wrong_is_refused_with_exit_2() {
             "group write",
             "writable-by-root-only",
             Box::new(|d: &PolicyDir| {
-                let f = d.write(good);
+                let f = d.write(GOOD);
                 std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o664)).unwrap();
                 f
             }),
@@ -122,7 +125,7 @@ fn every_way_the_file_can_be_wrong_is_refused_with_exit_2() {
             "other write",
             "writable-by-root-only",
             Box::new(|d: &PolicyDir| {
-                let f = d.write(good);
+                let f = d.write(GOOD);
                 std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o646)).unwrap();
                 f
             }),
@@ -132,7 +135,7 @@ fn every_way_the_file_can_be_wrong_is_refused_with_exit_2() {
             "no-symlink",
             Box::new(|d: &PolicyDir| {
                 let target = d.dir.path().join("real.json");
-                std::fs::write(&target, good).unwrap();
+                std::fs::write(&target, GOOD).unwrap();
                 std::os::unix::fs::symlink(&target, d.path()).unwrap();
                 d.path()
             }),
@@ -149,7 +152,7 @@ fn every_way_the_file_can_be_wrong_is_refused_with_exit_2() {
             "writable directory",
             "safe-directories",
             Box::new(|d: &PolicyDir| {
-                let f = d.write(good);
+                let f = d.write(GOOD);
                 std::fs::set_permissions(d.dir.path(), std::fs::Permissions::from_mode(0o777))
                     .unwrap();
                 f
