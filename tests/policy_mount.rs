@@ -6,12 +6,11 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use support::{Project, audit_records, errno_of, fuse_available, scratch};
 
@@ -23,10 +22,11 @@ fn policy_file(dir: &Path, text: &str) -> PathBuf {
     p
 }
 
-/// A mounted view; unmounted (and its foreground daemon reaped) on drop.
+/// A mounted view, and what `seal mount` wrote on stderr until it was
+/// ready; unmounted on drop.
 struct View {
     dir: tempfile::TempDir,
-    daemon: Option<Child>,
+    stderr: String,
 }
 
 impl View {
@@ -38,9 +38,6 @@ impl View {
 impl Drop for View {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(self.dir.path()).status();
-        if let Some(mut child) = self.daemon.take() {
-            let _ = child.wait();
-        }
         let _ = Command::new("umount")
             .arg("-l")
             .arg(self.dir.path())
@@ -50,7 +47,9 @@ impl Drop for View {
 }
 
 /// `seal mount --daemon MOUNTPOINT ARGS` in `project` with `env`: the view
-/// once mounted, or the exit code and stderr of a refusal.
+/// once mounted (the detached daemon keeps stderr until it is ready, so
+/// what it logs while starting is read here), or the exit code and stderr
+/// of a refusal.
 fn mount(project: &Project, args: &[&str], env: &[(&str, &Path)]) -> Result<View, (i32, String)> {
     let dir = tempfile::Builder::new()
         .prefix("sealfs-policy-view-")
@@ -66,18 +65,16 @@ fn mount(project: &Project, args: &[&str], env: &[(&str, &Path)]) -> Result<View
         cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     match out.status.code() {
         Some(0) => {
             assert!(
                 support::fuse_mounted_at(dir.path()),
                 "reported ready, not mounted"
             );
-            Ok(View { dir, daemon: None })
+            Ok(View { dir, stderr })
         }
-        code => Err((
-            code.unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )),
+        code => Err((code.unwrap_or(-1), stderr)),
     }
 }
 
@@ -95,14 +92,27 @@ fn tampered_warn_project() -> Project {
 
 const POLICY: &str = "SEAL_TEST_POLICY_PATH";
 
+/// What most tests start from: a tampered warn project, a directory for the
+/// policy file and one for audit logs (None when FUSE tests cannot run).
+struct Fixture {
+    p: Project,
+    etc: tempfile::TempDir,
+    logs: tempfile::TempDir,
+}
+
+fn fixture() -> Option<Fixture> {
+    fuse_available().then(|| Fixture {
+        p: tampered_warn_project(),
+        etc: scratch(),
+        logs: scratch(),
+    })
+}
+
 #[test]
 fn a_warn_project_under_a_block_machine_policy_hides_its_mismatched_bundle() {
-    if !fuse_available() {
+    let Some(Fixture { p, etc, logs }) = fixture() else {
         return;
-    }
-    let p = tampered_warn_project();
-    let etc = scratch();
-    let logs = scratch();
+    };
     let log = logs.path().join("audit.jsonl");
     let log_arg = log.to_str().unwrap();
     // Without a machine policy (no file): warn lets it through.
@@ -158,11 +168,9 @@ fn a_warn_project_under_a_block_machine_policy_hides_its_mismatched_bundle() {
 
 #[test]
 fn syslog_receives_every_decision() {
-    if !fuse_available() {
+    let Some(Fixture { p, etc, .. }) = fixture() else {
         return;
-    }
-    let p = tampered_warn_project();
-    let etc = scratch();
+    };
     let file = policy_file(
         etc.path(),
         r#"{"version": 1, "minimumPolicy": "block", "audit": {"syslog": {"facility": "auth"}}}"#,
@@ -204,12 +212,9 @@ fn syslog_receives_every_decision() {
 
 #[test]
 fn the_mandatory_audit_file_is_written_whatever_the_command_line_says() {
-    if !fuse_available() {
+    let Some(Fixture { p, etc, logs }) = fixture() else {
         return;
-    }
-    let p = tampered_warn_project();
-    let etc = scratch();
-    let logs = scratch();
+    };
     let mandatory = logs.path().join("mandatory.jsonl");
     let file = policy_file(
         etc.path(),
@@ -259,14 +264,11 @@ fn the_mandatory_audit_file_is_written_whatever_the_command_line_says() {
 
 #[test]
 fn protected_paths_are_read_only_in_the_writable_view() {
-    if !fuse_available() {
+    let Some(Fixture { p, etc, logs }) = fixture() else {
         return;
-    }
-    let p = tampered_warn_project();
+    };
     p.write(".git/hooks/pre-push", "#!/bin/sh\n")
         .write(".git/config", "[core]\n");
-    let etc = scratch();
-    let logs = scratch();
     let log = logs.path().join("audit.jsonl");
     let file = policy_file(
         etc.path(),
@@ -330,47 +332,20 @@ fn protected_paths_are_read_only_in_the_writable_view() {
 
 #[test]
 fn forced_read_only_and_rehash_hold_whatever_the_flags_say() {
-    if !fuse_available() {
+    let Some(Fixture { p, etc, .. }) = fixture() else {
         return;
-    }
-    let p = tampered_warn_project();
-    let etc = scratch();
+    };
     let file = policy_file(
         etc.path(),
         r#"{"version": 1, "readOnly": true, "rehashEveryOpen": true}"#,
     );
-    // In the foreground, to read what it logs.
-    let dir = tempfile::Builder::new()
-        .prefix("sealfs-policy-view-")
-        .tempdir()
-        .unwrap();
-    let mut child = Command::new(support::seal_bin())
-        .arg("mount")
-        .arg(dir.path())
-        .arg("--writable")
-        .current_dir(p.path())
-        .env(POLICY, &file)
-        .env("SEAL_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-        let ready = line.contains("serving the sealed view");
-        seen.push(line);
-        if ready || Instant::now() > deadline {
-            break;
-        }
-    }
-    let view = View {
-        dir,
-        daemon: Some(child),
-    };
-    let text = seen.join("\n");
+    let view = mount(
+        &p,
+        &["--writable"],
+        &[(POLICY, &file), ("SEAL_LOG", Path::new("info"))],
+    )
+    .unwrap();
+    let text = &view.stderr;
     assert!(text.contains("serves every view read-only"), "{text}");
     assert!(text.contains("(read-only)"), "{text}");
     assert!(
@@ -430,12 +405,10 @@ fn run_sh(project: &Project, file: &Path, script: &str) -> (i32, String) {
 
 #[test]
 fn under_seal_run_protected_paths_and_forced_read_only_hold() {
-    if !fuse_available() {
+    let Some(Fixture { p, etc, .. }) = fixture() else {
         return;
-    }
-    let p = tampered_warn_project();
+    };
     p.write(".git/hooks/.keep", "");
-    let etc = scratch();
     let protect = policy_file(
         etc.path(),
         r#"{"version": 1, "protectedPaths": [".git/hooks/**"]}"#,
