@@ -87,8 +87,6 @@ pub enum Source {
     Machine,
     /// The project's `seal.json`.
     Project,
-    /// A flag on the command line.
-    CommandLine,
 }
 
 impl Source {
@@ -97,7 +95,6 @@ impl Source {
             Source::BuiltIn => "built-in",
             Source::Machine => "machine",
             Source::Project => "project",
-            Source::CommandLine => "command-line",
         }
     }
 }
@@ -464,16 +461,6 @@ impl MachinePolicy {
             (policy, Source::Machine)
         } else {
             (policy, source)
-        }
-    }
-
-    /// Where the settings of this policy come from: the machine when a file
-    /// was read, else the built-in defaults.
-    pub fn source(&self) -> Source {
-        if self.file.is_some() {
-            Source::Machine
-        } else {
-            Source::BuiltIn
         }
     }
 
