@@ -16,6 +16,12 @@
 //! `seal.json` is re-read for every decision ([`live`]); when it is invalid
 //! or missing, every sealed and surface path is absent until it is valid
 //! again (fail closed).
+//!
+//! A machine policy ([`crate::policy`], through [`Gate::with_machine`]) only
+//! ever makes decisions stricter: its minimum policy raises the project's,
+//! its extra surfaces add artifacts, its protected paths and read-only rule
+//! refuse more writes ([`Guard`]), and with `requireSeal` a missing
+//! `seal.json` is the empty lockfile until one appears.
 
 pub mod assess;
 pub mod audit;
