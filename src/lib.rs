@@ -3,13 +3,15 @@
 //! Layers, top to bottom (data flows down): [`cli`] parses arguments and renders
 //! results; [`run`] builds the sealed namespace; [`mount`] is the FUSE adapter;
 //! [`gate`] decides what a path may show; [`core`] knows the spec. [`surfaces`]
-//! is the built-in table of where agents load extensions from.
+//! is the built-in table of where agents load extensions from; [`policy`] is
+//! the machine policy a security team sets, which no project can weaken.
 
 pub mod cli;
 pub mod core;
 pub mod feed;
 pub mod gate;
 pub mod mount;
+pub mod policy;
 pub mod run;
 pub mod snapshot;
 pub mod surfaces;

@@ -395,6 +395,58 @@ pub fn classify(segments: &[&str]) -> SurfaceClass {
     SurfaceClass::Outside
 }
 
+/// Surface rows added at run time (a machine policy's `extraSurfaces`, see
+/// [`crate::policy`]): Seal discovery patterns whose roots are artifacts, on
+/// top of the built-in table.
+#[derive(Debug, Clone, Default)]
+pub struct ExtraRows(Vec<(Pattern, &'static SurfaceRow)>);
+
+impl ExtraRows {
+    pub fn new(rows: Vec<(Pattern, &'static SurfaceRow)>) -> ExtraRows {
+        ExtraRows(rows)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The patterns, as written.
+    pub fn patterns(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.0.iter().map(|(_, row)| row.pattern)
+    }
+}
+
+/// [`classify`], then the `extra` rows: a built-in artifact stays one; else
+/// an extra row producing a prefix of the path makes that prefix an artifact
+/// root, and a path on the way to one is a container.
+pub fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
+    let built_in = classify(segments);
+    if extra.is_empty() || matches!(built_in, SurfaceClass::Artifact { .. }) {
+        return built_in;
+    }
+    for (pattern, row) in &extra.0 {
+        if let Some(root_len) = pattern.root_len_within(segments.iter().copied()) {
+            return SurfaceClass::Artifact {
+                root_len,
+                rule: SurfaceRule::Row(row),
+            };
+        }
+    }
+    let on_the_way = extra
+        .0
+        .iter()
+        .any(|(p, _)| p.passes_through(segments.iter().copied()));
+    if on_the_way {
+        SurfaceClass::Container
+    } else {
+        built_in
+    }
+}
+
 /// What `seal init` proposes: the discovery patterns and the names it had to
 /// leave out (with why), so that the caller can warn about them.
 #[derive(Debug, Default)]

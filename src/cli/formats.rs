@@ -352,7 +352,15 @@ fn sarif_document(run: serde_json::Value) -> String {
 
 /// `seal verify --format sarif`: a SARIF 2.1.0 log with one result per
 /// bundle that is not verified.
-pub fn sarif_log(report: &ProjectReport, prefix: &str, lockfile: &str, exit: u8) -> String {
+/// `extra`: run properties besides the status and the policy (the machine
+/// policy's).
+pub fn sarif_log(
+    report: &ProjectReport,
+    prefix: &str,
+    lockfile: &str,
+    exit: u8,
+    extra: &[(&str, String)],
+) -> String {
     let results: Vec<serde_json::Value> = findings(report, prefix, lockfile)
         .into_iter()
         .map(|f| {
@@ -373,14 +381,18 @@ pub fn sarif_log(report: &ProjectReport, prefix: &str, lockfile: &str, exit: u8)
             })
         })
         .collect();
+    let mut properties = serde_json::json!({
+        "status": report.outcome.as_str(),
+        "policy": report.policy.as_str(),
+    });
+    for (key, value) in extra {
+        properties[*key] = serde_json::Value::from(value.as_str());
+    }
     sarif_document(serde_json::json!({
         "tool": { "driver": sarif_driver() },
         "invocations": [{ "executionSuccessful": true, "exitCode": exit }],
         "results": results,
-        "properties": {
-            "status": report.outcome.as_str(),
-            "policy": report.policy.as_str(),
-        },
+        "properties": properties,
     }))
 }
 
@@ -514,7 +526,8 @@ mod tests {
             ],
             Policy::Block,
         );
-        let doc: serde_json::Value = serde_json::from_str(&sarif_log(&r, "", LOCK, 1)).unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_str(&sarif_log(&r, "", LOCK, 1, &[])).unwrap();
         assert_eq!(doc["version"], "2.1.0");
         let run = &doc["runs"][0];
         assert_eq!(run["tool"]["driver"]["rules"].as_array().unwrap().len(), 3);

@@ -17,6 +17,7 @@ mod meta;
 mod mount;
 mod output;
 mod pin;
+mod policy;
 mod progress;
 mod prompt;
 mod run;
@@ -66,10 +67,20 @@ enum Command {
     Run(RunArgs),
     /// Explain how one path is classified and what is decided about it
     Why(WhyArgs),
+    /// Print the policy in force here (built-in defaults, the machine
+    /// policy file, the project's seal.json) and where each setting comes from
+    Policy(PolicyArgs),
     /// Print a shell completion script on stdout
     Completions(meta::CompletionsArgs),
     /// Print the man page (roff) of seal, or of one command, on stdout
     Man(meta::ManArgs),
+}
+
+#[derive(Debug, Args)]
+struct PolicyArgs {
+    /// Print it as JSON on stdout
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -205,6 +216,8 @@ pub enum CliError {
     Refused(String),
     Mount(crate::mount::MountError),
     Run(crate::run::RunError),
+    /// The machine policy file is refused.
+    Policy(crate::policy::PolicyError),
 }
 
 impl std::fmt::Display for CliError {
@@ -224,6 +237,7 @@ impl std::fmt::Display for CliError {
             CliError::Refused(msg) => f.write_str(msg),
             CliError::Mount(e) => write!(f, "{e}"),
             CliError::Run(e) => write!(f, "{e}"),
+            CliError::Policy(e) => write!(f, "{e}"),
         }
     }
 }
@@ -298,9 +312,16 @@ fn exit_code(result: &Result<Done, CliError>) -> u8 {
             | CliError::Discovery(_)
             | CliError::Declined { .. }
             | CliError::Refused(_)
-            | CliError::Mount(_),
+            | CliError::Mount(_)
+            | CliError::Policy(_),
         ) => 2,
     }
+}
+
+/// The machine policy of this machine (read once); a refused policy file
+/// ends every command that reads it with exit 2.
+pub fn machine_policy() -> Result<&'static crate::policy::MachinePolicy, CliError> {
+    crate::policy::machine().map_err(CliError::Policy)
 }
 
 /// Shared context: where the project is.
@@ -382,6 +403,7 @@ pub fn main() -> ExitCode {
     let machine = match &cli.command {
         Command::Verify(a) => verify::Mode::from_flags(a.json, a.format, a.quiet).machine(),
         Command::Run(a) if a.json => Some(formats::Machine::Json),
+        Command::Policy(a) if a.json => Some(formats::Machine::Json),
         _ => None,
     };
     let name = match &cli.command {
@@ -391,6 +413,7 @@ pub fn main() -> ExitCode {
         Command::Mount(_) => "mount",
         Command::Run(_) => "run",
         Command::Why(_) => "why",
+        Command::Policy(_) => "policy",
         Command::Completions(a) => return meta::completions(Cli::command(), a),
         Command::Man(a) => return meta::man(Cli::command(), a),
     };
@@ -432,6 +455,7 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Why(a) => why::run(&ctx, &a.path),
+        Command::Policy(a) => policy::run(&ctx, a.json),
         Command::Completions(_) | Command::Man(_) => unreachable!("answered above"),
     });
     report_error(name, &result, machine);

@@ -127,6 +127,16 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
         ..Options::default()
     };
     parse_options(&args.options, sloppy, &mut options).map_err(CliError::Refused)?;
+    let machine = super::machine_policy()?;
+    if machine.read_only && options.writable {
+        eprintln!(
+            "seal: mount: the machine policy {} serves every view read-only; the view will be \
+             read-only",
+            machine.shown_file()
+        );
+        options.writable = false;
+    }
+    options.rehash_every_open |= machine.rehash_every_open;
     let request = MountRequest {
         project_dir: ctx.dir.clone(),
         mountpoint: args.mountpoint.clone(),

@@ -68,7 +68,9 @@ pub fn file_lines(out: &mut String, b: &BundleReport) {
 
 /// `seal verify --json`: `status`, then the four sorted arrays, two-space
 /// indent, trailing newline (the reference's encoder output).
-pub fn verify_json(report: &ProjectReport) -> String {
+/// `extra` string members follow SPEC's (SPEC allows additional diagnostic
+/// metadata; the machine policy adds its own).
+pub fn verify_json(report: &ProjectReport, extra: &[(&str, String)]) -> String {
     let mut out = String::from("{");
     newline_indent(&mut out, 1);
     out.push_str("\"status\": ");
@@ -85,6 +87,13 @@ pub fn verify_json(report: &ProjectReport) -> String {
         let names = report.names_in(state);
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         write_string_array(&mut out, &refs, 1);
+    }
+    for (key, value) in extra {
+        out.push(',');
+        newline_indent(&mut out, 1);
+        write_go_string(&mut out, key);
+        out.push_str(": ");
+        write_go_string(&mut out, value);
     }
     out.push_str("\n}\n");
     out
@@ -306,7 +315,7 @@ mod tests {
             Policy::Warn,
         );
         assert_eq!(
-            verify_json(&r),
+            verify_json(&r, &[]),
             "{\n  \"status\": \"Drift\",\n  \"verified\": [\n    \"./a\",\n    \"./b\"\n  ],\n  \"unverified\": [],\n  \"removed\": [\n    \"./\\u003cx\\u003e\"\n  ],\n  \"mismatch\": []\n}\n"
         );
     }

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::output::verify_human;
+use super::verify::{Decided, apply_machine_policy};
 use super::{CliError, Context, Done};
 use crate::core::escape::{escaped, escaped_os};
 use crate::core::verify::Outcome;
@@ -39,21 +40,32 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
             "no command given: seal run [OPTIONS] -- CMD [ARGS...]".into(),
         ));
     }
-    let prepared = prepare(RunRequest {
+    // The machine policy's readOnly and rehashEveryOpen hold whatever the
+    // flags say (the gate enforces both again when it is built).
+    let machine = super::machine_policy()?;
+    let mut prepared = prepare(RunRequest {
         project_dir: ctx.dir,
         project: ctx.project,
         command: args.command,
         audit_log: args.audit_log,
         user: args.user,
         binds: args.binds,
-        writable: !args.read_only,
-        rehash_every_open: args.rehash_every_open,
+        writable: !args.read_only && !machine.read_only,
+        rehash_every_open: args.rehash_every_open || machine.rehash_every_open,
     })
     .map_err(CliError::Run)?;
+    // Strictest wins: what the dry run shows and the summary says are
+    // decided under the policy in force.
+    let decided = apply_machine_policy(&mut prepared.report, machine, &prepared.lockfile, false);
+    prepared.lockfile.policy = prepared.report.policy;
     if args.dry_run {
-        return dry_run(&prepared, args.json);
+        return dry_run(&prepared, args.json, &decided);
     }
-    eprint!("{}", verify_human(&prepared.report, false));
+    eprint!(
+        "{}{}",
+        verify_human(&prepared.report, false),
+        decided.human_line()
+    );
     if let Some(line) = blocked_meaning(&prepared) {
         eprintln!("{line}");
     }
@@ -99,24 +111,27 @@ fn blocked_meaning(prepared: &Prepared) -> Option<String> {
     ))
 }
 
-fn dry_run(prepared: &Prepared, json: bool) -> Result<Done, CliError> {
+fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, CliError> {
     let seen = what_it_would_see(prepared);
     // The real run's exit code: only an impossible mask keeps the command
     // from starting.
     let impossible = prepared.impossible_mask().is_some();
     let blocked = impossible;
     if json {
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "status": if impossible { "Blocked" } else { prepared.report.outcome.as_str() },
             "policy": prepared.lockfile.policy.as_str(),
             "entries": seen,
             "masks": prepared.plan.planned.iter().map(location_json).collect::<Vec<_>>(),
         });
+        for (key, value) in decided.json_keys() {
+            doc[key] = serde_json::Value::from(value);
+        }
         let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
         out.push('\n');
         let _ = std::io::stdout().lock().write_all(out.as_bytes());
     } else {
-        eprint!("{}", dry_run_text(prepared, &seen));
+        eprint!("{}{}", dry_run_text(prepared, &seen), decided.human_line());
     }
     Ok(if blocked {
         Done::Blocked

@@ -12,14 +12,19 @@
 use std::io::Write;
 use std::os::fd::AsFd;
 
-use super::formats::{Machine, github_annotations, repo_prefix, sarif_log};
+use super::formats::{
+    Machine, escape_data, escape_property, github_annotations, repo_prefix, sarif_log,
+};
 use super::output::{verify_human, verify_json};
 use super::progress::ProgressLine;
 use super::{CliError, Context, Done};
 use crate::core::discovery::Listings;
-use crate::core::lockfile::Lockfile;
-use crate::core::store::read_lockfile;
-use crate::core::verify::{Outcome, verify_project};
+use crate::core::lockfile::{Lockfile, Policy};
+use crate::core::paths::BundleKey;
+use crate::core::verify::{
+    BundleReport, BundleState, Outcome, ProjectReport, RootName, verify_project,
+};
+use crate::policy::{MachinePolicy, Source, lockfile_bytes};
 
 /// The machine formats of `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -68,38 +73,48 @@ impl Mode {
 }
 
 pub fn run(ctx: &Context, mode: Mode, verbose: bool) -> Result<Done, CliError> {
-    let bytes = read_lockfile(ctx.project.as_fd())?;
+    let machine = super::machine_policy()?;
+    // SPEC: a missing seal.json is fatal (exit 2), unless the machine policy
+    // requires Seal: then the project counts as having the empty lockfile.
+    let (bytes, implied) = lockfile_bytes(ctx.project.as_fd(), machine)?;
     let lock = Lockfile::parse(&bytes)?;
     let human = matches!(mode, Mode::Human | Mode::Github);
-    let progress = human.then(|| ProgressLine::start("verifying"));
     let mut listings = Listings::new(ctx.project.as_fd());
-    let report = verify_project(
-        &mut listings,
-        &lock,
-        progress.as_ref().and_then(|p| p.counters()),
-    )?;
-    drop(progress);
+    let mut report = if implied {
+        required_report(&mut listings, &lock, machine)
+    } else {
+        let progress = human.then(|| ProgressLine::start("verifying"));
+        verify_project(
+            &mut listings,
+            &lock,
+            progress.as_ref().and_then(|p| p.counters()),
+        )?
+    };
+    let decided = apply_machine_policy(&mut report, machine, &lock, implied);
     let done = match report.outcome {
         Outcome::Blocked => Done::Blocked,
         Outcome::Verified | Outcome::Drift | Outcome::Warning => Done::Success,
     };
     let stdout = match mode {
         Mode::Quiet | Mode::Human => None,
-        Mode::Json => Some(verify_json(&report)),
-        Mode::Github => Some(github_annotations(
-            &report,
-            &repo_prefix(&ctx.dir),
-            &String::from_utf8_lossy(&bytes),
-        )),
+        Mode::Json => Some(verify_json(&report, &decided.json_keys())),
+        Mode::Github => Some(
+            github_annotations(
+                &report,
+                &repo_prefix(&ctx.dir),
+                &String::from_utf8_lossy(&bytes),
+            ) + &decided.github_notice(),
+        ),
         Mode::Sarif => Some(sarif_log(
             &report,
             &repo_prefix(&ctx.dir),
             &String::from_utf8_lossy(&bytes),
             super::exit_code(&Ok(done)),
+            &decided.json_keys(),
         )),
     };
     if human {
-        eprint!("{}", verify_human(&report, verbose));
+        eprint!("{}{}", verify_human(&report, verbose), decided.human_line());
         if verbose {
             let found = super::hidden::find(&mut listings, &lock);
             eprint!(
@@ -115,4 +130,138 @@ pub fn run(ctx: &Context, mode: Mode, verbose: bool) -> Result<Done, CliError> {
         let _ = stdout.flush();
     }
     Ok(done)
+}
+
+/// What the machine policy did to a verification, for every output format.
+pub struct Decided {
+    /// The machine policy file, when there is one.
+    file: Option<String>,
+    policy: Policy,
+    source: Source,
+    /// The policy the project's seal.json asks for.
+    asked: Policy,
+    /// No seal.json: the machine policy requires Seal.
+    implied: bool,
+}
+
+impl Decided {
+    /// The keys added to the `--json` document (and SARIF properties) when
+    /// a machine policy file is present; SPEC's keys are never changed.
+    pub fn json_keys(&self) -> Vec<(&'static str, String)> {
+        let Some(file) = &self.file else {
+            return Vec::new();
+        };
+        let mut keys = vec![
+            ("policy", self.policy.as_str().to_string()),
+            ("policySource", self.source.as_str().to_string()),
+            ("machinePolicy", file.clone()),
+        ];
+        if self.implied {
+            keys.push(("lockfile", "missing".to_string()));
+        }
+        keys
+    }
+
+    /// One sentence when the machine policy decided, else nothing.
+    fn sentence(&self) -> Option<String> {
+        let file = self.file.as_deref().unwrap_or("-");
+        if self.implied {
+            Some(format!(
+                "there is no seal.json and the machine policy {file} requires Seal: the project \
+                 counts as having the empty lockfile (policy block), every agent artifact in it \
+                 is unverified, and the result is Blocked until it has a seal.json"
+            ))
+        } else if self.source == Source::Machine {
+            Some(format!(
+                "the machine policy {file} decided: its minimum policy {} overrides the \
+                 project's {}",
+                self.policy.as_str(),
+                self.asked.as_str()
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// The line printed after the result line (nothing when the machine
+    /// policy did not decide).
+    pub fn human_line(&self) -> String {
+        self.sentence()
+            .map(|s| format!("Policy: {s}\n"))
+            .unwrap_or_default()
+    }
+
+    /// A `::notice` saying the machine policy decided (else nothing).
+    pub fn github_notice(&self) -> String {
+        self.sentence()
+            .map(|s| {
+                format!(
+                    "::notice title={}::{}\n",
+                    escape_property("seal machine policy"),
+                    escape_data(&s)
+                )
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// Raises the report to the policy in force (strictest wins) and, for a
+/// project without seal.json under a policy that requires Seal, makes the
+/// outcome Blocked (a machine policy never turns SPEC's exit 2 into a 0).
+pub fn apply_machine_policy(
+    report: &mut ProjectReport,
+    machine: &MachinePolicy,
+    lock: &Lockfile,
+    implied: bool,
+) -> Decided {
+    let (policy, source) = machine.policy_of(lock, implied);
+    report.policy = policy;
+    report.outcome = if implied {
+        Outcome::Blocked
+    } else {
+        Outcome::of(report.bundles.iter().map(|b| &b.state), policy)
+    };
+    Decided {
+        file: machine
+            .file
+            .as_ref()
+            .map(|p| crate::core::escape::escaped_os(p.as_os_str())),
+        policy,
+        source,
+        asked: lock.policy,
+        implied,
+    }
+}
+
+/// The report of a project without seal.json when the machine policy
+/// requires Seal: every agent artifact root holding something loadable (on
+/// the built-in surfaces and the policy's extra ones) is Unverified.
+fn required_report(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    machine: &MachinePolicy,
+) -> ProjectReport {
+    let bundles: Vec<BundleReport> =
+        crate::gate::assess::unverified_artifacts(listings, lock, &machine.extra_surfaces)
+            .into_iter()
+            .map(|(path, _)| {
+                let names: Vec<&str> = path.names().collect();
+                BundleReport {
+                    name: match BundleKey::from_segments(&names) {
+                        Ok(key) => RootName::Key(key),
+                        Err(_) => RootName::Unmappable(path.display()),
+                    },
+                    state: BundleState::Unverified,
+                    modified: vec![],
+                    added: vec![],
+                    missing: vec![],
+                    problems: vec![],
+                }
+            })
+            .collect();
+    ProjectReport {
+        policy: Policy::Block,
+        bundles,
+        outcome: Outcome::Blocked,
+    }
 }

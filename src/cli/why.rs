@@ -14,18 +14,24 @@ use crate::core::escape::{escaped, escaped_os};
 use crate::core::hash::KeepNothing;
 use crate::core::lockfile::Lockfile;
 use crate::core::paths::is_segment_ancestor;
-use crate::core::store::read_lockfile;
 use crate::core::verify::BundleState;
 use crate::gate::links::LinkRule;
 use crate::gate::{
-    Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place,
+    Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place_with,
 };
+use crate::policy::{MachinePolicy, Protection, Source, lockfile_bytes};
 use crate::run::plan::{self, Node, Placement, lexical, locate};
 use crate::run::target_user;
 
 pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
-    let bytes = read_lockfile(ctx.project.as_fd())?;
+    let machine = super::machine_policy()?;
+    let (bytes, implied) = lockfile_bytes(ctx.project.as_fd(), machine)?;
     let lock = Lockfile::parse(&bytes)?;
+    let under = Under {
+        machine,
+        lock: &lock,
+        implied,
+    };
     let project = std::fs::canonicalize(&ctx.dir).map_err(|source| CliError::Project {
         dir: ctx.dir.clone(),
         source,
@@ -36,21 +42,38 @@ pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
         lexical(&project.join(path))
     };
     let text = match absolute.strip_prefix(&project) {
-        Ok(rel) => explain_inside(ctx, &lock, &project, rel),
+        Ok(rel) => explain_inside(ctx, &under, &project, rel),
         Err(_) => explain_outside(&project, &absolute)?,
     };
     eprint!("{text}");
     Ok(Done::Success)
 }
 
-fn explain_inside(ctx: &Context, lock: &Lockfile, project: &Path, rel: &Path) -> String {
+/// The rules a path is explained under: the machine policy and the
+/// lockfile (`implied`: the empty one standing in for a missing seal.json).
+struct Under<'a> {
+    machine: &'a MachinePolicy,
+    lock: &'a Lockfile,
+    implied: bool,
+}
+
+fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) -> String {
+    let lock = under.lock;
     let mut view = ViewPath::root();
     for c in rel.iter() {
         view = view.child(c);
     }
     let mut out = String::new();
     let _ = writeln!(out, "path:     {}", escaped(&view.display()));
-    let place = place(lock, &view);
+    if under.implied {
+        let _ = writeln!(
+            out,
+            "lockfile: none; the machine policy {} requires Seal, so the project counts as \
+             having the empty lockfile (policy block)",
+            under.machine.shown_file()
+        );
+    }
+    let place = place_with(lock, &under.machine.extra_surfaces, &view);
     let mut listings = Listings::new(ctx.project.as_fd());
     let at = |root_len: usize, root: &'static str, inside: &'static str| {
         if root_len == view.depth() {
@@ -146,9 +169,19 @@ fn explain_inside(ctx: &Context, lock: &Lockfile, project: &Path, rel: &Path) ->
             )));
         }
     }
-    let mut decision = decide(&place, State::Plain, lock.policy);
+    let (policy, source) = under.machine.policy_of(lock, under.implied);
+    if source == Source::Machine && !under.implied && place.is_gated() {
+        let _ = writeln!(
+            out,
+            "policy:   {} (the machine policy {} overrides the project's {})",
+            policy.as_str(),
+            under.machine.shown_file(),
+            lock.policy.as_str()
+        );
+    }
+    let mut decision = decide(&place, State::Plain, policy);
     for state in states {
-        decision = decide(&place, state, lock.policy);
+        decision = decide(&place, state, policy);
         if !decision.shown {
             break;
         }
@@ -169,6 +202,20 @@ fn explain_inside(ctx: &Context, lock: &Lockfile, project: &Path, rel: &Path) ->
         decision.word(),
         decision.reason.describe()
     );
+    if let (protection @ (Protection::Protected | Protection::OnTheWay), Some(glob)) =
+        under.machine.protected_paths.protection(view.names())
+    {
+        let _ = writeln!(
+            out,
+            "writes:   {} in the writable view (machine policy protected path {})",
+            if protection == Protection::Protected {
+                "refused"
+            } else {
+                "may not replace or move it"
+            },
+            crate::core::escape::quoted(glob.as_str())
+        );
+    }
     out
 }
 

@@ -147,3 +147,44 @@ pub fn holds_protected(listings: &mut Listings<'_>, dir: &RawPath) -> bool {
     }
     false
 }
+
+/// Every agent artifact root of the project that holds something loadable,
+/// in path order: the roots on the surfaces (built-in and `extra`) that no
+/// root of `lock` covers, found by walking the ordinary directories and
+/// containers (never into `.git`, sealed roots or artifacts).
+pub fn unverified_artifacts(
+    listings: &mut Listings<'_>,
+    lock: &crate::core::lockfile::Lockfile,
+    extra: &crate::surfaces::ExtraRows,
+) -> Vec<(super::ViewPath, RootState)> {
+    let mut found = Vec::new();
+    let mut pending = vec![super::ViewPath::root()];
+    while let Some(dir) = pending.pop() {
+        let Ok(listing) = listings.list(&dir.raw) else {
+            continue;
+        };
+        let children: Vec<(super::ViewPath, EntryKind)> = listing
+            .iter()
+            .filter(|e| e.name != ".git")
+            .map(|e| (dir.child(&e.name), e.kind))
+            .collect();
+        for (path, kind) in children {
+            match super::place_with(lock, extra, &path) {
+                super::Place::Artifact { root_len, .. } | super::Place::Unmappable { root_len }
+                    if root_len == path.depth() =>
+                {
+                    match assess_artifact(listings, &path.raw) {
+                        state @ RootState::Bundle(_) => found.push((path, state)),
+                        RootState::NotABundle | RootState::Absent => {}
+                    }
+                }
+                super::Place::Ordinary | super::Place::Container if kind == EntryKind::Dir => {
+                    pending.push(path)
+                }
+                _ => {}
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.names().cmp(b.0.names()));
+    found
+}

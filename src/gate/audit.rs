@@ -1,17 +1,34 @@
 //! The audit log: one JSON object per line for every decision the gate takes
-//! about a sealed or surface path (`--audit-log FILE`).
+//! about a sealed or surface path, and every write it refuses, sent to each
+//! sink: a file (`--audit-log FILE`, a machine policy's `audit.file`) and the
+//! system log (a machine policy's `audit.syslog`: a datagram to `/dev/log`,
+//! which the journal or a syslog daemon collects).
 //!
-//! A line names the time, the event (`allow`, `hide`, `warn`, `fail-closed`),
-//! the operation, the bundle key, the project-relative path, the outcome, the
-//! files that differ, the requesting pid and its command name, and how long the
-//! verification took. It never contains file contents or absolute host paths.
+//! The schema is versioned and documented in docs/AUDIT.md ([`SCHEMA`]):
+//! every line has every field (`null` or `[]` when there is nothing to say).
+//! A line names the time, the host, the event (`allow`, `hide`, `warn`,
+//! `fail-closed`, `deny-write`), the operation, the bundle key, the
+//! project-relative path, the outcome, the files that differ, the policy in
+//! force and who set it, the requesting process (pid, uid, user name,
+//! command name) and how long the verification took. It never contains file
+//! contents or absolute host paths.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
+
+use crate::policy::{Source, Syslog, SyslogFormat};
+
+/// The schema of every line (docs/AUDIT.md); a change that removes or
+/// retypes a field gets a new version.
+pub const SCHEMA: &str = "seal.audit/1";
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,44 +46,230 @@ pub enum Event {
     DenyWrite,
 }
 
-/// One decision.
+impl Event {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::Allow => "allow",
+            Event::Hide => "hide",
+            Event::Warn => "warn",
+            Event::FailClosed => "fail-closed",
+            Event::DenyWrite => "deny-write",
+        }
+    }
+
+    /// The syslog severity (RFC 5424): refusals are notices, lets-through
+    /// under `warn` and fail-closed are warnings, allows are informational.
+    fn severity(self) -> u8 {
+        match self {
+            Event::Allow => 6,
+            Event::Hide | Event::DenyWrite => 5,
+            Event::Warn | Event::FailClosed => 4,
+        }
+    }
+}
+
+/// One decision (docs/AUDIT.md describes each field).
 #[derive(Debug, Clone, Serialize)]
 pub struct Record {
+    pub schema: &'static str,
     pub time: String,
+    pub host: String,
     pub event: Event,
     pub op: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     pub path: String,
     pub outcome: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// The policy in force (`block` or `warn`); `null` for refused writes.
+    pub policy: Option<&'static str>,
+    /// Who set the rule that decided: `project`, `machine` or `built-in`.
+    pub policy_source: Source,
     pub modified: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub added: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
     pub pid: u32,
+    pub uid: u32,
+    pub user: Option<String>,
     pub comm: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verify_us: Option<u64>,
 }
 
-/// Appends records to a file, one line each, flushed per line.
+/// Where records go.
+enum Sink {
+    File(Mutex<File>),
+    Syslog(SyslogSink),
+}
+
+/// A datagram per record to a syslog socket (the journal's `/dev/log`).
+struct SyslogSink {
+    socket: UnixDatagram,
+    path: PathBuf,
+    settings: Syslog,
+    host: String,
+}
+
+/// The longest datagram sent: the file lists of a record beyond it are cut
+/// (the file sink keeps them whole); syslog daemons cut lines around 8 KiB.
+const MAX_DATAGRAM: usize = 8 * 1024;
+
+impl SyslogSink {
+    fn connect(path: &Path, settings: Syslog) -> io::Result<SyslogSink> {
+        let socket = UnixDatagram::unbound()?;
+        // A stalled journal must not stall the view for long.
+        socket.set_write_timeout(Some(Duration::from_secs(1)))?;
+        socket.connect(path)?;
+        Ok(SyslogSink {
+            socket,
+            path: path.to_path_buf(),
+            settings,
+            host: hostname(),
+        })
+    }
+
+    /// The framed message for `record` (its JSON line, file lists cut when
+    /// the datagram would be too long).
+    fn frame(&self, record: &Record) -> Vec<u8> {
+        let pri = self.settings.facility_code() as u32 * 8 + record.event.severity() as u32;
+        let pid = std::process::id();
+        let head = match self.settings.format {
+            SyslogFormat::Rfc3164 => format!("<{pri}>seal[{pid}]: "),
+            SyslogFormat::Rfc5424 => format!(
+                "<{pri}>1 {} {} seal {pid} {} - ",
+                record.time,
+                if self.host.is_empty() {
+                    "-"
+                } else {
+                    &self.host
+                },
+                record.event.as_str()
+            ),
+        };
+        let mut json = serde_json::to_string(record).unwrap_or_default();
+        if head.len() + json.len() > MAX_DATAGRAM {
+            let mut cut = record.clone();
+            for list in [
+                &mut cut.modified,
+                &mut cut.added,
+                &mut cut.missing,
+                &mut cut.problems,
+            ] {
+                if list.len() > 8 {
+                    let more = list.len() - 8;
+                    list.truncate(8);
+                    list.push(format!("... {more} more"));
+                }
+            }
+            json = serde_json::to_string(&cut).unwrap_or_default();
+        }
+        let mut out = head.into_bytes();
+        out.extend_from_slice(json.as_bytes());
+        out
+    }
+
+    fn send(&self, record: &Record) -> io::Result<()> {
+        let bytes = self.frame(record);
+        match self.socket.send(&bytes) {
+            Ok(_) => Ok(()),
+            // The daemon was restarted (a new socket at the same path).
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ECONNREFUSED | libc::ENOTCONN | libc::ENOENT)
+                ) =>
+            {
+                self.socket.connect(&self.path)?;
+                self.socket.send(&bytes).map(drop)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Sends records to every sink, one line each, flushed per line.
 pub struct AuditLog {
-    file: Mutex<File>,
+    sinks: Vec<Sink>,
+    host: String,
+    users: Mutex<HashMap<u32, Option<String>>>,
+}
+
+impl Default for AuditLog {
+    fn default() -> AuditLog {
+        AuditLog {
+            sinks: Vec::new(),
+            host: hostname(),
+            users: Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 impl AuditLog {
-    pub fn open(path: &std::path::Path) -> io::Result<AuditLog> {
+    /// A log with one file sink.
+    pub fn open(path: &Path) -> io::Result<AuditLog> {
+        let mut log = AuditLog::default();
+        log.add_file(path)?;
+        Ok(log)
+    }
+
+    /// Appends to `path` too (created readable by its owner and group only).
+    pub fn add_file(&mut self, path: &Path) -> io::Result<()> {
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o640)
             .open(path)?;
-        Ok(AuditLog {
-            file: Mutex::new(file),
-        })
+        self.sinks.push(Sink::File(Mutex::new(file)));
+        Ok(())
+    }
+
+    /// Sends to the syslog socket at `socket` too (it must be there now).
+    pub fn add_syslog(&mut self, socket: &Path, settings: Syslog) -> io::Result<()> {
+        self.sinks
+            .push(Sink::Syslog(SyslogSink::connect(socket, settings)?));
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sinks.is_empty()
+    }
+
+    /// A record of `event` by `op` for the process `pid` (as `uid`), with
+    /// the fields every record has filled in and the rest empty.
+    pub fn record(&self, event: Event, op: &'static str, pid: u32, uid: u32) -> Record {
+        Record {
+            schema: SCHEMA,
+            time: rfc3339(SystemTime::now()),
+            host: self.host.clone(),
+            event,
+            op,
+            key: None,
+            path: String::new(),
+            outcome: String::new(),
+            policy: None,
+            policy_source: Source::BuiltIn,
+            modified: vec![],
+            added: vec![],
+            missing: vec![],
+            problems: vec![],
+            pid,
+            uid,
+            user: self.user_name(uid),
+            comm: command_name(pid),
+            verify_us: None,
+        }
+    }
+
+    /// The name of `uid` (looked up once).
+    fn user_name(&self, uid: u32) -> Option<String> {
+        let mut users = self.users.lock().unwrap_or_else(|e| e.into_inner());
+        users
+            .entry(uid)
+            .or_insert_with(|| {
+                nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+                    .ok()
+                    .flatten()
+                    .map(|u| u.name)
+            })
+            .clone()
     }
 
     pub fn write(&self, record: &Record) {
@@ -74,11 +277,27 @@ impl AuditLog {
             return;
         };
         line.push(b'\n');
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = file.write_all(&line) {
-            tracing::warn!("cannot write the audit log: {e}");
+        for sink in &self.sinks {
+            let written = match sink {
+                Sink::File(file) => file
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .write_all(&line),
+                Sink::Syslog(syslog) => syslog.send(record),
+            };
+            if let Err(e) = written {
+                tracing::warn!("cannot write an audit record: {e}");
+            }
         }
     }
+}
+
+/// This machine's host name, as the kernel has it (empty when it cannot be
+/// read).
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim_end_matches('\n').to_string())
+        .unwrap_or_default()
 }
 
 /// The command name of `pid` (from `/proc/PID/comm`), or `?`.
@@ -132,30 +351,114 @@ mod tests {
     }
 
     #[test]
-    fn records_are_json_lines() {
+    fn records_are_json_lines_with_every_field() {
         let t = tempfile::tempdir().unwrap();
         let p = t.path().join("audit.jsonl");
         let log = AuditLog::open(&p).unwrap();
-        log.write(&Record {
-            time: rfc3339(SystemTime::now()),
-            event: Event::FailClosed,
-            op: "open",
-            key: Some("./a".into()),
-            path: "./a/x".into(),
-            outcome: "invalid lockfile".into(),
-            modified: vec![],
-            added: vec!["n".into()],
-            missing: vec![],
-            problems: vec![],
-            pid: 1,
-            comm: "cat".into(),
-            verify_us: Some(12),
-        });
+        let mut r = log.record(Event::FailClosed, "open", std::process::id(), 0);
+        r.key = Some("./a".into());
+        r.path = "./a/x".into();
+        r.outcome = "invalid lockfile".into();
+        r.added = vec!["n".into()];
+        r.verify_us = Some(12);
+        log.write(&r);
         let text = std::fs::read_to_string(&p).unwrap();
         let v: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(v["schema"], SCHEMA);
         assert_eq!(v["event"], "fail-closed");
         assert_eq!(v["added"][0], "n");
-        assert!(v.get("modified").is_none());
+        assert_eq!(v["modified"], serde_json::json!([]));
+        assert_eq!(v["policy"], serde_json::Value::Null);
+        assert_eq!(v["policy_source"], "built-in");
+        assert_eq!(v["uid"], 0);
+        assert_eq!(v["user"], "root");
+        assert!(v["host"].is_string() && v["comm"].is_string());
         assert!(text.ends_with('\n'));
+        let mut fields: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        fields.sort_unstable();
+        let mut want = [
+            "schema",
+            "time",
+            "host",
+            "event",
+            "op",
+            "key",
+            "path",
+            "outcome",
+            "policy",
+            "policy_source",
+            "modified",
+            "added",
+            "missing",
+            "problems",
+            "pid",
+            "uid",
+            "user",
+            "comm",
+            "verify_us",
+        ];
+        want.sort_unstable();
+        assert_eq!(fields, want, "every field, always (docs/AUDIT.md)");
+    }
+
+    /// Receives one datagram on a socket bound at `path`.
+    fn receive(socket: &UnixDatagram) -> String {
+        socket
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buf = vec![0u8; 65536];
+        let n = socket.recv(&mut buf).unwrap();
+        String::from_utf8(buf[..n].to_vec()).unwrap()
+    }
+
+    #[test]
+    fn syslog_datagrams_in_both_formats() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("log.sock");
+        let server = UnixDatagram::bind(&path).unwrap();
+        let mut log = AuditLog::default();
+        log.add_syslog(&path, Syslog::default()).unwrap();
+        log.add_syslog(
+            &path,
+            Syslog {
+                format: SyslogFormat::Rfc5424,
+                facility: "local0",
+            },
+        )
+        .unwrap();
+        let mut r = log.record(Event::Hide, "lookup", 1, 0);
+        r.path = "./.claude/skills/x".into();
+        r.modified = (0..2000).map(|i| format!("file-{i:04}.md")).collect();
+        log.write(&r);
+        // authpriv (10) * 8 + notice (5) = 85.
+        let pid = std::process::id();
+        let first = receive(&server);
+        let json = first
+            .strip_prefix(&format!("<85>seal[{pid}]: "))
+            .unwrap_or_else(|| panic!("{first}"));
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(v["path"], "./.claude/skills/x");
+        assert_eq!(v["event"], "hide");
+        assert!(first.len() <= MAX_DATAGRAM, "{}", first.len());
+        assert_eq!(
+            v["modified"].as_array().unwrap().len(),
+            9,
+            "cut to 8 and a count"
+        );
+        // local0 (16) * 8 + 5 = 133.
+        let second = receive(&server);
+        let prefix = format!("<133>1 {} ", r.time);
+        assert!(second.starts_with(&prefix), "{second}");
+        let rest: Vec<&str> = second[prefix.len()..].splitn(5, ' ').collect();
+        assert_eq!(&rest[1..4], ["seal", &pid.to_string(), "hide"]);
+        let v: serde_json::Value =
+            serde_json::from_str(rest[4].strip_prefix("- ").unwrap()).unwrap();
+        assert_eq!(v["schema"], SCHEMA);
+        // A socket that is not there: refused when the log is made.
+        let mut none = AuditLog::default();
+        assert!(
+            none.add_syslog(&t.path().join("missing.sock"), Syslog::default())
+                .is_err()
+        );
     }
 }

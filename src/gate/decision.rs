@@ -263,6 +263,13 @@ pub enum ChangeReason {
     ContainerShape,
     /// Moving this directory would move protected files with it.
     HoldsProtected,
+    /// The machine policy forces read-only views.
+    MachineReadOnly,
+    /// A protected path of the machine policy (`protectedPaths`).
+    MachineProtected,
+    /// On the way to protected paths of the machine policy: it may be made
+    /// as a directory, changed or emptied, never replaced or moved.
+    MachineOnTheWay,
 }
 
 impl ChangeReason {
@@ -280,8 +287,44 @@ impl ChangeReason {
             ChangeReason::HoldsProtected => {
                 "it holds agent instruction files, which would move too"
             }
+            ChangeReason::MachineReadOnly => "the machine policy serves every view read-only",
+            ChangeReason::MachineProtected => {
+                "a protected path of the machine policy: immutable from inside"
+            }
+            ChangeReason::MachineOnTheWay => {
+                "a directory on the way to protected paths of the machine policy: it may be \
+                 created or emptied, never replaced or moved"
+            }
         }
     }
+
+    /// Which policy set the rule behind this reason.
+    pub fn source(self) -> crate::policy::Source {
+        match self {
+            ChangeReason::MachineReadOnly
+            | ChangeReason::MachineProtected
+            | ChangeReason::MachineOnTheWay => crate::policy::Source::Machine,
+            ChangeReason::Ordinary
+            | ChangeReason::Lockfile
+            | ChangeReason::Extension
+            | ChangeReason::ContainerShape
+            | ChangeReason::HoldsProtected => crate::policy::Source::BuiltIn,
+        }
+    }
+}
+
+/// What the machine policy adds to the write rules at a path
+/// (docs/POLICY.md: `readOnly`, `protectedPaths`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Nothing: the built-in rules alone.
+    Open,
+    /// On the way to a protected path (`.git` for `.git/hooks/**`).
+    OnTheWay,
+    /// A protected path.
+    Protected,
+    /// Every view is read-only.
+    ReadOnly,
 }
 
 /// The decision about one change.
@@ -293,9 +336,10 @@ pub struct ChangeDecision {
 
 /// The write half of the table: which changes the writable view makes.
 /// Everything an agent could load from, or that decides what it loads, is
-/// immutable from inside, whether it exists or not.
-pub fn decide_change(place: &Place, change: Change) -> ChangeDecision {
-    let (allowed, reason) = match place {
+/// immutable from inside, whether it exists or not; the machine policy's
+/// `guard` only ever refuses more (a built-in refusal keeps its reason).
+pub fn decide_change(place: &Place, change: Change, guard: Guard) -> ChangeDecision {
+    let built_in = match place {
         Place::Lockfile => (false, ChangeReason::Lockfile),
         Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => {
             (false, ChangeReason::Extension)
@@ -309,6 +353,16 @@ pub fn decide_change(place: &Place, change: Change) -> ChangeDecision {
                 holds_protected: true,
             } => (false, ChangeReason::HoldsProtected),
             _ => (true, ChangeReason::Ordinary),
+        },
+    };
+    let (allowed, reason) = match (built_in, guard) {
+        ((false, reason), _) => (false, reason),
+        (allowed, Guard::Open) => allowed,
+        (_, Guard::ReadOnly) => (false, ChangeReason::MachineReadOnly),
+        (_, Guard::Protected) => (false, ChangeReason::MachineProtected),
+        (allowed, Guard::OnTheWay) => match change {
+            Change::MakeDir | Change::Modify | Change::Remove => allowed,
+            Change::Make | Change::MoveAway { .. } => (false, ChangeReason::MachineOnTheWay),
         },
     };
     ChangeDecision { allowed, reason }
@@ -425,19 +479,48 @@ mod tests {
                 holds_protected: true,
             },
         ];
+        let guards = [
+            Guard::Open,
+            Guard::OnTheWay,
+            Guard::Protected,
+            Guard::ReadOnly,
+        ];
+        let mut rows = 0;
         for place in places() {
             for change in changes {
-                let d = decide_change(&place, change);
-                let want = match (&place, change) {
-                    (Place::Ordinary, Change::MoveAway { holds_protected }) => !holds_protected,
-                    (Place::Ordinary, _) => true,
-                    (Place::Container, Change::MakeDir | Change::Modify | Change::Remove) => true,
-                    _ => false,
-                };
-                assert_eq!(d.allowed, want, "{place:?} × {change:?}");
-                assert!(!d.reason.describe().is_empty());
+                for guard in guards {
+                    let d = decide_change(&place, change, guard);
+                    let built_in = match (&place, change) {
+                        (Place::Ordinary, Change::MoveAway { holds_protected }) => !holds_protected,
+                        (Place::Ordinary, _) => true,
+                        (Place::Container, Change::MakeDir | Change::Modify | Change::Remove) => {
+                            true
+                        }
+                        _ => false,
+                    };
+                    let want = built_in
+                        && match guard {
+                            Guard::Open => true,
+                            Guard::OnTheWay => {
+                                matches!(change, Change::MakeDir | Change::Modify | Change::Remove)
+                            }
+                            Guard::Protected | Guard::ReadOnly => false,
+                        };
+                    assert_eq!(d.allowed, want, "{place:?} × {change:?} × {guard:?}");
+                    assert!(!d.reason.describe().is_empty());
+                    // A refusal the built-in rules make is theirs; one only
+                    // the machine policy makes is the machine's.
+                    let source = d.reason.source();
+                    match (built_in, d.allowed) {
+                        (false, _) => assert_eq!(source, crate::policy::Source::BuiltIn),
+                        (true, false) => assert_eq!(source, crate::policy::Source::Machine),
+                        (true, true) => assert_eq!(d.reason, ChangeReason::Ordinary),
+                    }
+                    rows += 1;
+                }
             }
         }
+        assert_eq!(rows, 6 * 6 * 4);
     }
 
     #[test]

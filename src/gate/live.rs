@@ -67,6 +67,11 @@ pub struct LiveLockfile {
     /// last read, placed before that read: while they are clean, the file
     /// has not changed and is not read again.
     watch: Mutex<Option<Subscription>>,
+    /// The empty lockfile that stands in for a missing `seal.json` when the
+    /// machine policy requires Seal: valid while the file stays missing and
+    /// this is the last valid lockfile (a real one that then disappears
+    /// fails closed, as always).
+    implied: Option<Arc<Lockfile>>,
 }
 
 impl LiveLockfile {
@@ -81,7 +86,26 @@ impl LiveLockfile {
             open: Mutex::new(None),
             feed,
             watch: Mutex::new(None),
+            implied: None,
         }
+    }
+
+    /// The lockfile this was made with stands in for a missing `seal.json`
+    /// (see [`LiveLockfile::is_implied`]).
+    pub fn imply_while_missing(&mut self) {
+        let cached = self.cached.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let LockView::Valid(lock) = &cached.view {
+            self.implied = Some(lock.clone());
+        }
+        // A file that appears is parsed, whatever its bytes.
+        cached.bytes.clear();
+    }
+
+    /// Whether `lock` is the stand-in for a missing `seal.json`.
+    pub fn is_implied(&self, lock: &Lockfile) -> bool {
+        self.implied
+            .as_ref()
+            .is_some_and(|i| std::ptr::eq(Arc::as_ptr(i), lock))
     }
 
     /// The view from the last read, without reading again (for scheduling
@@ -124,6 +148,15 @@ impl LiveLockfile {
                     Err(e) => invalid(last_valid, &e),
                 };
                 cached.bytes = bytes;
+            }
+            Err(StoreError::Missing)
+                if self
+                    .implied
+                    .as_ref()
+                    .is_some_and(|i| Arc::ptr_eq(i, &last_valid)) =>
+            {
+                cached.bytes.clear();
+                cached.view = LockView::Valid(last_valid);
             }
             Err(e) => {
                 // Forget the bytes so that the same content coming back is
@@ -235,5 +268,31 @@ mod tests {
             LockView::Valid(l) => assert_eq!(l.policy, Policy::Warn),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_implied_lockfile_holds_while_the_file_is_missing_and_not_after() {
+        let t = tempfile::tempdir().unwrap();
+        let fd = crate::core::fs::open_project(t.path()).unwrap();
+        let empty = Lockfile::empty(Policy::Block);
+        let mut live = LiveLockfile::new(empty.to_canonical_bytes(), empty.clone(), None);
+        live.imply_while_missing();
+        let LockView::Valid(first) = live.current(fd.as_fd()) else {
+            panic!("a missing file under requireSeal is the empty lockfile")
+        };
+        assert!(live.is_implied(&first));
+        // The same bytes written for real: a real lockfile now.
+        std::fs::write(t.path().join("seal.json"), empty.to_canonical_bytes()).unwrap();
+        let LockView::Valid(real) = live.current(fd.as_fd()) else {
+            panic!("valid")
+        };
+        assert!(!live.is_implied(&real));
+        // A real lockfile that disappears fails closed, as without a policy.
+        std::fs::remove_file(t.path().join("seal.json")).unwrap();
+        assert!(!live.current(fd.as_fd()).is_valid());
+        // Without the policy, a missing file fails closed from the start.
+        let plain = LiveLockfile::new(vec![], empty.clone(), None);
+        assert!(!plain.current(fd.as_fd()).is_valid());
+        assert!(!plain.is_implied(&empty));
     }
 }

@@ -16,6 +16,12 @@
 //! `seal.json` is re-read for every decision ([`live`]); when it is invalid
 //! or missing, every sealed and surface path is absent until it is valid
 //! again (fail closed).
+//!
+//! A machine policy ([`crate::policy`], through [`Gate::with_machine`]) only
+//! ever makes decisions stricter: its minimum policy raises the project's,
+//! its extra surfaces add artifacts, its protected paths and read-only rule
+//! refuse more writes ([`Guard`]), and with `requireSeal` a missing
+//! `seal.json` is the empty lockfile until one appears.
 
 pub mod assess;
 pub mod audit;
@@ -24,6 +30,8 @@ pub mod decision;
 pub mod flight;
 pub mod links;
 pub mod live;
+#[cfg(test)]
+mod machine_tests;
 pub mod place;
 #[cfg(test)]
 mod tests;
@@ -32,7 +40,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use audit::{AuditLog, Event, Record};
 use flight::{Answer, Flights};
@@ -41,10 +49,10 @@ use live::{LiveLockfile, LockView};
 
 pub use assess::{SealedAssessment, assess_artifact, assess_sealed};
 pub use decision::{
-    Caching, Change, ChangeDecision, ChangeReason, Decision, Reason, RootState, State, decide,
-    decide_change,
+    Caching, Change, ChangeDecision, ChangeReason, Decision, Guard, Reason, RootState, State,
+    decide, decide_change,
 };
-pub use place::{Place, ViewPath, place};
+pub use place::{Place, ViewPath, place, place_with};
 
 use crate::core::discovery::Listings;
 use crate::core::effort::{AfterProof, Cancel, Effort};
@@ -53,6 +61,7 @@ use crate::core::hash::observe_root;
 use crate::core::lockfile::{Lockfile, Policy};
 use crate::core::paths::{BundleKey, FilePath, is_excluded_below_root, is_segment_ancestor};
 use crate::core::verify::{BundleReport, BundleState};
+use crate::policy::{MachinePolicy, Protection, Source};
 use crate::snapshot::{Snapshot, SnapshotKeeper};
 
 /// Who asked: the process (for the audit log) and the credentials it made
@@ -120,6 +129,8 @@ pub struct Gate {
     by_digest: std::sync::Mutex<HashMap<crate::core::digest::Digest, std::sync::Weak<Snapshot>>>,
     links: LinkRule,
     audit: Option<AuditLog>,
+    /// The machine policy (none unless [`Gate::with_machine`] sets one).
+    machine: Arc<MachinePolicy>,
 }
 
 impl Gate {
@@ -132,7 +143,31 @@ impl Gate {
             by_digest: std::sync::Mutex::new(HashMap::new()),
             links: config.links,
             audit: config.audit,
+            machine: Arc::new(MachinePolicy::default()),
         }
+    }
+
+    /// Decides under `machine` too: its minimum policy, extra surfaces,
+    /// protected paths and read-only rule. `implied`: the lockfile the gate
+    /// was built with stands in for a missing `seal.json` (the policy
+    /// requires Seal), and keeps doing so while the file stays missing.
+    pub fn with_machine(mut self, machine: Arc<MachinePolicy>, implied: bool) -> Gate {
+        if implied {
+            self.live.imply_while_missing();
+        }
+        self.machine = machine;
+        self
+    }
+
+    /// The place of `path` on `lock`, with the machine policy's surfaces.
+    fn place(&self, lock: &Lockfile, path: &ViewPath) -> Place {
+        place_with(lock, &self.machine.extra_surfaces, path)
+    }
+
+    /// The policy in force for `lock` (the strictest of the project's and
+    /// the machine's) and who set it.
+    pub fn policy_of(&self, lock: &Lockfile) -> (Policy, Source) {
+        self.machine.policy_of(lock, self.live.is_implied(lock))
     }
 
     /// Whether verifications are reused while the change feed proves them
@@ -178,7 +213,7 @@ impl Gate {
     /// The place of `path` on the lockfile as last read (no new read): for
     /// scheduling requests and caching hints, never for deciding them.
     pub fn cached_place(&self, path: &ViewPath) -> Place {
-        place(self.live.last().patterns_source(), path)
+        self.place(self.live.last().patterns_source(), path)
     }
 
     /// Whether deciding a request about `path` may verify a bundle (on the
@@ -216,18 +251,16 @@ impl Gate {
         who: Who,
     ) -> Decision {
         let lock = view.patterns_source();
-        let place = place(lock, path);
+        let place = self.place(lock, path);
         let (state, assessment) = self.lookup_state(view, &place, path, kind, link_target);
-        let mut decision = decide(&place, state, lock.policy);
+        let policy = self.policy_of(lock).0;
+        let mut decision = decide(&place, state, policy);
         if let (Place::Sealed { key, .. }, LockView::Valid(valid), true) =
             (&place, view, decision.shown)
         {
             // Shown on a verification the change feed keeps proving current:
             // the kernel may remember it (and is told when it changes).
-            if self
-                .cache
-                .is_current(key, valid.bundles.get(key), valid.policy)
-            {
+            if self.cache.is_current(key, valid.bundles.get(key), policy) {
                 decision.caching = Caching::Watched;
             }
         }
@@ -300,7 +333,8 @@ impl Gate {
     pub fn open(&self, path: &ViewPath, who: Who) -> OpenDecision {
         let view = self.lock_view();
         let lock = view.patterns_source();
-        let place = place(lock, path);
+        let policy = self.policy_of(lock).0;
+        let place = self.place(lock, path);
         let Some(root_len) = place.root_len() else {
             return OpenDecision::Ordinary;
         };
@@ -311,7 +345,7 @@ impl Gate {
             // Never part of a bundle (`.git`): never hashed, never recorded,
             // so shown and read as on disk only where the policy lets
             // unrecorded names through.
-            let decision = decide(&place, State::Recorded(false), lock.policy);
+            let decision = decide(&place, State::Recorded(false), policy);
             self.record("open", &place, path, &decision, None, &view, who);
             return if decision.shown {
                 OpenDecision::Ordinary
@@ -327,7 +361,7 @@ impl Gate {
             // Opening a regular file inside an artifact proves the artifact
             // holds something loadable: it is Unverified. Its bytes are only
             // needed (hashed and kept) when the policy lets them through.
-            (LockView::Valid(lock), _) if lock.policy == Policy::Warn => {
+            (LockView::Valid(_), _) if policy == Policy::Warn => {
                 let root = path.prefix(root_len);
                 let flight = self.flights.get(&format!("artifact:{}", root.display()));
                 Some(flight.fresh(Some(&rel), |wanted| self.observe_artifact(&root, wanted)))
@@ -339,7 +373,7 @@ impl Gate {
             (_, Some(a)) => a.verdict.state(),
             (_, None) => State::Root(RootState::Bundle(BundleState::Unverified)),
         };
-        let policy = answer.as_ref().map_or(lock.policy, |a| a.verdict.policy);
+        let policy = answer.as_ref().map_or(policy, |a| a.verdict.policy);
         let mut decision = decide(&place, state, policy);
         let verdict = answer.as_ref().map(|a| a.verdict.clone());
         let snapshot = answer.and_then(|a| a.snapshot);
@@ -370,12 +404,24 @@ impl Gate {
     /// while `seal.json` is invalid too.
     pub fn may_change(&self, path: &ViewPath, change: Change, op: &'static str, who: Who) -> bool {
         let view = self.lock_view();
-        let place = place(view.patterns_source(), path);
-        let decision = decide_change(&place, change);
+        let place = self.place(view.patterns_source(), path);
+        let decision = decide_change(&place, change, self.guard(path));
         if !decision.allowed {
             self.record_denied_write(op, &place, path, decision.reason, who);
         }
         decision.allowed
+    }
+
+    /// What the machine policy adds to the write rules at `path`.
+    pub fn guard(&self, path: &ViewPath) -> Guard {
+        if self.machine.read_only {
+            return Guard::ReadOnly;
+        }
+        match self.machine.protected_paths.protection(path.names()).0 {
+            Protection::None => Guard::Open,
+            Protection::OnTheWay => Guard::OnTheWay,
+            Protection::Protected => Guard::Protected,
+        }
     }
 
     fn record_denied_write(
@@ -389,24 +435,12 @@ impl Gate {
         let shown = crate::core::escape::escaped(&path.display()).into_owned();
         tracing::info!("refused {op} of {shown}: {}", reason.describe());
         let Some(audit) = &self.audit else { return };
-        audit.write(&Record {
-            time: audit::rfc3339(SystemTime::now()),
-            event: Event::DenyWrite,
-            op,
-            key: match place {
-                Place::Sealed { key, .. } => Some(key.as_str().to_string()),
-                _ => None,
-            },
-            path: path.display(),
-            outcome: reason.describe().to_string(),
-            modified: vec![],
-            added: vec![],
-            missing: vec![],
-            problems: vec![],
-            pid: who.pid,
-            comm: audit::command_name(who.pid),
-            verify_us: None,
-        });
+        let mut record = audit.record(Event::DenyWrite, op, who.pid, who.uid);
+        record.key = key_of(place);
+        record.path = path.display();
+        record.outcome = reason.describe().to_string();
+        record.policy_source = reason.source();
+        audit.write(&record);
     }
 
     /// A verification of sealed root `key` current at this moment, keeping
@@ -416,9 +450,10 @@ impl Gate {
     fn sealed_run(&self, key: &BundleKey, want: Option<&FilePath>) -> Answer<Assessment> {
         if let LockView::Valid(lock) = self.lock_view() {
             let entry = lock.bundles.get(key);
+            let policy = self.policy_of(&lock).0;
             let found = self
                 .cache
-                .lookup(self.project.as_fd(), key, entry, lock.policy, want);
+                .lookup(self.project.as_fd(), key, entry, policy, want);
             if let cache::Lookup::Answer(answer) = found {
                 return answer;
             }
@@ -441,10 +476,11 @@ impl Gate {
         let keep_all = watched.as_ref().is_some_and(cache::Watched::keep_all);
         let view = self.lock_view();
         let lock = view.patterns_source();
+        let policy = self.policy_of(lock).0;
         let mut assessment = Assessment {
             state: RootState::Bundle(BundleState::Mismatch),
             report: None,
-            policy: lock.policy,
+            policy,
             fail_closed: match &view {
                 LockView::Invalid { reason, .. } => Some(reason.clone()),
                 LockView::Valid(_) => None,
@@ -462,7 +498,7 @@ impl Gate {
             // will be served); under warn what is wanted is hashed anyway.
             let cancel = Cancel::new();
             let effort = Effort {
-                after_proof: match lock.policy {
+                after_proof: match policy {
                     Policy::Block => AfterProof::Stop,
                     Policy::Warn => AfterProof::HashWanted,
                 },
@@ -602,29 +638,41 @@ impl Gate {
         let report = assessment.and_then(|a| a.report.as_ref());
         let list =
             |f: fn(&BundleReport) -> &Vec<String>| report.map(f).cloned().unwrap_or_default();
-        audit.write(&Record {
-            time: audit::rfc3339(SystemTime::now()),
-            event: if fail_closed.is_some() {
-                Event::FailClosed
-            } else {
-                event
-            },
-            op,
-            key: match place {
-                Place::Sealed { key, .. } => Some(key.as_str().to_string()),
-                _ => None,
-            },
-            path: path.display(),
-            outcome,
-            modified: list(|r| &r.modified),
-            added: list(|r| &r.added),
-            missing: list(|r| &r.missing),
-            problems: report
-                .map(|r| r.problems.iter().map(|p| p.to_string()).collect())
-                .unwrap_or_default(),
-            pid: who.pid,
-            comm: audit::command_name(who.pid),
-            verify_us: assessment.map(|a| a.micros),
-        });
+        let event = if fail_closed.is_some() {
+            Event::FailClosed
+        } else {
+            event
+        };
+        let mut record: Record = audit.record(event, op, who.pid, who.uid);
+        let (policy, source) = match assessment {
+            Some(a) => (a.policy, self.policy_of(view.patterns_source()).1),
+            None => self.policy_of(view.patterns_source()),
+        };
+        record.policy = Some(policy.as_str());
+        // Failing closed is the same rule whatever any policy says.
+        record.policy_source = if event == Event::FailClosed {
+            Source::BuiltIn
+        } else {
+            source
+        };
+        record.key = key_of(place);
+        record.path = path.display();
+        record.outcome = outcome;
+        record.modified = list(|r| &r.modified);
+        record.added = list(|r| &r.added);
+        record.missing = list(|r| &r.missing);
+        record.problems = report
+            .map(|r| r.problems.iter().map(|p| p.to_string()).collect())
+            .unwrap_or_default();
+        record.verify_us = assessment.map(|a| a.micros);
+        audit.write(&record);
+    }
+}
+
+/// The bundle key a record names: the sealed root's.
+fn key_of(place: &Place) -> Option<String> {
+    match place {
+        Place::Sealed { key, .. } => Some(key.as_str().to_string()),
+        _ => None,
     }
 }

@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 use crate::core::fs::RawPath;
 use crate::core::lockfile::Lockfile;
 use crate::core::paths::{BundleKey, FilePath};
-use crate::surfaces::{self, SurfaceClass, SurfaceRule};
+use crate::surfaces::{self, ExtraRows, SurfaceClass, SurfaceRule};
 
 /// A path of the view: raw on-disk names, and their NFC (lossy) strings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -151,6 +151,12 @@ impl Place {
 /// Classifies `path` against the lockfile's patterns, then the built-in
 /// surfaces (lockfile roots win: a key covers whatever surface it sits in).
 pub fn place(lock: &Lockfile, path: &ViewPath) -> Place {
+    place_with(lock, &ExtraRows::default(), path)
+}
+
+/// [`place`] with `extra` surface rows (a machine policy's) after the
+/// built-in ones.
+pub fn place_with(lock: &Lockfile, extra: &ExtraRows, path: &ViewPath) -> Place {
     if path.depth() == 1 && path.raw.0[0] == crate::core::lockfile::LOCKFILE_NAME {
         return Place::Lockfile;
     }
@@ -174,7 +180,7 @@ pub fn place(lock: &Lockfile, path: &ViewPath) -> Place {
         return Place::Container;
     }
     let names: Vec<&str> = path.names().collect();
-    match surfaces::classify(&names) {
+    match surfaces::classify_with(&names, extra) {
         SurfaceClass::Outside => Place::Ordinary,
         SurfaceClass::Container => Place::Container,
         SurfaceClass::Artifact { root_len, rule } => Place::Artifact { root_len, rule },

@@ -12,14 +12,14 @@ use crate::core::lockfile::{BundleEntry, Lockfile, Policy};
 use crate::core::pattern::Pattern;
 use crate::snapshot::Snapshot;
 
-fn write(root: &Path, rel: &str, content: &str) {
+pub(super) fn write(root: &Path, rel: &str, content: &str) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, content).unwrap();
 }
 
 /// Pins everything the patterns produce, as `seal pin` would.
-fn pin(root: &Path, patterns: &[&str], policy: Policy) -> Vec<u8> {
+pub(super) fn pin(root: &Path, patterns: &[&str], policy: Policy) -> Vec<u8> {
     let fd = crate::core::fs::open_project(root).unwrap();
     let mut listings = Listings::new(fd.as_fd());
     let mut lock = Lockfile::empty(policy);
@@ -64,7 +64,7 @@ fn gate_with(root: &Path, feed: Option<Arc<crate::feed::Feed>>) -> Gate {
     })
 }
 
-fn vp(path: &str) -> ViewPath {
+pub(super) fn vp(path: &str) -> ViewPath {
     let mut p = ViewPath::root();
     for seg in path.split('/').filter(|s| !s.is_empty()) {
         p = p.child(OsStr::new(seg));
@@ -72,13 +72,13 @@ fn vp(path: &str) -> ViewPath {
     p
 }
 
-const WHO: Who = Who {
+pub(super) const WHO: Who = Who {
     pid: 0,
     uid: 0,
     gid: 0,
 };
 
-fn shows(g: &Gate, path: &str) -> bool {
+pub(super) fn shows(g: &Gate, path: &str) -> bool {
     let kind = if path.ends_with(".md") || path.ends_with(".txt") || path.ends_with(".sh") {
         EntryKind::File
     } else {
@@ -87,7 +87,7 @@ fn shows(g: &Gate, path: &str) -> bool {
     g.lookup(&vp(path), kind, None, WHO).shown
 }
 
-fn served(g: &Gate, path: &str) -> Option<Vec<u8>> {
+pub(super) fn served(g: &Gate, path: &str) -> Option<Vec<u8>> {
     match g.open(&vp(path), WHO) {
         OpenDecision::Snapshot(s) => Some(s.read_at(0, 1 << 20).unwrap()),
         OpenDecision::Ordinary => Some(b"<ordinary>".to_vec()),
@@ -95,7 +95,7 @@ fn served(g: &Gate, path: &str) -> Option<Vec<u8>> {
     }
 }
 
-fn project() -> tempfile::TempDir {
+pub(super) fn project() -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     write(t.path(), ".claude/skills/review/SKILL.md", "approved");
     write(t.path(), ".claude/skills/review/scripts/run.sh", "echo ok");

@@ -121,6 +121,8 @@ pub enum MountError {
         path: PathBuf,
         source: io::Error,
     },
+    /// The machine policy file is refused.
+    Policy(crate::policy::PolicyError),
     Mount(io::Error),
 }
 
@@ -191,6 +193,7 @@ impl fmt::Display for MountError {
             MountError::AuditLog { path, source } => {
                 write!(f, "cannot open audit log {}: {source}", shown(path))
             }
+            MountError::Policy(e) => write!(f, "{e} (refusing to mount)"),
             MountError::Mount(e) => write!(f, "mount failed: {e}"),
         }
     }

@@ -23,7 +23,6 @@ use nix::sys::signal::{SigSet, Signal};
 pub use error::{FsError, MountError};
 
 use crate::core::lockfile::Lockfile;
-use crate::core::store::read_lockfile;
 use crate::gate::audit::AuditLog;
 use crate::gate::links::{LinkRule, normalize};
 use crate::gate::{Gate, GateConfig};
@@ -55,26 +54,34 @@ pub struct MountRequest {
 }
 
 /// Builds the gate for `project` (already opened): the lockfile must be
-/// present and valid, or nothing is mounted.
+/// present and valid, or nothing is mounted — unless the machine policy
+/// (read here, so that `seal mount` and `seal run` both obey it) requires
+/// Seal, when a missing one is the empty lockfile. The policy's audit sinks
+/// are added to the request's, and its `rehashEveryOpen` and `readOnly`
+/// hold whatever the request says.
 pub fn prepare_gate(
     project: OwnedFd,
     request: &MountRequest,
     view_root: &Path,
 ) -> Result<Arc<Gate>, MountError> {
-    let bytes = read_lockfile(project.as_fd()).map_err(MountError::Lockfile)?;
+    let machine = crate::policy::machine().map_err(MountError::Policy)?;
+    let (bytes, implied) =
+        crate::policy::lockfile_bytes(project.as_fd(), machine).map_err(MountError::Lockfile)?;
     let lockfile = Lockfile::parse(&bytes).map_err(MountError::Invalid)?;
     let mut real = vec![absolute(&request.project_dir)];
     if let Ok(canonical) = std::fs::canonicalize(&request.project_dir) {
         real.push(canonical);
     }
-    let audit = match &request.audit_log {
-        Some(path) => Some(AuditLog::open(path).map_err(|source| MountError::AuditLog {
-            path: path.clone(),
-            source,
-        })?),
-        None => None,
-    };
-    let feed = if request.rehash_every_open {
+    let audit = audit_log(request.audit_log.as_deref(), &machine.audit)?;
+    let feed = if request.rehash_every_open || machine.rehash_every_open {
+        tracing::info!(
+            "every open verifies its bundle in full (rehash every open, asked by the {})",
+            if machine.rehash_every_open {
+                "machine policy"
+            } else {
+                "command line"
+            }
+        );
         None
     } else {
         match crate::feed::Feed::for_project(project.as_fd()) {
@@ -86,14 +93,54 @@ pub fn prepare_gate(
         }
     };
     raise_open_file_limit();
-    Ok(Arc::new(Gate::new(GateConfig {
-        project: Arc::new(project),
-        lockfile_bytes: bytes,
-        lockfile,
-        links: LinkRule::new(view_root, &real),
-        audit,
-        feed,
-    })))
+    Ok(Arc::new(
+        Gate::new(GateConfig {
+            project: Arc::new(project),
+            lockfile_bytes: bytes,
+            lockfile,
+            links: LinkRule::new(view_root, &real),
+            audit,
+            feed,
+        })
+        .with_machine(Arc::new(machine.clone()), implied),
+    ))
+}
+
+/// The audit sinks: the file the command line names, and those the machine
+/// policy makes mandatory (the same file named twice is written once). Any
+/// sink that cannot be opened stops the mount.
+fn audit_log(
+    requested: Option<&Path>,
+    mandatory: &crate::policy::MandatoryAudit,
+) -> Result<Option<AuditLog>, MountError> {
+    let mut log = AuditLog::default();
+    let mut files: Vec<&Path> = requested.into_iter().collect();
+    if let Some(file) = mandatory.file.as_deref() {
+        let same = files.first().is_some_and(|r| {
+            match (std::fs::canonicalize(r), std::fs::canonicalize(file)) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => absolute(r) == absolute(file),
+            }
+        });
+        if !same {
+            files.push(file);
+        }
+    }
+    for path in files {
+        log.add_file(path).map_err(|source| MountError::AuditLog {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    if let Some(settings) = mandatory.syslog {
+        let socket = crate::policy::syslog_socket();
+        log.add_syslog(&socket, settings)
+            .map_err(|source| MountError::AuditLog {
+                path: socket,
+                source,
+            })?;
+    }
+    Ok((!log.is_empty()).then_some(log))
 }
 
 /// Lets the daemon keep as many descriptors as it may: a kept snapshot and a

@@ -1,0 +1,491 @@
+//! The machine policy through the real binary, without a mount: every way
+//! the file can be refused, strictest-wins in `seal verify` against every
+//! project policy, a required Seal, `seal why` and `seal policy`.
+//!
+//! The binary under test is a debug build, which reads the policy file that
+//! `SEAL_TEST_POLICY_PATH` names (a release build has no such override).
+//! Policy files must be owned by root, so these tests need root; outside CI
+//! they are skipped without it.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::Project;
+
+const POLICY_VAR: &str = "SEAL_TEST_POLICY_PATH";
+
+/// True when running as root; under `CI=true`, panics instead of skipping.
+fn root() -> bool {
+    if nix::unistd::geteuid().is_root() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!(
+            "the machine policy tests need root (policy files are root-owned); CI must run them"
+        );
+    }
+    eprintln!("SKIPPED: the machine policy tests need root");
+    false
+}
+
+/// A directory holding a policy file, as /etc/seal would.
+struct PolicyDir {
+    dir: tempfile::TempDir,
+}
+
+impl PolicyDir {
+    fn new() -> PolicyDir {
+        PolicyDir {
+            dir: tempfile::Builder::new()
+                .prefix("sealfs-policy-")
+                .tempdir()
+                .unwrap(),
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().join("policy.json")
+    }
+
+    /// Writes the policy file (mode 0644, owned by root).
+    fn write(&self, text: &str) -> PathBuf {
+        let p = self.path();
+        let _ = std::fs::remove_file(&p);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        p
+    }
+}
+
+/// `seal ARGS` in `project` under the policy file at `policy`.
+fn seal(project: &Path, policy: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(support::seal_bin())
+        .args(args)
+        .current_dir(project)
+        .env(POLICY_VAR, policy)
+        .env_remove("GITHUB_WORKSPACE")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A project with a skill and an instruction file, pinned under `policy`,
+/// then the skill changed (a Mismatch).
+fn tampered(policy: &str) -> Project {
+    let p = Project::new();
+    p.write(".claude/skills/review/SKILL.md", "approved")
+        .write("CLAUDE.md", "instructions")
+        .write("src/main.rs", "fn main() {}");
+    if policy == "warn" {
+        p.init(&["--warn"]);
+    } else {
+        p.init(&[]);
+    }
+    p.write(".claude/skills/review/SKILL.md", "tampered");
+    p
+}
+
+/// Makes a policy file in a directory; returns its path.
+type Make = Box<dyn Fn(&PolicyDir) -> PathBuf>;
+
+#[test]
+fn every_way_the_file_can_be_wrong_is_refused_with_exit_2() {
+    if !root() {
+        return;
+    }
+    let p = tampered("warn");
+    const GOOD: &str = r#"{"version": 1, "minimumPolicy": "block"}"#;
+    let cases: Vec<(&str, &str, Make)> = vec![
+        (
+            "owner",
+            "owned-by-root",
+            Box::new(|d: &PolicyDir| {
+                let f = d.write(GOOD);
+                std::os::unix::fs::chown(&f, Some(1000), Some(1000)).unwrap();
+                f
+            }),
+        ),
+        (
+            "group write",
+            "writable-by-root-only",
+            Box::new(|d: &PolicyDir| {
+                let f = d.write(GOOD);
+                std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o664)).unwrap();
+                f
+            }),
+        ),
+        (
+            "other write",
+            "writable-by-root-only",
+            Box::new(|d: &PolicyDir| {
+                let f = d.write(GOOD);
+                std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o646)).unwrap();
+                f
+            }),
+        ),
+        (
+            "symlink",
+            "no-symlink",
+            Box::new(|d: &PolicyDir| {
+                let target = d.dir.path().join("real.json");
+                std::fs::write(&target, GOOD).unwrap();
+                std::os::unix::fs::symlink(&target, d.path()).unwrap();
+                d.path()
+            }),
+        ),
+        (
+            "directory",
+            "regular-file",
+            Box::new(|d: &PolicyDir| {
+                std::fs::create_dir(d.path()).unwrap();
+                d.path()
+            }),
+        ),
+        (
+            "writable directory",
+            "safe-directories",
+            Box::new(|d: &PolicyDir| {
+                let f = d.write(GOOD);
+                std::fs::set_permissions(d.dir.path(), std::fs::Permissions::from_mode(0o777))
+                    .unwrap();
+                f
+            }),
+        ),
+        (
+            "duplicate key",
+            "strict-json",
+            Box::new(|d: &PolicyDir| {
+                d.write(r#"{"version": 1, "minimumPolicy": "warn", "minimumPolicy": "block"}"#)
+            }),
+        ),
+        (
+            "byte-order mark",
+            "strict-json",
+            Box::new(|d: &PolicyDir| d.write("\u{feff}{\"version\": 1}")),
+        ),
+        (
+            "trailing content",
+            "strict-json",
+            Box::new(|d: &PolicyDir| d.write(r#"{"version": 1} {"version": 1}"#)),
+        ),
+        (
+            "not JSON",
+            "strict-json",
+            Box::new(|d: &PolicyDir| d.write("minimumPolicy = block")),
+        ),
+        (
+            "unknown key",
+            "schema",
+            Box::new(|d: &PolicyDir| d.write(r#"{"version": 1, "minimumPolicyy": "block"}"#)),
+        ),
+        (
+            "bad value",
+            "schema",
+            Box::new(|d: &PolicyDir| d.write(r#"{"version": 1, "minimumPolicy": "strict"}"#)),
+        ),
+    ];
+    for (case, rule, make) in cases {
+        let d = PolicyDir::new();
+        let file = make(&d);
+        for args in [
+            &["verify"][..],
+            &["why", "CLAUDE.md"],
+            &["policy"],
+            &["mount", "/nonexistent-mountpoint"],
+            &["run", "--dry-run"],
+        ] {
+            let (code, _, err) = seal(p.path(), &file, args);
+            assert_eq!(code, 2, "{case} {args:?}: {err}");
+            assert!(
+                err.contains(&format!("machine policy {}", file.display()))
+                    && err.contains(&format!("refused (rule {rule})")),
+                "{case} {args:?}: {err}"
+            );
+        }
+        let (code, out, _) = seal(p.path(), &file, &["verify", "--json"]);
+        assert_eq!(code, 2);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["error"].as_str().unwrap().contains(rule), "{case}: {v}");
+        if case == "unknown key" {
+            assert!(v["error"].as_str().unwrap().contains("\"minimumPolicyy\""));
+        }
+    }
+}
+
+#[test]
+fn an_absent_file_is_no_machine_policy() {
+    if !root() {
+        return;
+    }
+    let p = tampered("warn");
+    let d = PolicyDir::new();
+    let (code, out, err) = seal(p.path(), &d.path(), &["verify", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"], "Warning");
+    assert!(
+        v.get("policySource").is_none(),
+        "no extra keys without a policy: {v}"
+    );
+    let (code, out, _) = seal(p.path(), &d.path(), &["policy", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["policyFile"]["present"], false);
+    for (key, setting) in v["settings"].as_object().unwrap() {
+        let want = if key.starts_with("project") || key == "effectivePolicy" {
+            "project"
+        } else {
+            "built-in"
+        };
+        assert_eq!(setting["source"], want, "{key}: {setting}");
+    }
+    // Without a policy requiring Seal, a missing seal.json is SPEC's exit 2.
+    std::fs::remove_file(p.path().join("seal.json")).unwrap();
+    let (code, _, err) = seal(p.path(), &d.path(), &["verify"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn strictest_wins_in_verify_against_every_project_policy() {
+    if !root() {
+        return;
+    }
+    let d = PolicyDir::new();
+    for minimum in [None, Some("warn"), Some("block")] {
+        let file = match minimum {
+            Some(m) => d.write(&format!(r#"{{"version": 1, "minimumPolicy": "{m}"}}"#)),
+            None => d.write(r#"{"version": 1}"#),
+        };
+        for project in ["warn", "block"] {
+            let p = tampered(project);
+            let blocks = project == "block" || minimum == Some("block");
+            let by_machine = project == "warn" && minimum == Some("block");
+            let case = format!("machine {minimum:?}, project {project}");
+            let (code, out, err) = seal(p.path(), &file, &["verify", "--json"]);
+            assert_eq!(code, if blocks { 1 } else { 0 }, "{case}: {err}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(
+                v["status"],
+                if blocks { "Blocked" } else { "Warning" },
+                "{case}"
+            );
+            assert_eq!(v["mismatch"][0], "./.claude/skills/review", "{case}");
+            assert_eq!(v["policy"], if blocks { "block" } else { "warn" }, "{case}");
+            assert_eq!(
+                v["policySource"],
+                if by_machine { "machine" } else { "project" },
+                "{case}"
+            );
+            assert_eq!(v["machinePolicy"], file.to_str().unwrap(), "{case}");
+            // SPEC's keys are all there.
+            for key in ["verified", "unverified", "removed", "mismatch"] {
+                assert!(v[key].is_array(), "{case}: {key}");
+            }
+            let (code, _, err) = seal(p.path(), &file, &["verify"]);
+            assert_eq!(code, if blocks { 1 } else { 0 }, "{case}");
+            assert!(
+                err.contains(&format!(
+                    "Result: {}",
+                    if blocks { "Blocked" } else { "Warning" }
+                )),
+                "{case}: {err}"
+            );
+            assert_eq!(
+                err.contains("the machine policy") && err.contains("decided"),
+                by_machine,
+                "{case}: {err}"
+            );
+            let (_, out, _) = seal(p.path(), &file, &["verify", "--format", "github"]);
+            assert_eq!(
+                out.contains("::notice title=seal machine policy::"),
+                by_machine,
+                "{case}: {out}"
+            );
+            assert_eq!(
+                out.starts_with("::error "),
+                blocks,
+                "a blocking mismatch is an error annotation: {case}: {out}"
+            );
+            let (_, out, _) = seal(p.path(), &file, &["verify", "--format", "sarif"]);
+            let sarif: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let props = &sarif["runs"][0]["properties"];
+            assert_eq!(props["status"], if blocks { "Blocked" } else { "Warning" });
+            assert_eq!(
+                props["policySource"],
+                if by_machine { "machine" } else { "project" }
+            );
+            let (_, _, err) = seal(p.path(), &file, &["why", ".claude/skills/review"]);
+            assert!(
+                err.contains(if blocks {
+                    "decision: hidden"
+                } else {
+                    "decision: visible"
+                }),
+                "{case}: {err}"
+            );
+            assert_eq!(
+                err.contains("overrides the project's warn"),
+                by_machine,
+                "{case}"
+            );
+            // A dry run exits as the real run would before the command:
+            // hidden bundles do not stop it (exit 0).
+            let (code, out, err) = seal(p.path(), &file, &["run", "--dry-run", "--json"]);
+            assert_eq!(code, 0, "{case}: {err}");
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["policy"], if blocks { "block" } else { "warn" }, "{case}");
+            let skill = v["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["path"] == "./.claude/skills/review")
+                .unwrap();
+            assert_eq!(skill["visible"], !blocks, "{case}: {skill}");
+        }
+    }
+}
+
+#[test]
+fn a_required_seal_blocks_a_project_without_one() {
+    if !root() {
+        return;
+    }
+    let d = PolicyDir::new();
+    let file =
+        d.write(r#"{"version": 1, "requireSeal": true, "extraSurfaces": [".acme/prompts/*"]}"#);
+    let p = Project::new();
+    p.write(".claude/commands/deploy.md", "deploy")
+        .write("docs/AGENTS.md", "nested")
+        .write(".acme/prompts/p.md", "an organisation's own layout")
+        .write(".claude/skills/empty/.keep", "")
+        .write("src/main.rs", "fn main() {}");
+    std::fs::remove_file(p.path().join(".claude/skills/empty/.keep")).unwrap();
+    let (code, out, err) = seal(p.path(), &file, &["verify", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"], "Blocked");
+    assert_eq!(
+        v["unverified"],
+        serde_json::json!([
+            "./.acme/prompts/p.md",
+            "./.claude/commands/deploy.md",
+            "./docs/AGENTS.md"
+        ])
+    );
+    assert_eq!(v["lockfile"], "missing");
+    assert_eq!(v["policySource"], "machine");
+    let (code, _, err) = seal(p.path(), &file, &["verify"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("requires Seal"), "{err}");
+    let (_, _, err) = seal(p.path(), &file, &["why", ".claude/commands/deploy.md"]);
+    assert!(
+        err.contains("requires Seal") && err.contains("decision: hidden"),
+        "{err}"
+    );
+    let (_, _, err) = seal(p.path(), &file, &["why", ".acme/prompts/p.md"]);
+    assert!(
+        err.contains("surface row \".acme/prompts/*\" (machine policy)"),
+        "{err}"
+    );
+    // Nothing to hide still fails: the project is not sealed (never the
+    // exit 0 a missing seal.json could not get without the policy).
+    let empty = Project::new();
+    empty.write("src/main.rs", "fn main() {}");
+    let (code, out, _) = seal(empty.path(), &file, &["verify", "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"], "Blocked");
+    assert_eq!(v["unverified"], serde_json::json!([]));
+    // A project with a seal.json is verified as usual.
+    p.init(&[]);
+    let (code, out, err) = seal(p.path(), &file, &["verify", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v.get("lockfile").is_none());
+}
+
+#[test]
+fn seal_policy_shows_every_setting_and_its_source() {
+    if !root() {
+        return;
+    }
+    let d = PolicyDir::new();
+    let file = d.write(
+        r#"{
+  "version": 1,
+  "minimumPolicy": "block",
+  "requireSeal": true,
+  "audit": {"file": "/var/log/seal/audit.jsonl", "syslog": {"format": "rfc5424"}},
+  "extraSurfaces": [".acme/prompts/*"],
+  "extraMasks": ["~/.acme-agent"],
+  "protectedPaths": [".git/hooks/**", ".github/workflows/**"],
+  "readOnly": true,
+  "rehashEveryOpen": true
+}"#,
+    );
+    let p = tampered("warn");
+    let (code, out, err) = seal(p.path(), &file, &["policy", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["policyFile"]["path"], file.to_str().unwrap());
+    assert_eq!(v["policyFile"]["present"], true);
+    assert_eq!(v["project"]["lockfile"], "present");
+    let s = &v["settings"];
+    let expect = [
+        ("minimumPolicy", serde_json::json!("block"), "machine"),
+        ("projectPolicy", serde_json::json!("warn"), "project"),
+        ("effectivePolicy", serde_json::json!("block"), "machine"),
+        ("requireSeal", serde_json::json!(true), "machine"),
+        (
+            "auditFile",
+            serde_json::json!("/var/log/seal/audit.jsonl"),
+            "machine",
+        ),
+        (
+            "extraSurfaces",
+            serde_json::json!([".acme/prompts/*"]),
+            "machine",
+        ),
+        (
+            "extraMasks",
+            serde_json::json!(["~/.acme-agent"]),
+            "machine",
+        ),
+        (
+            "protectedPaths",
+            serde_json::json!([".git/hooks/**", ".github/workflows/**"]),
+            "machine",
+        ),
+        ("readOnly", serde_json::json!(true), "machine"),
+        ("rehashEveryOpen", serde_json::json!(true), "machine"),
+    ];
+    for (key, value, source) in expect {
+        assert_eq!(s[key]["value"], value, "{key}");
+        assert_eq!(s[key]["source"], source, "{key}");
+    }
+    assert_eq!(s["auditSyslog"]["value"]["format"], "rfc5424");
+    assert_eq!(s["auditSyslog"]["value"]["facility"], "authpriv");
+    assert_eq!(s.as_object().unwrap().len(), 11);
+    let (code, out, err) = seal(p.path(), &file, &["policy"]);
+    assert_eq!(code, 0);
+    assert!(out.is_empty(), "people's output goes to stderr");
+    assert!(
+        err.contains(&format!("machine policy: {}", file.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains("policy in force    [machine]    block"),
+        "{err}"
+    );
+    assert!(
+        err.contains("project asks       [project]    warn"),
+        "{err}"
+    );
+}
