@@ -428,3 +428,82 @@ fn under_seal_run_protected_paths_and_forced_read_only_hold() {
     assert!(err.contains("(read-only)"), "{err}");
     assert!(!p.path().join("src/other.rs").exists());
 }
+
+#[test]
+fn under_seal_run_the_policy_file_is_read_only_and_its_masks_and_requirement_hold() {
+    let Some(Fixture { p, etc, .. }) = fixture() else {
+        return;
+    };
+    let file = policy_file(
+        etc.path(),
+        r#"{"version": 1, "extraMasks": ["~/.myagent"], "requireSeal": true}"#,
+    );
+    let before = std::fs::read(&file).unwrap();
+    let home = scratch();
+    std::fs::create_dir_all(home.path().join(".myagent")).unwrap();
+    std::fs::write(home.path().join(".myagent/skill.md"), "org agent skill").unwrap();
+    let script = format!(
+        "if echo x >> {f}; then echo WROTE-POLICY; fi; \
+         if touch {d}/new; then echo WROTE-DIR; fi; \
+         echo \"mask:$(ls -A ~/.myagent | wc -l)\"",
+        f = file.display(),
+        d = etc.path().display()
+    );
+    let out = Command::new(support::seal_bin())
+        .args(["run", "--", "sh", "-c", &script])
+        .current_dir(p.path())
+        .env(POLICY, &file)
+        .env("HOME", home.path())
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_GID")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout, "mask:0\n", "{stderr}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    assert!(!etc.path().join("new").exists());
+    assert!(home.path().join(".myagent/skill.md").exists());
+
+    // A project without seal.json runs under the empty lockfile: its
+    // instruction file is an unverified artifact, hidden.
+    let bare = Project::new();
+    bare.write("CLAUDE.md", "unsealed instructions")
+        .write("src/main.rs", "fn main() {}\n");
+    let out = Command::new(support::seal_bin())
+        .args([
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "cat src/main.rs; cat CLAUDE.md || echo HIDDEN",
+        ])
+        .current_dir(bare.path())
+        .env(POLICY, &file)
+        .env("HOME", home.path())
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_GID")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout, "fn main() {}\nHIDDEN\n");
+    // Without the requirement, the same project has no seal.json: exit 2.
+    let plain = policy_file(etc.path(), r#"{"version": 1}"#);
+    let out = Command::new(support::seal_bin())
+        .args(["run", "--", "true"])
+        .current_dir(bare.path())
+        .env(POLICY, &plain)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -16,9 +16,13 @@ use crate::core::paths::BundleKey;
 use crate::gate::assess::{Uncovered, uncovered_artifacts};
 use crate::gate::{Place, State, decide};
 
-/// The uncovered artifact roots of the project, as the gate sees them now.
+/// The uncovered artifact roots of the project, as the gate sees them now
+/// (with the machine policy's extra surfaces).
 pub fn find(listings: &mut Listings<'_>, lock: &Lockfile) -> Vec<Uncovered> {
-    uncovered_artifacts(listings, lock)
+    let extra = crate::policy::machine()
+        .map(|m| m.extra_surfaces.clone())
+        .unwrap_or_default();
+    uncovered_artifacts(listings, lock, &extra)
 }
 
 /// The bundle key an artifact root would be sealed under, or why it cannot

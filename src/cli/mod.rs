@@ -300,6 +300,7 @@ fn exit_code(result: &Result<Done, CliError>) -> u8 {
             | crate::run::RunError::Project(_)
             | crate::run::RunError::User(_)
             | crate::run::RunError::Bind(_)
+            | crate::run::RunError::Policy(_)
             | crate::run::RunError::Namespace(_)
             | crate::run::RunError::Unprivileged(_)
             | crate::run::RunError::Mount(_)

@@ -56,7 +56,8 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
     .map_err(CliError::Run)?;
     // Strictest wins: what the dry run shows and the summary says are
     // decided under the policy in force.
-    let decided = apply_machine_policy(&mut prepared.report, machine, &prepared.lockfile, false);
+    let implied = prepared.implied;
+    let decided = apply_machine_policy(&mut prepared.report, machine, &prepared.lockfile, implied);
     prepared.lockfile.policy = prepared.report.policy;
     if args.dry_run {
         return dry_run(&prepared, args.json, &decided);

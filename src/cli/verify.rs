@@ -242,9 +242,9 @@ fn required_report(
     machine: &MachinePolicy,
 ) -> ProjectReport {
     let bundles: Vec<BundleReport> =
-        crate::gate::assess::unverified_artifacts(listings, lock, &machine.extra_surfaces)
+        crate::gate::assess::uncovered_artifacts(listings, lock, &machine.extra_surfaces)
             .into_iter()
-            .map(|(path, _)| {
+            .map(|crate::gate::assess::Uncovered { path, .. }| {
                 let names: Vec<&str> = path.names().collect();
                 BundleReport {
                     name: match BundleKey::from_segments(&names) {

@@ -14,7 +14,7 @@ use crate::core::paths::BundleKey;
 use crate::core::verify::{BundleReport, BundleState, verify_key_with};
 
 use super::decision::RootState;
-use super::place::{Place, ViewPath, place};
+use super::place::{Place, ViewPath};
 
 /// What one assessment of a sealed root found.
 #[derive(Debug)]
@@ -78,12 +78,18 @@ pub struct Uncovered {
     pub state: RootState,
 }
 
-/// Every agent artifact root on disk that no discovery pattern covers and
-/// that holds something an agent could load (empty directories are left
-/// out), sorted by path. The walk enters what the view shows as it is
-/// (ordinary directories and containers), never a sealed root, an artifact
-/// or `.git`; directories that cannot be listed are passed over.
-pub fn uncovered_artifacts(listings: &mut Listings<'_>, lock: &Lockfile) -> Vec<Uncovered> {
+/// Every agent artifact root on disk (on the built-in surfaces and the
+/// machine policy's `extra` ones) that no discovery pattern covers and that
+/// holds something an agent could load (empty directories are left out),
+/// sorted by path. The walk enters what the view shows as it is (ordinary
+/// directories and containers), never a sealed root, an artifact or `.git`;
+/// directories that cannot be listed are passed over. `seal verify -v`, the
+/// dry run and a verify the machine policy requires all use it.
+pub fn uncovered_artifacts(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    extra: &crate::surfaces::ExtraRows,
+) -> Vec<Uncovered> {
     let mut out = Vec::new();
     let mut stack = vec![ViewPath::root()];
     while let Some(dir) = stack.pop() {
@@ -95,7 +101,7 @@ pub fn uncovered_artifacts(listings: &mut Listings<'_>, lock: &Lockfile) -> Vec<
                 continue;
             }
             let path = dir.child(&entry.name);
-            let place = place(lock, &path);
+            let place = super::place_with(lock, extra, &path);
             match &place {
                 Place::Artifact { root_len, .. } if *root_len == path.depth() => {
                     let state = assess_artifact(listings, &path.raw);
@@ -146,45 +152,4 @@ pub fn holds_protected(listings: &mut Listings<'_>, dir: &RawPath) -> bool {
         }
     }
     false
-}
-
-/// Every agent artifact root of the project that holds something loadable,
-/// in path order: the roots on the surfaces (built-in and `extra`) that no
-/// root of `lock` covers, found by walking the ordinary directories and
-/// containers (never into `.git`, sealed roots or artifacts).
-pub fn unverified_artifacts(
-    listings: &mut Listings<'_>,
-    lock: &crate::core::lockfile::Lockfile,
-    extra: &crate::surfaces::ExtraRows,
-) -> Vec<(super::ViewPath, RootState)> {
-    let mut found = Vec::new();
-    let mut pending = vec![super::ViewPath::root()];
-    while let Some(dir) = pending.pop() {
-        let Ok(listing) = listings.list(&dir.raw) else {
-            continue;
-        };
-        let children: Vec<(super::ViewPath, EntryKind)> = listing
-            .iter()
-            .filter(|e| e.name != ".git")
-            .map(|e| (dir.child(&e.name), e.kind))
-            .collect();
-        for (path, kind) in children {
-            match super::place_with(lock, extra, &path) {
-                super::Place::Artifact { root_len, .. } | super::Place::Unmappable { root_len }
-                    if root_len == path.depth() =>
-                {
-                    match assess_artifact(listings, &path.raw) {
-                        state @ RootState::Bundle(_) => found.push((path, state)),
-                        RootState::NotABundle | RootState::Absent => {}
-                    }
-                }
-                super::Place::Ordinary | super::Place::Container if kind == EntryKind::Dir => {
-                    pending.push(path)
-                }
-                _ => {}
-            }
-        }
-    }
-    found.sort_by(|a, b| a.0.names().cmp(b.0.names()));
-    found
 }

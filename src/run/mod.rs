@@ -30,7 +30,7 @@ use root::BuildError;
 use crate::core::discovery::{DiscoveryError, Listings};
 use crate::core::fs::RawPath;
 use crate::core::lockfile::{Lockfile, LockfileError};
-use crate::core::store::{StoreError, read_lockfile};
+use crate::core::store::StoreError;
 use crate::core::verify::{ProjectReport, RootName, verify_project};
 use crate::gate::{Place, RootState, State, decide};
 use crate::mount::{MountError, MountRequest};
@@ -51,6 +51,8 @@ pub enum RunError {
     /// An extra bind was refused (it would expose the project or an
     /// extension location).
     Bind(String),
+    /// The machine policy file was refused.
+    Policy(crate::policy::PolicyError),
     Namespace(io::Error),
     Unprivileged(String),
     Mount(MountError),
@@ -75,6 +77,7 @@ impl fmt::Display for RunError {
                 shown(location)
             ),
             RunError::Bind(msg) => write!(f, "{msg} (nothing was run)"),
+            RunError::Policy(e) => write!(f, "{e} (nothing was run)"),
             RunError::Namespace(e) => write!(f, "cannot create the sealed namespace: {e}"),
             RunError::Unprivileged(msg) => f.write_str(msg),
             RunError::Mount(e) => write!(f, "{e}"),
@@ -105,6 +108,10 @@ pub struct Prepared {
     pub request: RunRequest,
     pub project_path: PathBuf,
     pub lockfile: Lockfile,
+    /// `seal.json` is missing and the machine policy requires Seal: the
+    /// lockfile is the empty one standing in for it.
+    pub implied: bool,
+    pub machine: &'static crate::policy::MachinePolicy,
     pub report: ProjectReport,
     pub plan: Plan,
     pub identity: Identity,
@@ -121,13 +128,30 @@ impl Prepared {
 
 /// Reads and verifies the project and plans the namespace.
 pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
-    let bytes = read_lockfile(request.project.as_fd()).map_err(RunError::Lockfile)?;
+    let machine = crate::policy::machine().map_err(RunError::Policy)?;
+    let (bytes, implied) = crate::policy::lockfile_bytes(request.project.as_fd(), machine)
+        .map_err(RunError::Lockfile)?;
     let lockfile = Lockfile::parse(&bytes).map_err(RunError::Invalid)?;
     let mut listings = Listings::new(request.project.as_fd());
     let report = verify_project(&mut listings, &lockfile, None).map_err(RunError::Discovery)?;
     let project_path = std::fs::canonicalize(&request.project_dir).map_err(RunError::Project)?;
     let mut target = target_user(request.user.as_deref(), &project_path)?;
     target.inputs.binds = user_binds(&request.binds)?;
+    // The machine policy holds for the command too: its file and directory
+    // are shown read-only (the command cannot change the rules it runs
+    // under), and its extra masks are masked like the built-in ones.
+    // (The first that exists: the directory, which holds the file.)
+    let policy_paths = crate::policy::MachinePolicy::read_only_paths();
+    if let Some((path, source)) = policy_paths
+        .into_iter()
+        .find_map(|p| std::fs::canonicalize(&p).ok().map(|c| (p, c)))
+    {
+        target.inputs.binds.push(UserBind {
+            source,
+            dest: path,
+            writable: false,
+        });
+    }
     let plan = plan::plan(&target.inputs).map_err(RunError::Bind)?;
     // seal runs from the project root (or -C DIR): the command starts there,
     // inside the view.
@@ -136,6 +160,8 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
         request,
         project_path,
         lockfile,
+        implied,
+        machine,
         report,
         plan,
         identity: target.identity,
@@ -208,6 +234,11 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
             .map(|g| g.as_raw())
             .collect()
     };
+    // A policy that cannot be read is reported by whoever runs: here it adds
+    // nothing.
+    let extra_masks = crate::policy::machine()
+        .map(|m| m.extra_mask_paths(&canonical))
+        .unwrap_or_default();
     let inputs = plan::Inputs {
         homes: canonical,
         env: env
@@ -222,6 +253,7 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
         },
         binds: Vec::new(),
         mounts: mountinfo::read().map_err(RunError::Project)?,
+        extra_masks,
     };
     Ok(Target {
         identity,
@@ -480,7 +512,8 @@ pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
         })
         .collect();
     let mut listings = Listings::new(prepared.request.project.as_fd());
-    for a in crate::gate::assess::uncovered_artifacts(&mut listings, &prepared.lockfile) {
+    let extra = &prepared.machine.extra_surfaces;
+    for a in crate::gate::assess::uncovered_artifacts(&mut listings, &prepared.lockfile, extra) {
         out.push(seen(
             a.path.display(),
             "artifact",

@@ -83,6 +83,8 @@ pub struct Inputs {
     pub binds: Vec<UserBind>,
     /// The host's mounts.
     pub mounts: Vec<MountEntry>,
+    /// Locations the machine policy masks on top of the built-in tables.
+    pub extra_masks: Vec<PathBuf>,
 }
 
 impl Inputs {
@@ -362,6 +364,13 @@ pub fn candidates(inputs: &Inputs) -> Vec<(PathBuf, Show, String)> {
                 format!("{} ({})", describe_base(r.base), r.agents),
             );
         }
+    }
+    for p in &inputs.extra_masks {
+        push(
+            p.clone(),
+            Show::Empty,
+            "machine policy (an extra mask)".to_string(),
+        );
     }
     // Claude Code's auto memory of the project (and of its git root).
     let mut memory_of = vec![inputs.project.clone()];

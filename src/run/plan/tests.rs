@@ -51,6 +51,7 @@ fn world() -> World {
         },
         binds: vec![],
         mounts: Vec::new(),
+        extra_masks: Vec::new(),
     };
     World {
         _t: t,
