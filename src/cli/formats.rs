@@ -15,7 +15,7 @@ use std::path::Path;
 use crate::core::escape::escaped;
 use crate::core::json::write_go_string;
 use crate::core::lockfile::Policy;
-use crate::core::verify::{BundleReport, BundleState, ProjectReport, RootName};
+use crate::core::verify::{BundleState, ProjectReport, RootName};
 
 /// A machine format a fatal error can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,14 +167,8 @@ fn findings(report: &ProjectReport, prefix: &str, lockfile: &str) -> Vec<Finding
         Policy::Block => Level::Error,
         Policy::Warn => Level::Warning,
     };
-    let mut rows: Vec<&BundleReport> = report
-        .bundles
-        .iter()
-        .filter(|b| b.state != BundleState::Verified)
-        .collect();
-    rows.sort_by_cached_key(|b| b.name.as_display());
     let mut out = Vec::new();
-    for b in rows {
+    for b in report.not_verified() {
         let key = b.name.as_display();
         let shown = escaped(&key).into_owned();
         let at_lockfile = || ("seal.json".to_string(), key_line(lockfile, &key));
@@ -415,7 +409,7 @@ fn error_sarif(message: &str, exit: u8) -> String {
 mod tests {
     use super::*;
     use crate::core::paths::BundleKey;
-    use crate::core::verify::Outcome;
+    use crate::core::verify::{BundleReport, Outcome};
 
     fn bundle(key: &str, state: BundleState, modified: &[&str], missing: &[&str]) -> BundleReport {
         BundleReport {

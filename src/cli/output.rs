@@ -22,14 +22,7 @@ pub fn verify_human(report: &ProjectReport, verbose: bool) -> String {
         report.count(BundleState::Removed),
         report.count(BundleState::Mismatch),
     );
-    let mut rows: Vec<&BundleReport> = report
-        .bundles
-        .iter()
-        .filter(|b| b.state != BundleState::Verified)
-        .collect();
-    // By the name as shown: a root that cannot be a key sorts among the keys.
-    rows.sort_by_cached_key(|b| b.name.as_display());
-    for b in rows {
+    for b in report.not_verified() {
         let _ = writeln!(
             out,
             "  {:<10} {}",

@@ -13,7 +13,6 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
-use nix::errno::Errno;
 use nix::fcntl::{OFlag, OpenHow, ResolveFlag, open, openat, openat2};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
 
@@ -96,10 +95,6 @@ impl RawPath {
     }
 }
 
-fn io_err(e: Errno) -> io::Error {
-    io::Error::from_raw_os_error(e as i32)
-}
-
 /// Opens the project root (the user named it, so a symlinked path is fine).
 pub fn open_project(path: &Path) -> io::Result<OwnedFd> {
     open(
@@ -107,7 +102,7 @@ pub fn open_project(path: &Path) -> io::Result<OwnedFd> {
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
-    .map_err(io_err)
+    .map_err(io::Error::from)
 }
 
 /// Opens child directory `name` of `parent`, refusing symlinks.
@@ -118,7 +113,7 @@ pub fn open_dir_at(parent: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> 
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
-    .map_err(io_err)
+    .map_err(io::Error::from)
 }
 
 /// Opens the directory at `path` below `root` without crossing any symlink.
@@ -126,7 +121,7 @@ pub fn open_dir_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<Owne
     let how = OpenHow::new()
         .flags(OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
         .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    openat2(root, path.to_os_string().as_os_str(), how).map_err(io_err)
+    openat2(root, path.to_os_string().as_os_str(), how).map_err(io::Error::from)
 }
 
 /// An `O_PATH` handle on the directory at `path` below `root` (for `*at`
@@ -135,7 +130,7 @@ pub fn open_dir_path_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result
     let how = OpenHow::new()
         .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
         .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    openat2(root, path.to_os_string().as_os_str(), how).map_err(io_err)
+    openat2(root, path.to_os_string().as_os_str(), how).map_err(io::Error::from)
 }
 
 /// An `O_PATH` handle on whatever is at `path` below `root` (a symlink
@@ -145,7 +140,7 @@ pub fn open_path_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<Own
     let how = OpenHow::new()
         .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
         .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    openat2(root, path.to_os_string().as_os_str(), how).map_err(io_err)
+    openat2(root, path.to_os_string().as_os_str(), how).map_err(io::Error::from)
 }
 
 /// Opens the file at `path` below `root` for reading: no symlink anywhere on
@@ -160,16 +155,16 @@ pub fn open_file_beneath(root: BorrowedFd<'_>, path: &OsStr) -> io::Result<Owned
                 | OFlag::O_CLOEXEC,
         )
         .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    openat2(root, path, how).map_err(io_err)
+    openat2(root, path, how).map_err(io::Error::from)
 }
 
 /// `lstat` of `name` in `dir`.
 pub fn lstat_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<FileStat> {
-    fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map_err(io_err)
+    fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map_err(io::Error::from)
 }
 
 pub fn fstat_fd(fd: BorrowedFd<'_>) -> io::Result<FileStat> {
-    fstat(fd).map_err(io_err)
+    fstat(fd).map_err(io::Error::from)
 }
 
 /// Lists `dir` (without `.` and `..`), resolving unknown `d_type`s by `lstat`.
@@ -182,7 +177,7 @@ pub fn list_dir(dir: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
-    .map_err(io_err)?;
+    .map_err(io::Error::from)?;
     list_fresh_dir(fresh.as_fd())
 }
 

@@ -72,14 +72,10 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
-fn errno_io(e: Errno) -> io::Error {
-    io::Error::from_raw_os_error(e as i32)
-}
-
 fn io_error(action: &'static str) -> impl FnOnce(Errno) -> StoreError {
     move |e| StoreError::Io {
         action,
-        source: errno_io(e),
+        source: io::Error::from(e),
     }
 }
 

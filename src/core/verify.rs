@@ -385,6 +385,18 @@ impl ProjectReport {
         v
     }
 
+    /// The bundles that are not Verified, sorted by their name as shown (a
+    /// root that cannot be a key sorts among the keys).
+    pub fn not_verified(&self) -> Vec<&BundleReport> {
+        let mut rows: Vec<&BundleReport> = self
+            .bundles
+            .iter()
+            .filter(|b| b.state != BundleState::Verified)
+            .collect();
+        rows.sort_by_cached_key(|b| b.name.as_display());
+        rows
+    }
+
     pub fn count(&self, state: BundleState) -> usize {
         self.bundles.iter().filter(|b| b.state == state).count()
     }

@@ -48,10 +48,6 @@ pub struct Outcome {
     pub problems: Vec<String>,
 }
 
-fn io_err(e: Errno) -> io::Error {
-    io::Error::from_raw_os_error(e as i32)
-}
-
 fn shown(p: &Path) -> String {
     crate::core::escape::escaped_os(p.as_os_str())
 }
@@ -118,11 +114,11 @@ fn host_dir(path: &Path, mode: u32, create: bool) -> io::Result<OwnedFd> {
             let name = path.file_name().unwrap_or_default();
             match mkdirat(pfd.as_fd(), name, Mode::from_bits_truncate(mode & 0o777)) {
                 Ok(()) | Err(Errno::EEXIST) => {}
-                Err(e) => return Err(io_err(e)),
+                Err(e) => return Err(io::Error::from(e)),
             }
-            openat2(nix::fcntl::AT_FDCWD, path, how()).map_err(io_err)
+            openat2(nix::fcntl::AT_FDCWD, path, how()).map_err(io::Error::from)
         }
-        Err(e) => Err(io_err(e)),
+        Err(e) => Err(io::Error::from(e)),
     }
 }
 
@@ -135,7 +131,7 @@ fn read_at(dir: BorrowedFd<'_>, name: &OsStr, follow: bool) -> io::Result<Vec<u8
     if !follow {
         flags |= OFlag::O_NOFOLLOW;
     }
-    let fd = openat(dir, name, flags, Mode::empty()).map_err(io_err)?;
+    let fd = openat(dir, name, flags, Mode::empty()).map_err(io::Error::from)?;
     let f = std::fs::File::from(fd);
     if !f.metadata()?.is_file() {
         return Err(io::Error::other("not a regular file"));
@@ -158,17 +154,19 @@ fn write_replacing(dir: BorrowedFd<'_>, name: &OsStr, bytes: &[u8], mode: u32) -
         OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::from_bits_truncate(mode & 0o777),
     )
-    .map_err(io_err)?;
+    .map_err(io::Error::from)?;
     let mut f = std::fs::File::from(fd);
     let written = f
         .write_all(bytes)
         .and_then(|()| f.sync_all())
         .and_then(|()| {
-            nix::sys::stat::fchmod(&f, Mode::from_bits_truncate(mode & 0o777)).map_err(io_err)
+            nix::sys::stat::fchmod(&f, Mode::from_bits_truncate(mode & 0o777))
+                .map_err(io::Error::from)
         });
     drop(f);
-    let renamed = written
-        .and_then(|()| nix::fcntl::renameat(dir, tmp.as_os_str(), dir, name).map_err(io_err));
+    let renamed = written.and_then(|()| {
+        nix::fcntl::renameat(dir, tmp.as_os_str(), dir, name).map_err(io::Error::from)
+    });
     if renamed.is_err() {
         let _ = nix::unistd::unlinkat(
             dir,
@@ -190,7 +188,7 @@ fn copy_new(
     if depth > 64 {
         return Err(io::Error::other("nested too deeply"));
     }
-    let st = fstatat(src, name, AtFlags::AT_SYMLINK_NOFOLLOW).map_err(io_err)?;
+    let st = fstatat(src, name, AtFlags::AT_SYMLINK_NOFOLLOW).map_err(io::Error::from)?;
     let mode = st.st_mode & 0o777;
     match EntryKind::from_mode(st.st_mode) {
         EntryKind::File => {
@@ -201,7 +199,7 @@ fn copy_new(
                     OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
                     Mode::empty(),
                 )
-                .map_err(io_err)?;
+                .map_err(io::Error::from)?;
                 let mut v = Vec::new();
                 std::fs::File::from(fd).read_to_end(&mut v)?;
                 v
@@ -216,14 +214,14 @@ fn copy_new(
                     | OFlag::O_CLOEXEC,
                 Mode::from_bits_truncate(mode),
             )
-            .map_err(io_err)?;
+            .map_err(io::Error::from)?;
             let mut f = std::fs::File::from(fd);
             f.write_all(&bytes)?;
-            nix::sys::stat::fchmod(&f, Mode::from_bits_truncate(mode)).map_err(io_err)?;
+            nix::sys::stat::fchmod(&f, Mode::from_bits_truncate(mode)).map_err(io::Error::from)?;
             Ok(1)
         }
         EntryKind::Dir => {
-            mkdirat(dst, name, Mode::from_bits_truncate(mode | 0o700)).map_err(io_err)?;
+            mkdirat(dst, name, Mode::from_bits_truncate(mode | 0o700)).map_err(io::Error::from)?;
             let open_dir = |d: BorrowedFd<'_>| {
                 openat(
                     d,
@@ -231,7 +229,7 @@ fn copy_new(
                     OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
                     Mode::empty(),
                 )
-                .map_err(io_err)
+                .map_err(io::Error::from)
             };
             let s = open_dir(src)?;
             let d = open_dir(dst)?;
@@ -243,8 +241,8 @@ fn copy_new(
             Ok(n)
         }
         EntryKind::Symlink => {
-            let target = nix::fcntl::readlinkat(src, name).map_err(io_err)?;
-            nix::unistd::symlinkat(target.as_os_str(), dst, name).map_err(io_err)?;
+            let target = nix::fcntl::readlinkat(src, name).map_err(io::Error::from)?;
+            nix::unistd::symlinkat(target.as_os_str(), dst, name).map_err(io::Error::from)?;
             Ok(1)
         }
         other => Err(io::Error::other(format!(

@@ -44,10 +44,6 @@ use nix::unistd::{Gid, Pid, Uid};
 use super::plan::Plan;
 use super::root::{self, BuildError};
 
-fn errno_io(e: Errno) -> io::Error {
-    io::Error::from_raw_os_error(e as i32)
-}
-
 /// Who the command runs as.
 #[derive(Debug, Clone)]
 pub struct Identity {
@@ -70,7 +66,7 @@ pub fn enter_namespaces(unprivileged: bool) -> io::Result<()> {
     if unprivileged {
         flags |= CloneFlags::CLONE_NEWUSER;
     }
-    unshare(flags).map_err(errno_io)?;
+    unshare(flags).map_err(io::Error::from)?;
     if unprivileged {
         // The creator of a user namespace holds every capability in it until
         // it executes a program, which is enough to mount; the mapping keeps
@@ -90,7 +86,7 @@ fn make_private() -> io::Result<()> {
         MsFlags::MS_REC | MsFlags::MS_PRIVATE,
         None::<&str>,
     )
-    .map_err(errno_io)
+    .map_err(io::Error::from)
 }
 
 /// Everything the command process needs, prepared before any `fork` so that
@@ -234,7 +230,7 @@ fn send(sock: &OwnedFd, msg: &[u8], fds: &[RawFd]) -> io::Result<()> {
     };
     sendmsg::<()>(sock.as_raw_fd(), &iov, &cmsgs, MsgFlags::empty(), None)
         .map(drop)
-        .map_err(errno_io)
+        .map_err(io::Error::from)
 }
 
 fn receive(sock: &OwnedFd) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
@@ -250,11 +246,11 @@ fn receive(sock: &OwnedFd) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
                 MsgFlags::MSG_CMSG_CLOEXEC,
             ) {
                 Err(Errno::EINTR) => continue,
-                other => break other.map_err(errno_io)?,
+                other => break other.map_err(io::Error::from)?,
             }
         };
         let mut fds = Vec::new();
-        for c in msg.cmsgs().map_err(errno_io)? {
+        for c in msg.cmsgs().map_err(io::Error::from)? {
             if let ControlMessageOwned::ScmRights(raw) = c {
                 for fd in raw {
                     // SAFETY: SCM_RIGHTS installed these descriptors in this
@@ -274,14 +270,14 @@ fn receive(sock: &OwnedFd) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
 ///
 /// Must be called while this process has a single thread.
 pub fn spawn_init(plan: &Plan, launch: &Launch) -> io::Result<Init> {
-    handled_signals().thread_block().map_err(errno_io)?;
+    handled_signals().thread_block().map_err(io::Error::from)?;
     let (ours, theirs) = socketpair(
         AddressFamily::Unix,
         SockType::SeqPacket,
         None,
         SockFlag::SOCK_CLOEXEC,
     )
-    .map_err(errno_io)?;
+    .map_err(io::Error::from)?;
     let mut stack = vec![0u8; 1 << 20];
     let ours_raw = ours.as_raw_fd();
     let theirs_raw = theirs.as_raw_fd();
@@ -307,7 +303,7 @@ pub fn spawn_init(plan: &Plan, launch: &Launch) -> io::Result<Init> {
             Some(libc::SIGCHLD),
         )
     }
-    .map_err(errno_io)?;
+    .map_err(io::Error::from)?;
     drop(theirs);
     Ok(Init { pid, sock: ours })
 }

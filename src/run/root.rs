@@ -42,10 +42,6 @@ pub struct Built {
     pub merge_fds: Vec<OwnedFd>,
 }
 
-fn io_err(e: Errno) -> io::Error {
-    io::Error::from_raw_os_error(e as i32)
-}
-
 fn setup(what: &str, e: impl std::fmt::Display) -> BuildError {
     BuildError::Setup(format!("{what}: {e}"))
 }
@@ -93,10 +89,10 @@ fn stage() -> io::Result<()> {
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
         Some("mode=0700"),
     )
-    .map_err(io_err)?;
+    .map_err(io::Error::from)?;
     std::env::set_current_dir(STAGE)?;
     std::fs::create_dir("oldroot")?;
-    nix::unistd::pivot_root(".", "oldroot").map_err(io_err)?;
+    nix::unistd::pivot_root(".", "oldroot").map_err(io::Error::from)?;
     std::env::set_current_dir("/")?;
     std::fs::create_dir(EMPTIES)?;
     let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
@@ -107,7 +103,7 @@ fn stage() -> io::Result<()> {
         flags,
         Some("size=4k,nr_inodes=4,mode=0555"),
     )
-    .map_err(io_err)?;
+    .map_err(io::Error::from)?;
     std::fs::create_dir(EMPTY_DIR)?;
     std::fs::set_permissions(EMPTY_DIR, std::fs::Permissions::from_mode(0o555))?;
     std::fs::write(EMPTY_FILE, b"")?;
@@ -121,16 +117,16 @@ fn stage() -> io::Result<()> {
         MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | flags,
         None::<&str>,
     )
-    .map_err(io_err)?;
+    .map_err(io::Error::from)?;
     Ok(())
 }
 
 /// Detaches the host tree and the staging root; `/newroot` becomes `/`.
 fn finish() -> io::Result<()> {
-    umount2(OLD, MntFlags::MNT_DETACH).map_err(io_err)?;
+    umount2(OLD, MntFlags::MNT_DETACH).map_err(io::Error::from)?;
     std::env::set_current_dir(NEW)?;
-    nix::unistd::pivot_root(".", ".").map_err(io_err)?;
-    umount2(".", MntFlags::MNT_DETACH).map_err(io_err)?;
+    nix::unistd::pivot_root(".", ".").map_err(io::Error::from)?;
+    umount2(".", MntFlags::MNT_DETACH).map_err(io::Error::from)?;
     std::env::set_current_dir("/")
 }
 
@@ -173,7 +169,7 @@ fn remount_read_only(path: &Path) -> io::Result<()> {
         MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | kept_flags(path),
         None::<&str>,
     )
-    .map_err(io_err)
+    .map_err(io::Error::from)
 }
 
 /// Makes `path` and every mount below it read-only.
@@ -202,7 +198,7 @@ fn bind_fd(fd: &OwnedFd, target: &Path) -> io::Result<()> {
         MsFlags::MS_BIND | MsFlags::MS_REC,
         None::<&str>,
     )
-    .map_err(io_err)
+    .map_err(io::Error::from)
 }
 
 fn bind_path(source: &Path, target: &Path, recursive: bool) -> io::Result<()> {
@@ -210,7 +206,7 @@ fn bind_path(source: &Path, target: &Path, recursive: bool) -> io::Result<()> {
     if recursive {
         flags |= MsFlags::MS_REC;
     }
-    mount(Some(source), target, None::<&str>, flags, None::<&str>).map_err(io_err)
+    mount(Some(source), target, None::<&str>, flags, None::<&str>).map_err(io::Error::from)
 }
 
 fn mkdir(path: &Path, mode: u32) -> io::Result<()> {
@@ -251,8 +247,8 @@ impl Builder {
                 flags,
                 Some(format!("mode={:o}", d.mode).as_str()),
             )
-            .map_err(io_err),
-            Err(e) => Err(io_err(e)),
+            .map_err(io::Error::from),
+            Err(e) => Err(io::Error::from(e)),
         }
     }
 
@@ -266,7 +262,7 @@ impl Builder {
         let how = OpenHow::new()
             .flags(OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW | extra)
             .resolve(ResolveFlag::RESOLVE_NO_SYMLINKS | ResolveFlag::RESOLVE_BENEATH);
-        openat2(self.old.as_fd(), rel, how).map_err(io_err)
+        openat2(self.old.as_fd(), rel, how).map_err(io::Error::from)
     }
 
     /// Opens the host directory behind a skeleton without following any
@@ -300,7 +296,7 @@ impl Builder {
                 OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
                 Mode::empty(),
             )
-            .map_err(|e| failed(io_err(e)))?;
+            .map_err(|e| failed(io::Error::from(e)))?;
             self.merge_fds.push(fd);
         }
         if d.on_host {
@@ -349,7 +345,7 @@ impl Builder {
     ) -> io::Result<()> {
         let target = at.join(name);
         if kind == EntryKind::Symlink {
-            let link = nix::fcntl::readlinkat(host.as_fd(), name).map_err(io_err)?;
+            let link = nix::fcntl::readlinkat(host.as_fd(), name).map_err(io::Error::from)?;
             return std::os::unix::fs::symlink(link, &target);
         }
         let fd = openat(
@@ -358,12 +354,12 @@ impl Builder {
             OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
             Mode::empty(),
         )
-        .map_err(io_err)?;
-        let st = nix::sys::stat::fstat(&fd).map_err(io_err)?;
+        .map_err(io::Error::from)?;
+        let st = nix::sys::stat::fstat(&fd).map_err(io::Error::from)?;
         match EntryKind::from_mode(st.st_mode) {
             EntryKind::Symlink => {
                 // Became a symlink since the listing: copy it.
-                let link = nix::fcntl::readlinkat(host.as_fd(), name).map_err(io_err)?;
+                let link = nix::fcntl::readlinkat(host.as_fd(), name).map_err(io::Error::from)?;
                 return std::os::unix::fs::symlink(link, &target);
             }
             EntryKind::Dir => mkdir(&target, 0o755)?,
@@ -392,7 +388,7 @@ impl Builder {
                 // view: a directory on the way swapped for a symlink since the
                 // view was mounted must not put anything else here.
                 let fd = self.open_beneath(location, OFlag::O_DIRECTORY)?;
-                let st = nix::sys::stat::fstat(&fd).map_err(io_err)?;
+                let st = nix::sys::stat::fstat(&fd).map_err(io::Error::from)?;
                 if st.st_dev != self.view_dev {
                     return Err(io::Error::other(
                         "the project path changed while the run was set up",
@@ -403,7 +399,7 @@ impl Builder {
             }
             Placement::Bind { source, writable } => {
                 let fd = self.open_beneath(source, OFlag::empty())?;
-                let st = nix::sys::stat::fstat(&fd).map_err(io_err)?;
+                let st = nix::sys::stat::fstat(&fd).map_err(io::Error::from)?;
                 if EntryKind::from_mode(st.st_mode) == EntryKind::Dir {
                     mkdir(target, 0o755)?;
                 } else {
@@ -424,7 +420,7 @@ impl Builder {
                     MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
                     None::<&str>,
                 )
-                .map_err(io_err)
+                .map_err(io::Error::from)
             }
         }
     }
