@@ -1838,3 +1838,40 @@ fn seal_run_read_only_changes_nothing() {
     let diff = disk_diff(&before, &disk_state(p.path()));
     assert!(diff.is_empty(), "{diff}");
 }
+
+/// The view keeps a passthrough backing of every file it opened (until the
+/// kernel forgets the inode); a backing that held the file open for
+/// writing would make it busy for exec(2) on the disk (ETXTBSY) long after
+/// every writer closed it: a binary built through the view, or a script
+/// merely read through it, could not be run outside.
+#[test]
+fn files_written_or_read_through_the_view_stay_executable_on_the_disk() {
+    if !fuse_available() {
+        return;
+    }
+    let v = Rw::new(fixture("block"), &[]);
+    // Written through the view (created, then opened again for writing).
+    fs::copy("/bin/true", v.v("src/built")).unwrap();
+    fs::set_permissions(v.v("src/built"), fs::Permissions::from_mode(0o755)).unwrap();
+    OpenOptions::new()
+        .append(true)
+        .open(v.v("src/built"))
+        .unwrap();
+    // Read through the view.
+    fs::write(v.d("src/script.sh"), "#!/bin/sh\necho ran\n").unwrap();
+    fs::set_permissions(v.d("src/script.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(
+        fs::read(v.v("src/script.sh")).unwrap(),
+        b"#!/bin/sh\necho ran\n"
+    );
+    for rel in ["src/built", "src/script.sh"] {
+        for at in [v.d(rel), v.v(rel)] {
+            let out = Command::new(&at).output();
+            assert!(
+                out.as_ref().is_ok_and(|o| o.status.success()),
+                "{} could not be run: {out:?}",
+                at.display()
+            );
+        }
+    }
+}

@@ -103,6 +103,24 @@ fn proc_path(dir: BorrowedFd<'_>, name: Option<&OsStr>) -> OsString {
     p
 }
 
+/// The file `file` holds, opened again for reading only, to register as its
+/// passthrough backing; None when `file` is read-only already (or cannot be
+/// reopened: then it is registered as it is). The kernel opens a file of its
+/// own on the backing for each open, with that open's flags, so the
+/// registered descriptor needs no write access; one that had it would keep
+/// the file busy for exec(2) (ETXTBSY) for as long as the backing is kept,
+/// long after every writer closed it.
+fn for_backing(file: &File) -> Option<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    let flags = rustix::fs::fcntl_getfl(file).ok()?;
+    if flags & OFlags::ACCMODE == OFlags::RDONLY {
+        return None;
+    }
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let how = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    rustix::fs::open(path.as_str(), how, Mode::empty()).ok()
+}
+
 impl<Id> View<Id> {
     /// Refuses every change in a read-only view, and changes the gate
     /// protects in a writable one.
@@ -413,7 +431,14 @@ impl<Id> View<Id> {
             dev: st.st_dev,
             ino: st.st_ino,
         };
-        let backing = self.backing_for(ino, of, file.as_fd(), register)?;
+        // A kept backing of the same file is reused: nothing to register.
+        let reused = self.backings.kept(ino).is_some_and(|(kept, _)| kept == of);
+        let read_only = match reused || !self.backings.is_enabled() {
+            true => None,
+            false => for_backing(&file),
+        };
+        let fd = read_only.as_ref().map_or(file.as_fd(), |f| f.as_fd());
+        let backing = self.backing_for(ino, of, fd, register)?;
         if let Some(b) = &backing {
             self.backings.keep(ino, b.clone());
         }
