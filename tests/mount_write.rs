@@ -636,6 +636,7 @@ fn locks_are_shared_by_processes_using_the_view() {
         return;
     }
     let v = Rw::new(fixture("block"), &[]);
+    let other = Mounted::new(&v.p, &["--writable"]);
     for kind in ["flock", "posix", "ofd"] {
         let rel = format!("src/{kind}.lock");
         fs::write(v.v(&rel), "").unwrap();
@@ -647,8 +648,14 @@ fn locks_are_shared_by_processes_using_the_view() {
         lock_here(kind, &f);
         assert_eq!(try_lock_elsewhere(kind, &v.v(&rel)), "busy", "{kind}");
         // The kernel keeps the view's locks for the view: a process that
-        // opens the file on the disk does not see them.
+        // opens the file on the disk, or through another view, does not
+        // see them.
         assert_eq!(try_lock_elsewhere(kind, &v.d(&rel)), "locked", "{kind}");
+        assert_eq!(
+            try_lock_elsewhere(kind, &other.path(&rel)),
+            "locked",
+            "{kind}"
+        );
         drop(f);
         assert_eq!(try_lock_elsewhere(kind, &v.v(&rel)), "locked", "{kind}");
     }
@@ -1253,6 +1260,9 @@ fn roots_and_artifacts_that_do_not_exist_yet_cannot_be_made() {
     every_making_refused(&v, ".codex/config.toml");
     fs::create_dir_all(v.v(".gemini")).unwrap();
     every_making_refused(&v, ".gemini/settings.json");
+    // Any new entry directly in an agent directory.
+    every_making_refused(&v, ".claude/notes.md");
+    every_making_refused(&v, ".codex/prompts");
     // A new skill cannot be built up either.
     refused(
         &v,
@@ -1618,14 +1628,17 @@ fn changes_made_on_the_disk_show_up_in_the_view_within_a_second() {
             .unwrap()
             .any(|e| e.unwrap().file_name() == rel)
     };
-    let checks: [(&str, &dyn Fn() -> bool); 7] = [
-        ("edited bytes", &|| {
-            read("src/edited.txt").as_deref() == Some(b"version 2, longer\n".as_slice())
-        }),
+    // File contents at once (an open reads the disk's file).
+    assert_eq!(
+        read("src/edited.txt").as_deref(),
+        Some(b"version 2, longer\n".as_slice())
+    );
+    assert_eq!(
+        read("src/replaced.txt").as_deref(),
+        Some(b"version 2 by rename\n".as_slice())
+    );
+    let checks: [(&str, &dyn Fn() -> bool); 5] = [
         ("edited size", &|| meta(&v.v("src/edited.txt")).len() == 18),
-        ("replaced bytes", &|| {
-            read("src/replaced.txt").as_deref() == Some(b"version 2 by rename\n".as_slice())
-        }),
         ("new file", &|| {
             read("src/new.txt").as_deref() == Some(b"new on disk\n".as_slice()) && listed("new.txt")
         }),
@@ -1766,6 +1779,81 @@ fn what_the_writable_view_does_not_protect() {
     assert_eq!((one.nlink(), two.nlink()), (2, 2));
     assert_ne!(one.ino(), meta(&v.d("src/one")).ino());
     assert_ne!(one.dev(), meta(&v.d("src/one")).dev());
+    // A listing's d_ino is the view's number where the kernel learns the
+    // entry from it (the first part of a listing) or knew it, but the
+    // disk's for the other entries of a large directory.
+    fs::create_dir(v.d("many")).unwrap();
+    for i in 0..1000 {
+        fs::write(v.d(&format!("many/f{i}")), "").unwrap();
+    }
+    let listed: Vec<(u64, String)> = fs::read_dir(v.v("many"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let d_ino = std::os::unix::fs::DirEntryExt::ino(&e);
+            (d_ino, format!("many/{}", e.file_name().to_string_lossy()))
+        })
+        .collect();
+    let (mut theirs, mut ours) = (0, 0);
+    for (d_ino, rel) in listed {
+        if d_ino == meta(&v.d(&rel)).ino() {
+            theirs += 1;
+        } else if d_ino == meta(&v.v(&rel)).ino() {
+            ours += 1;
+        }
+    }
+    assert_eq!(theirs + ours, 1000);
+    assert!(theirs > 0 && ours > 0, "disk's {theirs}, view's {ours}");
+    drop(v);
+
+    // So git's index, which records inode numbers, is stale for every
+    // file in a new view: the first `git status` there rewrites it, and
+    // the next one on the host again.
+    let p = Project::new();
+    p.write(
+        "seal.json",
+        r#"{"version":1,"discovery":[],"policy":"block","bundles":{}}"#,
+    );
+    for i in 0..50 {
+        p.write(&format!("src/f{i}.txt"), format!("{i}\n"));
+    }
+    let git = |dir: &Path, args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Files older than the index, so that none is "racily clean" (which
+    // would make git re-check it anyway).
+    std::thread::sleep(Duration::from_millis(1100));
+    git(p.path(), &["init", "-q"]);
+    git(p.path(), &["add", "-A"]);
+    git(p.path(), &["commit", "-q", "-m", "x"]);
+    git(p.path(), &["status", "--porcelain"]);
+    let index = |p: &Project| meta(&p.path().join(".git/index")).ino();
+    let before = index(&p);
+    git(p.path(), &["status", "--porcelain"]);
+    assert_eq!(
+        index(&p),
+        before,
+        "on the host alone, status keeps the index"
+    );
+    let v = Rw::new(p, &[]);
+    assert_eq!(git(&v.m.mountpoint, &["status", "--porcelain"]), "");
+    let in_view = index(&v.p);
+    assert_ne!(in_view, before, "the index was rewritten in the view");
+    assert_eq!(git(v.p.path(), &["status", "--porcelain"]), "");
+    assert_ne!(index(&v.p), in_view, "and again on the host");
 }
 
 // ---------------------------------------------------------------------------
@@ -1874,4 +1962,29 @@ fn files_written_or_read_through_the_view_stay_executable_on_the_disk() {
             );
         }
     }
+}
+
+#[test]
+fn protection_holds_while_seal_json_is_invalid_or_missing() {
+    if !fuse_available() {
+        return;
+    }
+    let v = Rw::new(fixture("block"), &[]);
+    let good = fs::read(v.d("seal.json")).unwrap();
+    fs::write(v.d("seal.json"), "{ not json").unwrap();
+    // The places come from the last valid lockfile.
+    every_making_refused(&v, "prompts/new");
+    every_making_refused(&v, ".claude/skills/new");
+    refused(&v, "write seal.json", "seal.json", || {
+        OpenOptions::new().append(true).open(v.v("seal.json"))
+    });
+    fs::remove_file(v.d("seal.json")).unwrap();
+    refused(&v, "create seal.json", "seal.json", || {
+        File::create(v.v("seal.json"))
+    });
+    every_making_refused(&v, "prompts/new");
+    fs::write(v.d("seal.json"), &good).unwrap();
+    // Ordinary paths stay writable throughout.
+    fs::write(v.v("src/still.txt"), "ok").unwrap();
+    assert_eq!(fs::read(v.d("src/still.txt")).unwrap(), b"ok");
 }
