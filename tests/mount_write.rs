@@ -1293,6 +1293,13 @@ fn hidden_artifacts_stay_hidden_and_creating_over_them_is_erofs() {
         fs::read(v.d(".mcp.json")).unwrap(),
         b"{\"mcpServers\":{}}\n"
     );
+    // The one way a hidden entry shows: a directory that lists as empty
+    // cannot be removed (the disk says it is not empty).
+    assert_eq!(fs::read_dir(v.v(".claude/commands")).unwrap().count(), 0);
+    assert_eq!(
+        errno_of(&fs::remove_dir(v.v(".claude/commands"))),
+        Some(libc::ENOTEMPTY)
+    );
 }
 
 #[test]
@@ -1893,7 +1900,8 @@ fn seal_run_serves_a_writable_view_to_the_target_user() {
     let script = "id -u; umask 022; echo hi > mine/f && mkdir mine/d && ln -s f mine/l \
                   && echo made; echo x >> CLAUDE.md 2>/dev/null && echo WROTE-CLAUDE; \
                   echo x > README.md 2>/dev/null && echo WROTE-README; \
-                  mkdir .claude/skills/mine 2>/dev/null && echo MADE-SKILL; true";
+                  mkdir .claude/skills/mine 2>/dev/null && echo MADE-SKILL; \
+                  echo x > mine/CLAUDE.md 2>/dev/null && echo WROTE-NESTED; true";
     let (code, out, err) = seal_run(&p, &["--user", "nobody", "--", "sh", "-c", script]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("writable"), "seal run says which view: {err}");
@@ -1907,6 +1915,8 @@ fn seal_run_serves_a_writable_view_to_the_target_user() {
     assert_eq!(fs::read(p.path().join("CLAUDE.md")).unwrap(), claude);
     assert_eq!(fs::read(p.path().join("README.md")).unwrap(), readme);
     assert!(!p.path().join(".claude/skills/mine").exists());
+    // Where the user could write, protection still holds.
+    assert!(!p.path().join("mine/CLAUDE.md").exists());
 }
 
 #[test]

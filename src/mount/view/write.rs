@@ -171,28 +171,32 @@ impl<Id> View<Id> {
         })
     }
 
-    /// Whether `ino` still stands for the name it was looked up by (the
-    /// view gives a name a new inode when the file there is removed or
-    /// replaced through it).
-    fn holds_its_name(&self, ino: u64) -> bool {
+    /// Whether `ino`, whose path is `path`, still stands for the name it
+    /// was looked up by (the view gives a name a new inode when the file
+    /// there is removed or replaced through it).
+    fn holds_its_name(&self, ino: u64, path: &ViewPath) -> bool {
         if ino == ROOT {
             return true;
         }
         let inodes = self.inodes();
-        let (Some(path), Some(parent)) = (inodes.path(ino), inodes.parent(ino)) else {
-            return false;
-        };
-        path.name()
-            .is_some_and(|name| inodes.peek(parent, name) == Some(ino))
+        match (inodes.parent(ino), path.name()) {
+            (Some(parent), Some(name)) => inodes.peek(parent, name) == Some(ino),
+            _ => false,
+        }
     }
 
-    /// The open file a change to `ino` must reach once `ino` no longer
-    /// holds its name: the file of handle `fh`, else an open handle's file
-    /// that is the same file (device and inode) the inode was last opened
-    /// as. `Ok(None)` while the inode holds its name (the name leads to it);
-    /// [`FsError::Stale`] when its file cannot be reached any more.
-    fn unnamed_file(&self, ino: u64, fh: Option<u64>) -> Result<Option<File>, FsError> {
-        if self.holds_its_name(ino) {
+    /// The open file a change to `ino` (at `path`) must reach once `ino` no
+    /// longer holds its name: the file of handle `fh`, else an open handle's
+    /// file that is the same file (device and inode) the inode was last
+    /// opened as. `Ok(None)` while the inode holds its name (the name leads
+    /// to it); [`FsError::Stale`] when its file cannot be reached any more.
+    fn unnamed_file(
+        &self,
+        ino: u64,
+        path: &ViewPath,
+        fh: Option<u64>,
+    ) -> Result<Option<File>, FsError> {
+        if self.holds_its_name(ino, path) {
             return Ok(None);
         }
         if let Some(fh) = fh {
@@ -266,7 +270,7 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<Entry, FsError> {
         let source = self.path_of(ino)?;
-        if !self.holds_its_name(ino) {
+        if !self.holds_its_name(ino, &source) {
             // A file without a name cannot get one back (link(2) says
             // ENOENT); the name leads to another file now.
             return Err(FsError::NotFound);
@@ -387,7 +391,11 @@ impl<Id> View<Id> {
     ) -> Result<(Entry, Opened<Id>), FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "create", who)?;
-        let keep = OFlags::from_bits_truncate(flags as u32) & (OFlags::EXCL | OFlags::APPEND);
+        // The kernel sends a create only for a name it found absent; should a
+        // file appear there meanwhile, O_EXCL fails and O_TRUNC empties it,
+        // as the caller asked.
+        let keep = OFlags::from_bits_truncate(flags as u32)
+            & (OFlags::EXCL | OFlags::APPEND | OFlags::TRUNC);
         let fd = {
             let _as = AsCaller::switch(who)?;
             // Read-write whatever the caller asked, so that the file can be
@@ -466,7 +474,7 @@ impl<Id> View<Id> {
     ) -> Result<Entry, FsError> {
         let path = self.path_of(ino)?;
         self.allow(&path, Change::Modify, "setattr", who)?;
-        let unnamed = self.unnamed_file(ino, fh)?.map(OwnedFd::from);
+        let unnamed = self.unnamed_file(ino, &path, fh)?.map(OwnedFd::from);
         let target = match &unnamed {
             Some(file) => file.try_clone()?,
             None => {
@@ -552,10 +560,10 @@ impl<Id> View<Id> {
         match &*self.handle(fh)? {
             Handle::Real { file: Some(f), .. } => Ok(f.try_clone()?),
             Handle::Real { file: None, .. } => {
-                if !self.holds_its_name(ino) {
+                let path = self.path_of(ino)?;
+                if !self.holds_its_name(ino, &path) {
                     return Err(FsError::Stale);
                 }
-                let path = self.path_of(ino)?;
                 let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
                     .map_err(FsError::from_walk)?;
                 Ok(File::from(fd))
@@ -603,7 +611,7 @@ impl<Id> View<Id> {
     /// the open file of an inode whose name went away).
     fn xattr_path(&self, ino: u64) -> Result<(ViewPath, OwnedFd, Option<OsString>), FsError> {
         let path = self.path_of(ino)?;
-        if let Some(file) = self.unnamed_file(ino, None)? {
+        if let Some(file) = self.unnamed_file(ino, &path, None)? {
             return Ok((path, file.into(), None));
         }
         match (path.parent(), path.name()) {
