@@ -241,6 +241,12 @@ struct Samples {
     latencies: BTreeMap<&'static str, Vec<u64>>,
 }
 
+impl Samples {
+    fn put(&mut self, metric: &'static str, value: f64) {
+        self.per_rep.entry(metric).or_default().push(value);
+    }
+}
+
 /// `NAME=DIR...` and `--reps N`.
 fn views_and_reps(args: &[String]) -> (Vec<(String, PathBuf)>, usize) {
     let mut views: Vec<(String, PathBuf)> = Vec::new();
@@ -272,16 +278,9 @@ fn run(args: &[String]) {
         open_latencies(&root.join(FOUR_K), 100, &mut sink);
         open_latencies(&root.join(BUNDLE_SMALL), 20, &mut sink);
     }
-    let mut samples: BTreeMap<String, Samples> = BTreeMap::new();
-    for rep in 0..reps {
-        // Rotate the order each repetition so that no view always runs first.
-        let mut order: Vec<usize> = (0..views.len()).collect();
-        order.rotate_left(rep % views.len());
-        for &v in &order {
-            let (name, root) = &views[v];
-            eprintln!("rep {}/{reps}: {name}", rep + 1);
-            let s = samples.entry(name.clone()).or_default();
-            let mut put = |k: &'static str, x: f64| s.per_rep.entry(k).or_default().push(x);
+    interleaved(&views, reps, "", |name, root, _, s| {
+        {
+            let mut put = |k: &'static str, x: f64| s.put(k, x);
             let small = root.join(SMALL_TREE);
             std::thread::sleep(EXPIRE);
             let (t, n_small) = walk(&small);
@@ -309,18 +308,39 @@ fn run(args: &[String]) {
             assert_eq!(n, GIB, "{name}: short read of {BUNDLE_BIG}");
             put("1 GiB in bundle: open (s)", o.as_secs_f64());
             put("1 GiB in bundle: read (s)", r.as_secs_f64());
-            let lat = s.latencies.entry("4 KiB ordinary open (us)").or_default();
-            open_latencies(&root.join(FOUR_K), 2000, lat);
-            let lat = s.latencies.entry("10-file bundle open (us)").or_default();
-            open_latencies(&root.join(BUNDLE_SMALL), 300, lat);
-            let lat = s
-                .latencies
-                .entry("10-file bundle root lstat (us)")
-                .or_default();
-            lstat_latencies(&root.join(BUNDLE_TEN), 300, lat);
+        }
+        let lat = s.latencies.entry("4 KiB ordinary open (us)").or_default();
+        open_latencies(&root.join(FOUR_K), 2000, lat);
+        let lat = s.latencies.entry("10-file bundle open (us)").or_default();
+        open_latencies(&root.join(BUNDLE_SMALL), 300, lat);
+        let lat = s
+            .latencies
+            .entry("10-file bundle root lstat (us)")
+            .or_default();
+        lstat_latencies(&root.join(BUNDLE_TEN), 300, lat);
+    });
+}
+
+/// Runs `one(name, root, rep, samples)` for every view in every repetition,
+/// rotating the order each repetition so that no view always runs first;
+/// then prints the table.
+fn interleaved(
+    views: &[(String, PathBuf)],
+    reps: usize,
+    what: &str,
+    mut one: impl FnMut(&str, &Path, usize, &mut Samples),
+) {
+    let mut samples: BTreeMap<String, Samples> = BTreeMap::new();
+    for rep in 0..reps {
+        let mut order: Vec<usize> = (0..views.len()).collect();
+        order.rotate_left(rep % views.len());
+        for &v in &order {
+            let (name, root) = &views[v];
+            eprintln!("rep {}/{reps}: {name}{what}", rep + 1);
+            one(name, root, rep, samples.entry(name.clone()).or_default());
         }
     }
-    report(&views, &mut samples);
+    report(views, &mut samples);
 }
 
 fn report(views: &[(String, PathBuf)], samples: &mut BTreeMap<String, Samples>) {
@@ -574,41 +594,32 @@ fn write_run(args: &[String]) {
         let _ = fs::remove_dir_all(&scratch);
         fs::create_dir_all(&scratch).unwrap();
     }
-    let mut samples: BTreeMap<String, Samples> = BTreeMap::new();
-    for rep in 0..reps {
-        let mut order: Vec<usize> = (0..views.len()).collect();
-        order.rotate_left(rep % views.len());
-        for &v in &order {
-            let (name, root) = &views[v];
-            eprintln!("rep {}/{reps}: {name} (writes)", rep + 1);
-            let s = samples.entry(name.clone()).or_default();
-            let mut put = |k: &'static str, x: f64| s.per_rep.entry(k).or_default().push(x);
-            let scratch = root.join(WRITE_SCRATCH).join(name);
-            let big = scratch.join("big.bin");
-            let (written, synced) = seq_write(&big);
-            put("1 GiB sequential write+close (s)", written.as_secs_f64());
-            put("1 GiB write: fsync (s)", synced.as_secs_f64());
-            fs::remove_file(&big).unwrap();
-            let small = scratch.join(format!("small{rep}"));
-            make_small_dirs(&small);
-            put(
-                "create+write+close 20,000 4 KiB files (s)",
-                write_small(&small).as_secs_f64(),
-            );
-            fs::remove_dir_all(&small).unwrap();
-            let repo = root.join(GIT_TREES).join(name);
-            std::thread::sleep(EXPIRE);
-            let (out, t) = git(&repo, &["status", "--porcelain"]);
-            assert!(out.is_empty(), "{name}: {out}");
-            put("git status 20,000 files, TTL expired (s)", t.as_secs_f64());
-            let (_, t) = git(&repo, &["status", "--porcelain"]);
-            put("git status 20,000 files, repeated (s)", t.as_secs_f64());
-            modify_tracked(&repo, rep as u64 + 1);
-            put(
-                "git add -A && git commit, 1,000 changed (s)",
-                git_commit(&repo, rep as u64 + 1).as_secs_f64(),
-            );
-        }
-    }
-    report(&views, &mut samples);
+    interleaved(&views, reps, " (writes)", |name, root, rep, s| {
+        let mut put = |k: &'static str, x: f64| s.put(k, x);
+        let scratch = root.join(WRITE_SCRATCH).join(name);
+        let big = scratch.join("big.bin");
+        let (written, synced) = seq_write(&big);
+        put("1 GiB sequential write+close (s)", written.as_secs_f64());
+        put("1 GiB write: fsync (s)", synced.as_secs_f64());
+        fs::remove_file(&big).unwrap();
+        let small = scratch.join(format!("small{rep}"));
+        make_small_dirs(&small);
+        put(
+            "create+write+close 20,000 4 KiB files (s)",
+            write_small(&small).as_secs_f64(),
+        );
+        fs::remove_dir_all(&small).unwrap();
+        let repo = root.join(GIT_TREES).join(name);
+        std::thread::sleep(EXPIRE);
+        let (out, t) = git(&repo, &["status", "--porcelain"]);
+        assert!(out.is_empty(), "{name}: {out}");
+        put("git status 20,000 files, TTL expired (s)", t.as_secs_f64());
+        let (_, t) = git(&repo, &["status", "--porcelain"]);
+        put("git status 20,000 files, repeated (s)", t.as_secs_f64());
+        modify_tracked(&repo, rep as u64 + 1);
+        put(
+            "git add -A && git commit, 1,000 changed (s)",
+            git_commit(&repo, rep as u64 + 1).as_secs_f64(),
+        );
+    });
 }

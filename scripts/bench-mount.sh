@@ -80,26 +80,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
-SPEC="v2 20000 small, 1 GiB ordinary, 1 GiB bundle, 10-file bundle"
-if [[ ! -f "$TREE/.bench-spec" || "$(cat "$TREE/.bench-spec")" != "$SPEC" ]]; then
-  echo "making the tree in $PROJECT ..." >&2
-  rm -rf "$TREE"
-  mkdir -p "$PROJECT"
-  "$HELPER" gen "$PROJECT"
-  (cd "$PROJECT" && echo y | "$SEAL" init >/dev/null 2>&1)
-  echo "$SPEC" >"$TREE/.bench-spec"
-fi
+# Makes project DIR with `mount_bench ARGS... DIR` and `seal init`, unless
+# MARKER says it was made to SPEC already.
+make_project() { # marker spec dir helper-args...
+  local marker=$1 spec=$2 dir=$3
+  shift 3
+  [[ -f "$marker" && "$(cat "$marker")" == "$spec" ]] && return 0
+  echo "making $dir ..." >&2
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  "$HELPER" "$@"
+  (cd "$dir" && echo y | "$SEAL" init >/dev/null 2>&1)
+  echo "$spec" >"$marker"
+}
+make_project "$TREE/.bench-spec" "v2 20000 small, 1 GiB ordinary, 1 GiB bundle, 10-file bundle" \
+  "$PROJECT" gen "$PROJECT"
 # The write run's project: a git repository of 20,000 4 KiB files per view.
 WPROJECT="$TREE/wproject"
-WSPEC="w1 3 git trees of 20000 files"
-if [[ ! -f "$TREE/.bench-wspec" || "$(cat "$TREE/.bench-wspec")" != "$WSPEC" ]]; then
-  echo "making the git trees in $WPROJECT ..." >&2
-  rm -rf "$WPROJECT"
-  mkdir -p "$WPROJECT"
-  "$HELPER" git-prep "$WPROJECT" native seal bindfs
-  (cd "$WPROJECT" && echo y | "$SEAL" init >/dev/null 2>&1)
-  echo "$WSPEC" >"$TREE/.bench-wspec"
-fi
+make_project "$TREE/.bench-wspec" "w1 3 git trees of 20000 files" \
+  "$WPROJECT" git-prep "$WPROJECT" native seal bindfs
 (cd "$PROJECT" && "$SEAL" verify) >&2
 mkdir -p "$SEAL_MP" "$BINDFS_MP"
 

@@ -106,6 +106,12 @@ impl Rw {
     }
 }
 
+/// A writable view of `fixture(policy)`; None where FUSE tests cannot run
+/// (skipped outside CI, see `support::fuse_available`).
+fn writable_view(policy: &str) -> Option<Rw> {
+    fuse_available().then(|| Rw::new(fixture(policy), &[]))
+}
+
 /// The errno of a failed call, 0 for success.
 fn code<T, E: Into<io::Error>>(r: Result<T, E>) -> i32 {
     match r {
@@ -278,10 +284,9 @@ fn refused<T>(v: &Rw, what: &str, audited: &str, op: impl FnOnce() -> io::Result
 
 #[test]
 fn files_are_created_written_and_truncated_on_disk() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     let mask = umask();
 
     // create: the requested mode minus the caller's umask, owned by root.
@@ -385,10 +390,9 @@ fn files_are_created_written_and_truncated_on_disk() {
 
 #[test]
 fn renames_links_and_directories_land_on_disk() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     let mask = umask();
     fs::write(v.v("src/a"), "A").unwrap();
     fs::write(v.v("src/b"), "B").unwrap();
@@ -479,10 +483,9 @@ fn renames_links_and_directories_land_on_disk() {
 
 #[test]
 fn attributes_times_and_xattrs_land_on_disk() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     fs::write(v.v("src/f"), "f").unwrap();
     fs::create_dir(v.v("dir")).unwrap();
 
@@ -632,10 +635,9 @@ fn lock_here(kind: &str, f: &File) {
 
 #[test]
 fn locks_are_shared_by_processes_using_the_view() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     let other = Mounted::new(&v.p, &["--writable"]);
     for kind in ["flock", "posix", "ofd"] {
         let rel = format!("src/{kind}.lock");
@@ -711,10 +713,9 @@ fn shared_writable_mmap_reaches_the_disk() {
 
 #[test]
 fn o_tmpfile_is_refused_with_eopnotsupp() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     let before = disk_state(v.p.path());
     let r = rustix::fs::openat(
         CWD,
@@ -1183,12 +1184,23 @@ fn every_making_refused(v: &Rw, rel: &str) {
     );
 }
 
+/// Each `(from, to, audited)`: a rename (or, with `link`, a hard link) of
+/// `from` to `to`, refused for the protected side `audited`.
+fn refused_moves(v: &Rw, link: bool, moves: &[(&str, &str, &str)]) {
+    for (from, to, audited) in moves {
+        let what = format!("{} {from} to {to}", if link { "link" } else { "rename" });
+        refused(v, &what, audited, || match link {
+            true => fs::hard_link(v.v(from), v.v(to)),
+            false => fs::rename(v.v(from), v.v(to)),
+        });
+    }
+}
+
 #[test]
 fn seal_json_is_immutable() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     let bytes = fs::read(v.d("seal.json")).unwrap();
     every_file_change_refused(&v, "seal.json", "README.md");
     assert_eq!(fs::read(v.d("seal.json")).unwrap(), bytes);
@@ -1211,10 +1223,9 @@ fn seal_json_is_immutable() {
 
 #[test]
 fn sealed_roots_and_their_files_are_immutable() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     // A directory bundle of an agent surface, a single-file root, and a
     // root of a pattern no agent table knows.
     every_file_change_refused(&v, ".claude/skills/x/SKILL.md", "README.md");
@@ -1237,10 +1248,9 @@ fn sealed_roots_and_their_files_are_immutable() {
 
 #[test]
 fn roots_and_artifacts_that_do_not_exist_yet_cannot_be_made() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     // Roots a discovery pattern would produce: of an agent surface, and of
     // `prompts/*`, which only the lockfile names.
     every_making_refused(&v, ".claude/skills/new");
@@ -1274,10 +1284,9 @@ fn roots_and_artifacts_that_do_not_exist_yet_cannot_be_made() {
 
 #[test]
 fn hidden_artifacts_stay_hidden_and_creating_over_them_is_erofs() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     // Each exists on the disk, unpinned, hidden under block: making
     // anything there says EROFS, never EEXIST, and the path stays absent.
     for rel in [
@@ -1304,10 +1313,9 @@ fn hidden_artifacts_stay_hidden_and_creating_over_them_is_erofs() {
 
 #[test]
 fn shown_artifacts_under_warn_are_immutable() {
-    if !fuse_available() {
+    let Some(v) = writable_view("warn") else {
         return;
-    }
-    let v = Rw::new(fixture("warn"), &[]);
+    };
     for rel in [".mcp.json", ".claude/commands/old.md", "docs/AGENTS.md"] {
         assert!(v.v(rel).exists(), "{rel} is shown under warn");
         every_file_change_refused(&v, rel, "README.md");
@@ -1318,10 +1326,9 @@ fn shown_artifacts_under_warn_are_immutable() {
 
 #[test]
 fn containers_may_be_made_and_emptied_but_not_replaced_or_moved() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     // `.codex` does not exist: a file, a symlink or a moved directory at
     // its place would decide what agents find there.
     refused(&v, "create .codex", ".codex", || {
@@ -1335,19 +1342,17 @@ fn containers_may_be_made_and_emptied_but_not_replaced_or_moved() {
     });
     fs::create_dir(v.v("src/cfg")).unwrap();
     fs::write(v.v("src/cfg/config.toml"), "model = \"evil\"\n").unwrap();
-    refused(&v, "rename a directory to .codex", ".codex", || {
-        fs::rename(v.v("src/cfg"), v.v(".codex"))
-    });
-    // Existing containers do not move, nor are they swapped.
-    refused(&v, "rename .claude", ".claude", || {
-        fs::rename(v.v(".claude"), v.v("dot-claude"))
-    });
-    refused(&v, "rename .claude/skills", ".claude/skills", || {
-        fs::rename(v.v(".claude/skills"), v.v(".claude/skills2"))
-    });
-    refused(&v, "rename prompts", "prompts", || {
-        fs::rename(v.v("prompts"), v.v("prompts2"))
-    });
+    // A directory renamed to one, and existing ones moved (or swapped).
+    refused_moves(
+        &v,
+        false,
+        &[
+            ("src/cfg", ".codex", ".codex"),
+            (".claude", "dot-claude", ".claude"),
+            (".claude/skills", ".claude/skills2", ".claude/skills"),
+            ("prompts", "prompts2", "prompts"),
+        ],
+    );
     refused(
         &v,
         "RENAME_EXCHANGE .claude with src/cfg",
@@ -1364,40 +1369,38 @@ fn containers_may_be_made_and_emptied_but_not_replaced_or_moved() {
 
 #[test]
 fn renames_and_links_across_the_boundary_are_refused() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     // Out of protected paths (the moved or linked name would carry sealed
-    // bytes somewhere writable, or leave the root without them).
-    refused(&v, "rename a bundle out", ".claude/skills/x", || {
-        fs::rename(v.v(".claude/skills/x"), v.v("src/x"))
-    });
-    refused(&v, "rename a root file out", "prompts/a/p.md", || {
-        fs::rename(v.v("prompts/a/p.md"), v.v("src/p.md"))
-    });
-    refused(
+    // bytes somewhere writable, or leave the root without them), and into
+    // them (an ordinary file or directory moved or linked in).
+    refused_moves(
         &v,
-        "link a root file out",
-        ".claude/skills/x/SKILL.md",
-        || fs::hard_link(v.v(".claude/skills/x/SKILL.md"), v.v("src/SKILL.md")),
+        false,
+        &[
+            (".claude/skills/x", "src/x", ".claude/skills/x"),
+            ("prompts/a/p.md", "src/p.md", "prompts/a/p.md"),
+            (
+                "src/main.rs",
+                ".claude/skills/x/evil.md",
+                ".claude/skills/x/evil.md",
+            ),
+            ("docs/notes.md", "docs/CLAUDE.md", "docs/CLAUDE.md"),
+        ],
     );
-    // Into them: an ordinary file or directory moved or linked in.
-    refused(
+    refused_moves(
         &v,
-        "rename a file into a bundle",
-        ".claude/skills/x/evil.md",
-        || fs::rename(v.v("src/main.rs"), v.v(".claude/skills/x/evil.md")),
+        true,
+        &[
+            (
+                ".claude/skills/x/SKILL.md",
+                "src/SKILL.md",
+                ".claude/skills/x/SKILL.md",
+            ),
+            ("src/main.rs", "prompts/a/evil.md", "prompts/a/evil.md"),
+        ],
     );
-    refused(
-        &v,
-        "rename a file to an instruction file",
-        "docs/CLAUDE.md",
-        || fs::rename(v.v("docs/notes.md"), v.v("docs/CLAUDE.md")),
-    );
-    refused(&v, "link a file into a root", "prompts/a/evil.md", || {
-        fs::hard_link(v.v("src/main.rs"), v.v("prompts/a/evil.md"))
-    });
     refused(
         &v,
         "swap an ordinary file with a bundle file",
@@ -1427,21 +1430,20 @@ fn renames_and_links_across_the_boundary_are_refused() {
 
 #[test]
 fn moving_a_directory_above_instruction_files_is_refused() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     // guide/sub/CLAUDE.md and docs/AGENTS.md are hidden, and still count:
     // agents load instruction files by the directory they stand in.
-    refused(&v, "rename guide", "guide", || {
-        fs::rename(v.v("guide"), v.v("guide2"))
-    });
-    refused(&v, "rename guide/sub", "guide/sub", || {
-        fs::rename(v.v("guide/sub"), v.v("src/sub"))
-    });
-    refused(&v, "rename docs", "docs", || {
-        fs::rename(v.v("docs"), v.v("docs2"))
-    });
+    refused_moves(
+        &v,
+        false,
+        &[
+            ("guide", "guide2", "guide"),
+            ("guide/sub", "src/sub", "guide/sub"),
+            ("docs", "docs2", "docs"),
+        ],
+    );
     fs::create_dir(v.v("other")).unwrap();
     refused(
         &v,
@@ -1461,10 +1463,9 @@ fn moving_a_directory_above_instruction_files_is_refused() {
 
 #[test]
 fn xattrs_and_attributes_of_the_project_root_land_on_it() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     let root = v.m.mountpoint.clone();
     rustix::fs::setxattr(&root, "user.root", b"r", rustix::fs::XattrFlags::empty()).unwrap();
     assert_eq!(xattr(v.p.path(), "user.root").unwrap(), b"r");
@@ -1500,10 +1501,9 @@ fn fixed_times() -> Timestamps {
 /// that name.
 #[test]
 fn an_open_file_whose_name_went_away_is_changed_itself_or_not_at_all() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     type FileChange<'a> = (&'a str, &'a dyn Fn(&File) -> io::Result<()>);
     let changes: [FileChange; 4] = [
         ("fchmod", &|f| {
@@ -1598,10 +1598,9 @@ fn within(limit: Duration, check: impl Fn() -> bool) -> Option<Duration> {
 
 #[test]
 fn changes_made_on_the_disk_show_up_in_the_view_within_a_second() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     // The kernel may keep entries and attributes of ordinary paths for one
     // second (the view's TTL); allow scheduling slack on a busy machine.
     let second = Duration::from_millis(1500);
@@ -1680,10 +1679,9 @@ fn changes_made_on_the_disk_show_up_in_the_view_within_a_second() {
             TTL, fstat of an open file whose name went away answers ENOENT or the attributes \
             of the file now at that name"]
 fn fstat_of_an_open_file_whose_name_went_away_describes_that_file() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     fs::write(v.v("src/unlinked"), "eleven byte").unwrap();
     fs::write(v.v("src/replaced"), "eleven byte").unwrap();
     let unlinked = File::open(v.v("src/unlinked")).unwrap();
@@ -1944,10 +1942,9 @@ fn seal_run_read_only_changes_nothing() {
 /// merely read through it, could not be run outside.
 #[test]
 fn files_written_or_read_through_the_view_stay_executable_on_the_disk() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     // Written through the view (created, then opened again for writing).
     fs::copy("/bin/true", v.v("src/built")).unwrap();
     fs::set_permissions(v.v("src/built"), fs::Permissions::from_mode(0o755)).unwrap();
@@ -1976,10 +1973,9 @@ fn files_written_or_read_through_the_view_stay_executable_on_the_disk() {
 
 #[test]
 fn protection_holds_while_seal_json_is_invalid_or_missing() {
-    if !fuse_available() {
+    let Some(v) = writable_view("block") else {
         return;
-    }
-    let v = Rw::new(fixture("block"), &[]);
+    };
     let good = fs::read(v.d("seal.json")).unwrap();
     fs::write(v.d("seal.json"), "{ not json").unwrap();
     // The places come from the last valid lockfile.
