@@ -1368,6 +1368,35 @@ fn containers_may_be_made_and_emptied_but_not_replaced_or_moved() {
 }
 
 #[test]
+fn a_symlink_or_file_where_claude_would_be_is_refused() {
+    if !fuse_available() {
+        return;
+    }
+    // A project with no agent directory yet.
+    let p = Project::new();
+    p.write(
+        "seal.json",
+        r#"{"version":1,"discovery":[],"policy":"block","bundles":{}}"#,
+    )
+    .write("notes/skills/x/SKILL.md", "made elsewhere\n");
+    let v = Rw::new(p, &[]);
+    refused(&v, "symlink .claude", ".claude", || {
+        std::os::unix::fs::symlink("notes", v.v(".claude"))
+    });
+    refused(&v, "rename a directory to .claude", ".claude", || {
+        fs::rename(v.v("notes"), v.v(".claude"))
+    });
+    refused(&v, "create a file .claude", ".claude", || {
+        File::create(v.v(".claude"))
+    });
+    refused(&v, "symlink CLAUDE.md", "CLAUDE.md", || {
+        std::os::unix::fs::symlink("notes/skills/x/SKILL.md", v.v("CLAUDE.md"))
+    });
+    fs::create_dir(v.v(".claude")).unwrap();
+    assert!(meta(&v.d(".claude")).is_dir());
+}
+
+#[test]
 fn renames_and_links_across_the_boundary_are_refused() {
     let Some(v) = writable_view("block") else {
         return;
