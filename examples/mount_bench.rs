@@ -8,10 +8,19 @@
 //!
 //! ```text
 //! mount_bench gen DIR                       make the tree (deterministic)
+//! mount_bench git-prep DIR NAME...          make a git repository of 20,000
+//!                                           files per view, at DIR/gitw/NAME
 //! mount_bench run NAME=DIR [NAME=DIR...] [--reps N]
 //!                                           interleaved run, prints the table
-//! mount_bench workload NAME DIR             run each workload once (for counting)
+//! mount_bench write-run NAME=DIR [NAME=DIR...] [--reps N]
+//!                                           the same for writes (DIR writable)
+//! mount_bench workload NAME DIR [VIEW]      run each workload once (for counting)
 //! ```
+//!
+//! Each view writes in a directory of its own (`wscratch/NAME`) and runs git
+//! in a repository of its own (`gitw/NAME`): git's index records inode
+//! numbers, which differ between the disk and a FUSE view, so a repository
+//! shared by the views would be re-checked in full at each switch.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -43,14 +52,22 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("gen") => generate(Path::new(&args[1])),
         Some("run") => run(&args[1..]),
+        Some("write-run") => write_run(&args[1..]),
+        Some("git-prep") => {
+            let root = PathBuf::from(&args[1]);
+            for name in &args[2..] {
+                git_prep(&root.join(GIT_TREES).join(name));
+            }
+        }
         Some("workload") => {
             let name = &args[1];
             let root = PathBuf::from(&args[2]);
-            workload(name, &root);
+            workload(name, &root, args.get(3).map_or("count", String::as_str));
         }
         _ => {
             eprintln!(
-                "usage: mount_bench gen DIR | run NAME=DIR... [--reps N] | workload NAME DIR"
+                "usage: mount_bench gen DIR | git-prep DIR NAME... | run NAME=DIR... [--reps N] \
+                 | write-run NAME=DIR... [--reps N] | workload NAME DIR [VIEW]"
             );
             std::process::exit(2);
         }
@@ -224,7 +241,14 @@ struct Samples {
     latencies: BTreeMap<&'static str, Vec<u64>>,
 }
 
-fn run(args: &[String]) {
+impl Samples {
+    fn put(&mut self, metric: &'static str, value: f64) {
+        self.per_rep.entry(metric).or_default().push(value);
+    }
+}
+
+/// `NAME=DIR...` and `--reps N`.
+fn views_and_reps(args: &[String]) -> (Vec<(String, PathBuf)>, usize) {
     let mut views: Vec<(String, PathBuf)> = Vec::new();
     let mut reps = 5;
     let mut i = 0;
@@ -238,6 +262,11 @@ fn run(args: &[String]) {
         views.push((name.to_string(), PathBuf::from(dir)));
         i += 1;
     }
+    (views, reps)
+}
+
+fn run(args: &[String]) {
+    let (views, reps) = views_and_reps(args);
     // Warm every view: page cache of all files, lookups, snapshots once.
     for (name, root) in &views {
         eprintln!("warming {name} ...");
@@ -249,16 +278,9 @@ fn run(args: &[String]) {
         open_latencies(&root.join(FOUR_K), 100, &mut sink);
         open_latencies(&root.join(BUNDLE_SMALL), 20, &mut sink);
     }
-    let mut samples: BTreeMap<String, Samples> = BTreeMap::new();
-    for rep in 0..reps {
-        // Rotate the order each repetition so that no view always runs first.
-        let mut order: Vec<usize> = (0..views.len()).collect();
-        order.rotate_left(rep % views.len());
-        for &v in &order {
-            let (name, root) = &views[v];
-            eprintln!("rep {}/{reps}: {name}", rep + 1);
-            let s = samples.entry(name.clone()).or_default();
-            let mut put = |k: &'static str, x: f64| s.per_rep.entry(k).or_default().push(x);
+    interleaved(&views, reps, "", |name, root, _, s| {
+        {
+            let mut put = |k: &'static str, x: f64| s.put(k, x);
             let small = root.join(SMALL_TREE);
             std::thread::sleep(EXPIRE);
             let (t, n_small) = walk(&small);
@@ -286,18 +308,39 @@ fn run(args: &[String]) {
             assert_eq!(n, GIB, "{name}: short read of {BUNDLE_BIG}");
             put("1 GiB in bundle: open (s)", o.as_secs_f64());
             put("1 GiB in bundle: read (s)", r.as_secs_f64());
-            let lat = s.latencies.entry("4 KiB ordinary open (us)").or_default();
-            open_latencies(&root.join(FOUR_K), 2000, lat);
-            let lat = s.latencies.entry("10-file bundle open (us)").or_default();
-            open_latencies(&root.join(BUNDLE_SMALL), 300, lat);
-            let lat = s
-                .latencies
-                .entry("10-file bundle root lstat (us)")
-                .or_default();
-            lstat_latencies(&root.join(BUNDLE_TEN), 300, lat);
+        }
+        let lat = s.latencies.entry("4 KiB ordinary open (us)").or_default();
+        open_latencies(&root.join(FOUR_K), 2000, lat);
+        let lat = s.latencies.entry("10-file bundle open (us)").or_default();
+        open_latencies(&root.join(BUNDLE_SMALL), 300, lat);
+        let lat = s
+            .latencies
+            .entry("10-file bundle root lstat (us)")
+            .or_default();
+        lstat_latencies(&root.join(BUNDLE_TEN), 300, lat);
+    });
+}
+
+/// Runs `one(name, root, rep, samples)` for every view in every repetition,
+/// rotating the order each repetition so that no view always runs first;
+/// then prints the table.
+fn interleaved(
+    views: &[(String, PathBuf)],
+    reps: usize,
+    what: &str,
+    mut one: impl FnMut(&str, &Path, usize, &mut Samples),
+) {
+    let mut samples: BTreeMap<String, Samples> = BTreeMap::new();
+    for rep in 0..reps {
+        let mut order: Vec<usize> = (0..views.len()).collect();
+        order.rotate_left(rep % views.len());
+        for &v in &order {
+            let (name, root) = &views[v];
+            eprintln!("rep {}/{reps}: {name}{what}", rep + 1);
+            one(name, root, rep, samples.entry(name.clone()).or_default());
         }
     }
-    report(&views, &mut samples);
+    report(views, &mut samples);
 }
 
 fn report(views: &[(String, PathBuf)], samples: &mut BTreeMap<String, Samples>) {
@@ -355,7 +398,7 @@ fn report(views: &[(String, PathBuf)], samples: &mut BTreeMap<String, Samples>) 
         println!();
     }
     for (label, vals) in &rows {
-        if label.ends_with("read (s)") {
+        if label.ends_with("read (s)") || label.ends_with("write+close (s)") {
             let gbps: Vec<String> = vals
                 .iter()
                 .zip(&names)
@@ -377,9 +420,30 @@ fn fmt(v: f64) -> String {
 }
 
 /// Runs one workload once (for a request-counting pass; the caller cuts the
-/// daemon's debug log around it).
-fn workload(name: &str, root: &Path) {
+/// daemon's debug log around it). `view` names the view's own git
+/// repository and scratch directory.
+fn workload(name: &str, root: &Path, view: &str) {
+    let scratch = root.join(WRITE_SCRATCH).join(view);
+    let repo = root.join(GIT_TREES).join(view);
     match name {
+        "write-seq" => {
+            fs::create_dir_all(&scratch).unwrap();
+            seq_write(&scratch.join("big.bin"));
+            fs::remove_file(scratch.join("big.bin")).unwrap();
+        }
+        "write-small" => {
+            let dir = scratch.join("small");
+            make_small_dirs(&dir);
+            write_small(&dir);
+        }
+        "remove-small" => fs::remove_dir_all(scratch.join("small")).unwrap(),
+        "git-status" => {
+            git(&repo, &["status", "--porcelain"]);
+        }
+        "git-modify" => modify_tracked(&repo, 9999),
+        "git-commit" => {
+            git_commit(&repo, 9999);
+        }
         "walk" => {
             walk(&root.join(SMALL_TREE));
         }
@@ -397,4 +461,165 @@ fn workload(name: &str, root: &Path) {
         }
         other => panic!("unknown workload {other}"),
     }
+}
+
+// ---------------------------------------------------------------------------
+// Writes.
+
+/// Where each view writes (`wscratch/NAME`), relative to the view's root.
+const WRITE_SCRATCH: &str = "wscratch";
+/// Where each view's git repository is (`gitw/NAME`).
+const GIT_TREES: &str = "gitw";
+/// Files of each git repository (4 KiB each, in 300 directories).
+const GIT_FILES: usize = 20_000;
+/// Files changed before each `git add -A && git commit`.
+const GIT_CHANGED: usize = 1_000;
+
+/// The `i`th of 20,000 files in 300 directories, relative to their root.
+fn spread(i: usize) -> String {
+    format!("a{}/b{}/f{i}.txt", i % TOP_DIRS, (i / TOP_DIRS) % SUB_DIRS)
+}
+
+fn make_small_dirs(root: &Path) {
+    for a in 0..TOP_DIRS {
+        for b in 0..SUB_DIRS {
+            fs::create_dir_all(root.join(format!("a{a}/b{b}"))).unwrap();
+        }
+    }
+}
+
+/// Runs git in `dir` (an identity, no automatic gc, no user config);
+/// returns its stdout and how long it took.
+fn git(dir: &Path, args: &[&str]) -> (String, Duration) {
+    let t = Instant::now();
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.invalid",
+        ])
+        .args(["-c", "gc.auto=0"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (String::from_utf8_lossy(&out.stdout).into_owned(), took)
+}
+
+/// A repository of 20,000 4 KiB files at `repo`, committed (natively).
+fn git_prep(repo: &Path) {
+    let _ = fs::remove_dir_all(repo);
+    make_small_dirs(repo);
+    let mut buf = vec![0u8; 4096];
+    for i in 0..GIT_FILES {
+        pattern(&mut buf, 7_000_000 + i as u64);
+        fs::write(repo.join(spread(i)), &buf).unwrap();
+    }
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "20,000 files"]);
+}
+
+/// Writes 1 GiB to `path` in 1 MiB writes; returns (write+close, fsync).
+fn seq_write(path: &Path) -> (Duration, Duration) {
+    let mut chunk = vec![0u8; 1 << 20];
+    pattern(&mut chunk, 99);
+    let t = Instant::now();
+    let mut f = File::create(path).unwrap();
+    for _ in 0..GIB / chunk.len() as u64 {
+        f.write_all(&chunk).unwrap();
+    }
+    let written = t.elapsed();
+    let t = Instant::now();
+    f.sync_all().unwrap();
+    let synced = t.elapsed();
+    drop(f);
+    assert_eq!(fs::metadata(path).unwrap().len(), GIB);
+    (written, synced)
+}
+
+/// create + write 4 KiB + close of 20,000 files under `root` (whose 300
+/// directories exist).
+fn write_small(root: &Path) -> Duration {
+    let mut buf = vec![0u8; 4096];
+    pattern(&mut buf, 5);
+    let t = Instant::now();
+    for i in 0..SMALL_FILES {
+        let mut f = File::create(root.join(spread(i))).unwrap();
+        f.write_all(&buf).unwrap();
+    }
+    t.elapsed()
+}
+
+/// Changes 1,000 of the repository's files (every 20th), with content of
+/// round `round`.
+fn modify_tracked(repo: &Path, round: u64) {
+    let mut buf = vec![0u8; 4096];
+    for k in 0..GIT_CHANGED {
+        let i = k * (GIT_FILES / GIT_CHANGED);
+        pattern(&mut buf, round * 1_000_000 + i as u64);
+        fs::write(repo.join(spread(i)), &buf).unwrap();
+    }
+}
+
+/// `git add -A && git commit`; returns the time of both.
+fn git_commit(repo: &Path, round: u64) -> Duration {
+    let (_, add) = git(repo, &["add", "-A"]);
+    let (_, commit) = git(repo, &["commit", "-q", "-m", &format!("round {round}")]);
+    add + commit
+}
+
+/// The interleaved write run: every view in turn, the order rotating.
+fn write_run(args: &[String]) {
+    let (views, reps) = views_and_reps(args);
+    // Warm: each view's git index is refreshed through that view (its
+    // inode numbers), every repository file is in the page cache.
+    for (name, root) in &views {
+        eprintln!("warming {name} ...");
+        let repo = root.join(GIT_TREES).join(name);
+        git(&repo, &["status", "--porcelain"]);
+        let (out, _) = git(&repo, &["status", "--porcelain"]);
+        assert!(out.is_empty(), "{name}: the repository is not clean: {out}");
+        let scratch = root.join(WRITE_SCRATCH).join(name);
+        let _ = fs::remove_dir_all(&scratch);
+        fs::create_dir_all(&scratch).unwrap();
+    }
+    interleaved(&views, reps, " (writes)", |name, root, rep, s| {
+        let mut put = |k: &'static str, x: f64| s.put(k, x);
+        let scratch = root.join(WRITE_SCRATCH).join(name);
+        let big = scratch.join("big.bin");
+        let (written, synced) = seq_write(&big);
+        put("1 GiB sequential write+close (s)", written.as_secs_f64());
+        put("1 GiB write: fsync (s)", synced.as_secs_f64());
+        fs::remove_file(&big).unwrap();
+        let small = scratch.join(format!("small{rep}"));
+        make_small_dirs(&small);
+        put(
+            "create+write+close 20,000 4 KiB files (s)",
+            write_small(&small).as_secs_f64(),
+        );
+        fs::remove_dir_all(&small).unwrap();
+        let repo = root.join(GIT_TREES).join(name);
+        std::thread::sleep(EXPIRE);
+        let (out, t) = git(&repo, &["status", "--porcelain"]);
+        assert!(out.is_empty(), "{name}: {out}");
+        put("git status 20,000 files, TTL expired (s)", t.as_secs_f64());
+        let (_, t) = git(&repo, &["status", "--porcelain"]);
+        put("git status 20,000 files, repeated (s)", t.as_secs_f64());
+        modify_tracked(&repo, rep as u64 + 1);
+        put(
+            "git add -A && git commit, 1,000 changed (s)",
+            git_commit(&repo, rep as u64 + 1).as_secs_f64(),
+        );
+    });
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Benchmarks `seal mount` against the native tree (and `bindfs -r` when
-# installed) in ONE interleaved run, warm cache.
+# Benchmarks `seal mount` against the native tree (and bindfs when
+# installed): reads through `seal mount` (read-only) and `bindfs -r` in one
+# interleaved run, then writes through `seal mount --writable` and bindfs
+# (read-write) in a second one; warm cache.
 #
 #   scripts/bench-mount.sh                 # build, make the tree, measure, count
 #   REPS=9 scripts/bench-mount.sh          # more repetitions (default 5)
@@ -11,7 +13,8 @@
 # 1. Builds `seal` and the timing helper (examples/mount_bench.rs) --release.
 # 2. Makes a tree: 20,000 small files (256 B..4 KiB) in 300 directories under
 #    src/, a 4 KiB file, a 1 GiB ordinary file, a 1 GiB file inside a bundle,
-#    and a 10-file ~45 KB bundle; `seal init` pins both bundles.
+#    and a 10-file ~45 KB bundle; `seal init` pins both bundles. And, for the
+#    write run, wproject/ with three git repositories of 20,000 4 KiB files.
 # 3. Mounts it with `seal mount` and `bindfs -r` (if installed).
 # 4. The helper warms every view, then repeats, rotating the order of the
 #    views each time: walk+lstat of src/ after > 1 s (the view's ordinary TTL
@@ -24,9 +27,21 @@
 #    opens of the 4 KiB file and 300 opens of a file of the 10-file bundle
 #    (p50/p99 over all repetitions), and 300 lstat of that bundle's root (one
 #    fresh verification each, no open). Medians of the repetitions.
-# 5. Counting pass: restarts the seal daemon with SEAL_LOG=fuser=debug and
-#    runs each workload once, counting the FUSE requests it caused by opcode;
-#    then `strace -c -f` on the daemon for the open loops and a walk.
+# 5. The write run, with `seal mount --writable` and bindfs read-write, the
+#    order rotating the same way: a 1 GiB sequential write in 1 MiB writes
+#    (write+close, then fsync apart), create+write+close of 20,000 4 KiB files
+#    in 300 directories, `git status` of a 20,000-file repository (after > 1 s
+#    and at once again) and `git add -A && git commit` of 1,000 changed files.
+#    This run has a project of its own (wproject/, kept apart so that the
+#    read run's tree and walks stay as they were). Each view writes in a
+#    directory of its own and has a git repository of its own (gitw/NAME,
+#    made natively): git's index records
+#    inode numbers, and a FUSE view's differ from the disk's, so a shared
+#    repository would be re-hashed at every switch of view.
+# 6. Counting pass: restarts the seal daemon with SEAL_LOG=fuser=debug and
+#    runs each workload once, counting the FUSE requests it caused by opcode
+#    (read-only, then writable); then `strace -c -f` on the daemon for the
+#    open loops, a walk and the small-file creates.
 #
 # Why a compiled helper: a native open costs a few microseconds; `date`-based
 # shell timing cannot see that, and a Python loop adds about as much per call
@@ -65,21 +80,34 @@ cleanup() {
 }
 trap cleanup EXIT
 
-SPEC="v2 20000 small, 1 GiB ordinary, 1 GiB bundle, 10-file bundle"
-if [[ ! -f "$TREE/.bench-spec" || "$(cat "$TREE/.bench-spec")" != "$SPEC" ]]; then
-  echo "making the tree in $PROJECT ..." >&2
-  rm -rf "$TREE"
-  mkdir -p "$PROJECT"
-  "$HELPER" gen "$PROJECT"
-  (cd "$PROJECT" && echo y | "$SEAL" init >/dev/null 2>&1)
-  echo "$SPEC" >"$TREE/.bench-spec"
-fi
+# Makes project DIR with `mount_bench ARGS... DIR` and `seal init`, unless
+# MARKER says it was made to SPEC already.
+make_project() { # marker spec dir helper-args...
+  local marker=$1 spec=$2 dir=$3
+  shift 3
+  [[ -f "$marker" && "$(cat "$marker")" == "$spec" ]] && return 0
+  echo "making $dir ..." >&2
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  "$HELPER" "$@"
+  (cd "$dir" && echo y | "$SEAL" init >/dev/null 2>&1)
+  echo "$spec" >"$marker"
+}
+make_project "$TREE/.bench-spec" "v2 20000 small, 1 GiB ordinary, 1 GiB bundle, 10-file bundle" \
+  "$PROJECT" gen "$PROJECT"
+# The write run's project: a git repository of 20,000 4 KiB files per view.
+WPROJECT="$TREE/wproject"
+make_project "$TREE/.bench-wspec" "w1 3 git trees of 20000 files" \
+  "$WPROJECT" git-prep "$WPROJECT" native seal bindfs
 (cd "$PROJECT" && "$SEAL" verify) >&2
 mkdir -p "$SEAL_MP" "$BINDFS_MP"
 
+# The write run mounts its own project, writable.
+SEAL_PROJECT=$PROJECT
+SEAL_OPTS=()
 start_seal() { # [env assignments...]
   : >"$LOG"
-  (cd "$PROJECT" && exec env "$@" "$SEAL" mount "$SEAL_MP" 2>>"$LOG") &
+  (cd "$SEAL_PROJECT" && exec env "$@" "$SEAL" mount "$SEAL_MP" "${SEAL_OPTS[@]}" 2>>"$LOG") &
   SEAL_PID=$!
   for _ in $(seq 200); do
     grep -q "serving the sealed view" "$LOG" && return 0
@@ -116,6 +144,23 @@ echo "kernel $(uname -r), $(nproc) CPUs; bindfs: $BINDFS; reps: $REPS" >&2
 if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
 stop_seal
 
+# --- the write run ------------------------------------------------------------
+echo
+echo "writes (seal mount --writable; bindfs read-write):"
+writable() { SEAL_PROJECT=$WPROJECT; SEAL_OPTS=(--writable); }
+read_only() { SEAL_PROJECT=$PROJECT; SEAL_OPTS=(); }
+writable
+start_seal
+VIEWS=("native=$WPROJECT" "seal=$SEAL_MP")
+if [[ "$BINDFS" != no ]]; then
+  bindfs "$WPROJECT" "$BINDFS_MP"
+  VIEWS+=("bindfs=$BINDFS_MP")
+fi
+"$HELPER" write-run "${VIEWS[@]}" --reps "$REPS"
+if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
+stop_seal
+read_only
+
 [[ "$COUNT" == 1 ]] || exit 0
 
 # --- counting pass ------------------------------------------------------------
@@ -127,7 +172,7 @@ count() { # label workload [sleep-before]
   sleep "$pause"
   local before after
   before=$(wc -l <"$LOG")
-  "$HELPER" workload "$work" "$SEAL_MP"
+  "$HELPER" workload "$work" "$SEAL_MP" seal
   sleep 0.3 # let asynchronous RELEASE / FORGET arrive
   after=$(wc -l <"$LOG")
   printf '  %-34s' "$label:"
@@ -146,14 +191,29 @@ count "1 GiB ordinary sequential read" seq-ordinary
 count "1 GiB bundle sequential read" seq-bundle
 stop_seal
 
+echo
+echo "FUSE requests per write workload (seal mount --writable, SEAL_LOG=fuser=debug):"
+writable
+start_seal SEAL_LOG=fuser=debug
+"$HELPER" workload git-status "$SEAL_MP" seal # warm
+count "1 GiB sequential write" write-seq
+count "create+write+close 20,000 files" write-small
+count "rm -r of those 20,000 files" remove-small
+count "git status, TTL expired" git-status 1.2
+count "git status, repeated" git-status
+count "change 1,000 tracked files" git-modify
+count "git add -A && git commit" git-commit
+stop_seal
+read_only
+
 strace_daemon() { # label workload [prep-workload]
   echo
   echo "daemon system calls during: $1 (strace -c -f):"
-  [[ -n "${3:-}" ]] && "$HELPER" workload "$3" "$SEAL_MP"
+  [[ -n "${3:-}" ]] && "$HELPER" workload "$3" "$SEAL_MP" seal
   strace -c -f -p "$SEAL_PID" -o "$TREE/strace.txt" 2>/dev/null &
   local st=$!
   sleep 0.5
-  "$HELPER" workload "$2" "$SEAL_MP"
+  "$HELPER" workload "$2" "$SEAL_MP" seal
   sleep 0.3
   kill -INT "$st"
   wait "$st" 2>/dev/null || true
@@ -166,4 +226,10 @@ if command -v strace >/dev/null; then
   strace_daemon "100 lstat of the 10-file bundle root" lstat-bundle-root
   strace_daemon "walk src, repeated" walk walk
   stop_seal
+  writable
+  start_seal
+  strace_daemon "create+write+close 20,000 files" write-small
+  "$HELPER" workload remove-small "$SEAL_MP" seal
+  stop_seal
+  read_only
 fi

@@ -364,10 +364,20 @@ impl<Id> View<Id> {
             }
             // The open file itself, even when its name is gone.
             Some(Handle::Real { file: Some(f), .. }) => (fstat_fd(f.as_fd())?, None),
-            _ => (
-                self.lstat(&self.path_of(ino)?)?,
-                self.served().get(&ino).map(|(size, _)| *size),
-            ),
+            _ => {
+                let path = self.path_of(ino)?;
+                // An inode whose name went (removed or replaced through the
+                // view) describes its open file while one is open.
+                let unnamed = match self.holds_its_name(ino, &path) {
+                    true => None,
+                    false => self.unnamed_file(ino, &path, fh).ok().flatten(),
+                };
+                let st = match unnamed {
+                    Some(f) => fstat_fd(f.as_fd())?,
+                    None => self.lstat(&path)?,
+                };
+                (st, self.served().get(&ino).map(|(size, _)| *size))
+            }
         };
         Ok(Entry {
             attr: attr_of(&st, ino, size),
@@ -434,30 +444,15 @@ impl<Id> View<Id> {
         path: &ViewPath,
         register: &dyn Register<Id = Id>,
     ) -> Result<Opened<Id>, FsError> {
-        // A backing kept from an earlier open of the same real file (same
-        // device and inode now) is reused without reopening.
-        if let Some(backing) = self.kept_ordinary_backing(ino, path) {
-            let fh = self.add_handle(Handle::Real {
-                file: None,
-                _backing: Some(backing.clone()),
-            });
-            return Ok(Opened {
-                fh,
-                mode: ReadMode::Passthrough(backing),
-            });
-        }
+        // The handle keeps the file it reads (`fstat` of the handle describes
+        // it even once its name is gone); a backing kept from an earlier open
+        // of the same file is reused. Read-only: the kernel opens the backing
+        // anew with each open's own mode, and a writable descriptor held here
+        // would keep the host from executing the file.
         let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
             .map_err(FsError::from_walk)?;
         let st = regular(&fd)?;
-        // In a writable view the backing must serve later writes too: the
-        // same file reopened read-write (the kernel checks each open's own
-        // access mode).
-        let file = if self.writable {
-            reopened(&fd, libc::O_RDWR).unwrap_or_else(|_| File::from(fd))
-        } else {
-            File::from(fd)
-        };
-        self.open_real(ino, file, &st, register)
+        self.open_real(ino, File::from(fd), &st, register)
     }
 
     /// Opens an ordinary file for writing (the gate allowed it).
@@ -475,25 +470,6 @@ impl<Id> View<Id> {
         let file = reopened(&fd, libc::O_RDWR | append)
             .or_else(|_| reopened(&fd, (flags & libc::O_ACCMODE) | append))?;
         self.open_real(ino, file, &st, register)
-    }
-
-    /// The kept backing of `ino` if the real file at its path is still the
-    /// one it was made from.
-    fn kept_ordinary_backing(&self, ino: u64, path: &ViewPath) -> Option<Arc<Backing<Id>>> {
-        let (of, backing) = self.backings.kept(ino)?;
-        // A stat that followed a symlink on the way could only match the
-        // identity of the file opened safely before, so it is safe to compare.
-        let st = fstatat(
-            self.gate.project_fd(),
-            path.raw.to_os_string().as_os_str(),
-            AtFlags::AT_SYMLINK_NOFOLLOW,
-        )
-        .ok()?;
-        let now = BackingOf::RealFile {
-            dev: st.st_dev,
-            ino: st.st_ino,
-        };
-        (now == of && EntryKind::from_mode(st.st_mode) == EntryKind::File).then_some(backing)
     }
 
     /// The passthrough backing of `ino` for content `of`; a live backing

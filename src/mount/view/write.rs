@@ -8,6 +8,13 @@
 //! project without crossing a symlink and the last name, with the no-follow
 //! variant of every call, so a symlink swapped in on the disk is never
 //! followed out of the project.
+//!
+//! Changes that arrive by inode alone (`fchmod`, `fchown`, `futimens`,
+//! `fsetxattr` carry no file handle) reach the file at the inode's name only
+//! while the inode holds that name. Once the name was given to another file
+//! through the view (renamed over, or removed and made anew), they reach the
+//! inode's open file itself, found among the open handles, or fail with
+//! `ESTALE`: never the file that now has the name.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -16,13 +23,14 @@ use std::time::SystemTime;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
 
-use super::{Entry, Handle, Opened, ReadMode, View, attr_of, lstat_in};
+use super::{ATTR_TTL, Entry, Handle, Opened, ReadMode, View, attr_of, lstat_in};
 use crate::core::discovery::Listings;
 use crate::core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
 use crate::gate::{Change, ViewPath, Who, assess::holds_protected};
 use crate::mount::backing::{BackingOf, Register};
 use crate::mount::creds::AsCaller;
 use crate::mount::error::FsError;
+use crate::mount::inodes::ROOT;
 
 /// A time to set, as `setattr` gives it.
 #[derive(Debug, Clone, Copy)]
@@ -81,7 +89,10 @@ fn timespec(t: Option<SetTime>) -> Timespec {
 }
 
 /// `/proc/self/fd/N/NAME`: a path the xattr calls reach `name` in the
-/// directory `dir` by, without resolving anything else.
+/// directory `dir` by, without resolving anything else (with the no-follow
+/// calls). Without a name it is the magic link to `dir` itself, which the
+/// following calls must be given: the no-follow ones would act on the link
+/// in /proc, and following it reaches exactly the file it holds.
 fn proc_path(dir: BorrowedFd<'_>, name: Option<&OsStr>) -> OsString {
     use std::os::fd::AsRawFd;
     let mut p = OsString::from(format!("/proc/self/fd/{}", dir.as_raw_fd()));
@@ -90,6 +101,24 @@ fn proc_path(dir: BorrowedFd<'_>, name: Option<&OsStr>) -> OsString {
         p.push(name);
     }
     p
+}
+
+/// The file `file` holds, opened again for reading only, to register as its
+/// passthrough backing; None when `file` is read-only already (or cannot be
+/// reopened: then it is registered as it is). The kernel opens a file of its
+/// own on the backing for each open, with that open's flags, so the
+/// registered descriptor needs no write access; one that had it would keep
+/// the file busy for exec(2) (ETXTBSY) for as long as the backing is kept,
+/// long after every writer closed it.
+fn for_backing(file: &File) -> Option<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    let flags = rustix::fs::fcntl_getfl(file).ok()?;
+    if flags & OFlags::ACCMODE == OFlags::RDONLY {
+        return None;
+    }
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let how = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+    rustix::fs::open(path.as_str(), how, Mode::empty()).ok()
 }
 
 impl<Id> View<Id> {
@@ -140,6 +169,53 @@ impl<Id> View<Id> {
             attr: attr_of(&st, ino, None),
             ttl: super::entry_ttl(crate::gate::Caching::Cacheable),
         })
+    }
+
+    /// Whether `ino`, whose path is `path`, still stands for the name it
+    /// was looked up by (the view gives a name a new inode when the file
+    /// there is removed or replaced through it).
+    pub(super) fn holds_its_name(&self, ino: u64, path: &ViewPath) -> bool {
+        if ino == ROOT {
+            return true;
+        }
+        let inodes = self.inodes();
+        match (inodes.parent(ino), path.name()) {
+            (Some(parent), Some(name)) => inodes.peek(parent, name) == Some(ino),
+            _ => false,
+        }
+    }
+
+    /// The open file a change to `ino` (at `path`) must reach once `ino` no
+    /// longer holds its name: the file of handle `fh`, else an open handle's
+    /// file that is the same file (device and inode) the inode was last
+    /// opened as. `Ok(None)` while the inode holds its name (the name leads
+    /// to it); [`FsError::Stale`] when its file cannot be reached any more.
+    pub(super) fn unnamed_file(
+        &self,
+        ino: u64,
+        path: &ViewPath,
+        fh: Option<u64>,
+    ) -> Result<Option<File>, FsError> {
+        if self.holds_its_name(ino, path) {
+            return Ok(None);
+        }
+        if let Some(fh) = fh {
+            if let Handle::Real { file: Some(f), .. } = &*self.handle(fh)? {
+                return Ok(Some(f.try_clone()?));
+            }
+        }
+        let Some((BackingOf::RealFile { dev, ino: disk_ino }, _)) = self.backings.kept(ino) else {
+            return Err(FsError::Stale);
+        };
+        let open: Vec<_> = self.handles().values().cloned().collect();
+        for handle in open {
+            if let Handle::Real { file: Some(f), .. } = &*handle {
+                if fstat_fd(f.as_fd()).is_ok_and(|st| st.st_dev == dev && st.st_ino == disk_ino) {
+                    return Ok(Some(f.try_clone()?));
+                }
+            }
+        }
+        Err(FsError::Stale)
     }
 
     pub fn mkdir(&self, parent: u64, name: &OsStr, mode: u32, who: Who) -> Result<Entry, FsError> {
@@ -194,6 +270,11 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<Entry, FsError> {
         let source = self.path_of(ino)?;
+        if !self.holds_its_name(ino, &source) {
+            // A file without a name cannot get one back (link(2) says
+            // ENOENT); the name leads to another file now.
+            return Err(FsError::NotFound);
+        }
         self.allow(&source, Change::Modify, "link", who)?;
         let (path, dir) = self.in_dir(newparent, newname)?;
         self.allow(&path, Change::Make, "link", who)?;
@@ -310,7 +391,11 @@ impl<Id> View<Id> {
     ) -> Result<(Entry, Opened<Id>), FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "create", who)?;
-        let keep = OFlags::from_bits_truncate(flags as u32) & (OFlags::EXCL | OFlags::APPEND);
+        // The kernel sends a create only for a name it found absent; should a
+        // file appear there meanwhile, O_EXCL fails and O_TRUNC empties it,
+        // as the caller asked.
+        let keep = OFlags::from_bits_truncate(flags as u32)
+            & (OFlags::EXCL | OFlags::APPEND | OFlags::TRUNC);
         let fd = {
             let _as = AsCaller::switch(who)?;
             // Read-write whatever the caller asked, so that the file can be
@@ -354,7 +439,14 @@ impl<Id> View<Id> {
             dev: st.st_dev,
             ino: st.st_ino,
         };
-        let backing = self.backing_for(ino, of, file.as_fd(), register)?;
+        // A kept backing of the same file is reused: nothing to register.
+        let reused = self.backings.kept(ino).is_some_and(|(kept, _)| kept == of);
+        let read_only = match reused || !self.backings.is_enabled() {
+            true => None,
+            false => for_backing(&file),
+        };
+        let fd = read_only.as_ref().map_or(file.as_fd(), |f| f.as_fd());
+        let backing = self.backing_for(ino, of, fd, register)?;
         if let Some(b) = &backing {
             self.backings.keep(ino, b.clone());
         }
@@ -382,8 +474,13 @@ impl<Id> View<Id> {
     ) -> Result<Entry, FsError> {
         let path = self.path_of(ino)?;
         self.allow(&path, Change::Modify, "setattr", who)?;
-        let target =
-            open_path_beneath(self.gate.project_fd(), &path.raw).map_err(FsError::from_walk)?;
+        let unnamed = self.unnamed_file(ino, &path, fh)?.map(OwnedFd::from);
+        let target = match &unnamed {
+            Some(file) => file.try_clone()?,
+            None => {
+                open_path_beneath(self.gate.project_fd(), &path.raw).map_err(FsError::from_walk)?
+            }
+        };
         let by_proc = proc_path(target.as_fd(), None);
         {
             let _as = AsCaller::switch(who)?;
@@ -432,7 +529,14 @@ impl<Id> View<Id> {
                 )?;
             }
         }
-        self.getattr(ino, fh)
+        match unnamed {
+            // Its name leads elsewhere: the attributes of the file changed.
+            Some(file) => Ok(Entry {
+                attr: attr_of(&fstat_fd(file.as_fd())?, ino, None),
+                ttl: ATTR_TTL,
+            }),
+            None => self.getattr(ino, fh),
+        }
     }
 
     /// Writes through the daemon (when the file is not passed through).
@@ -457,6 +561,9 @@ impl<Id> View<Id> {
             Handle::Real { file: Some(f), .. } => Ok(f.try_clone()?),
             Handle::Real { file: None, .. } => {
                 let path = self.path_of(ino)?;
+                if !self.holds_its_name(ino, &path) {
+                    return Err(FsError::Stale);
+                }
                 let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
                     .map_err(FsError::from_walk)?;
                 Ok(File::from(fd))
@@ -499,9 +606,14 @@ impl<Id> View<Id> {
         Ok(())
     }
 
-    /// The directory descriptor and name the xattr calls reach `ino` by.
+    /// The directory descriptor and name the xattr calls reach `ino` by; no
+    /// name when the descriptor is the target itself (the project root, or
+    /// the open file of an inode whose name went away).
     fn xattr_path(&self, ino: u64) -> Result<(ViewPath, OwnedFd, Option<OsString>), FsError> {
         let path = self.path_of(ino)?;
+        if let Some(file) = self.unnamed_file(ino, &path, None)? {
+            return Ok((path, file.into(), None));
+        }
         match (path.parent(), path.name()) {
             (Some(parent), Some(name)) => {
                 let fd = open_dir_path_beneath(self.gate.project_fd(), &parent.raw)
@@ -522,7 +634,11 @@ impl<Id> View<Id> {
         let (_, dir, last) = self.xattr_path(ino)?;
         let p = proc_path(dir.as_fd(), last.as_deref());
         let mut buf = vec![0u8; if size == 0 { 64 * 1024 } else { size as usize }];
-        let n = rustix::fs::lgetxattr(p.as_os_str(), name, &mut buf[..])?;
+        let n = if last.is_some() {
+            rustix::fs::lgetxattr(p.as_os_str(), name, &mut buf[..])?
+        } else {
+            rustix::fs::getxattr(p.as_os_str(), name, &mut buf[..])?
+        };
         buf.truncate(n);
         Ok(buf)
     }
@@ -532,7 +648,11 @@ impl<Id> View<Id> {
         let (_, dir, last) = self.xattr_path(ino)?;
         let p = proc_path(dir.as_fd(), last.as_deref());
         let mut buf = vec![0u8; if size == 0 { 64 * 1024 } else { size as usize }];
-        let n = rustix::fs::llistxattr(p.as_os_str(), &mut buf[..])?;
+        let n = if last.is_some() {
+            rustix::fs::llistxattr(p.as_os_str(), &mut buf[..])?
+        } else {
+            rustix::fs::listxattr(p.as_os_str(), &mut buf[..])?
+        };
         buf.truncate(n);
         Ok(buf)
     }
@@ -550,7 +670,11 @@ impl<Id> View<Id> {
         let p = proc_path(dir.as_fd(), last.as_deref());
         let flags = rustix::fs::XattrFlags::from_bits_truncate(flags as u32);
         let _as = AsCaller::switch(who)?;
-        rustix::fs::lsetxattr(p.as_os_str(), name, value, flags)?;
+        if last.is_some() {
+            rustix::fs::lsetxattr(p.as_os_str(), name, value, flags)?;
+        } else {
+            rustix::fs::setxattr(p.as_os_str(), name, value, flags)?;
+        }
         Ok(())
     }
 
@@ -559,7 +683,11 @@ impl<Id> View<Id> {
         self.allow(&path, Change::Modify, "removexattr", who)?;
         let p = proc_path(dir.as_fd(), last.as_deref());
         let _as = AsCaller::switch(who)?;
-        rustix::fs::lremovexattr(p.as_os_str(), name)?;
+        if last.is_some() {
+            rustix::fs::lremovexattr(p.as_os_str(), name)?;
+        } else {
+            rustix::fs::removexattr(p.as_os_str(), name)?;
+        }
         Ok(())
     }
 
