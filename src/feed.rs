@@ -93,6 +93,8 @@ pub struct Feed {
     wake: (std::os::fd::OwnedFd, std::os::fd::OwnedFd),
     /// Events read so far (for tests and diagnostics).
     events: AtomicU64,
+    /// How many watches this feed may hold at once (see [`watch_budget`]).
+    budget: usize,
 }
 
 struct SubState {
@@ -118,6 +120,11 @@ pub struct Subscription {
 
 impl Feed {
     pub fn new() -> io::Result<Arc<Feed>> {
+        Feed::with_budget(watch_budget())
+    }
+
+    /// A feed that holds at most `budget` watches at once.
+    pub fn with_budget(budget: usize) -> io::Result<Arc<Feed>> {
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
         let wake =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC)?;
@@ -129,7 +136,19 @@ impl Feed {
                 notices: None,
             }),
             events: AtomicU64::new(0),
+            budget,
         }))
+    }
+
+    /// How many more watches may be placed now: a root with more entries
+    /// than this is not watched (it is verified in full at every decision).
+    pub fn watch_room(&self) -> usize {
+        self.budget.saturating_sub(self.state().watches.len())
+    }
+
+    /// The whole budget (for messages).
+    pub fn watch_budget(&self) -> usize {
+        self.budget
     }
 
     /// A feed for the project at `project`, or `None` (with why) when its
@@ -291,6 +310,19 @@ impl Feed {
     pub fn events_seen(&self) -> u64 {
         self.events.load(Ordering::Relaxed)
     }
+}
+
+/// Half the watches the kernel allows one user
+/// (`fs.inotify.max_user_watches`): the other half is left to the user's
+/// other programs (an editor, a file watcher in the agent's tools), which
+/// would otherwise fail for want of watches the mount holds.
+fn watch_budget() -> usize {
+    const KERNEL_DEFAULT_FLOOR: usize = 8192;
+    std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(KERNEL_DEFAULT_FLOOR)
+        / 2
 }
 
 impl State {

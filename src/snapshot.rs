@@ -81,7 +81,10 @@ impl Snapshot {
         let file = File::from(fd);
         let mut w = SnapshotWriter::new()?;
         let mut hasher = sha2::Sha256::new();
-        let mut buf = vec![0u8; 256 * 1024];
+        // Sized to the file (plus one byte to see its end at once), so that
+        // a small file costs no 256 KiB buffer to zero.
+        let hint = usize::try_from(st.st_size).unwrap_or(usize::MAX);
+        let mut buf = vec![0u8; hint.saturating_add(1).clamp(4096, 256 * 1024)];
         let mut offset = 0u64;
         loop {
             let n = crate::core::fs::read_fully_at(&file, offset, &mut buf)?;

@@ -13,7 +13,6 @@ use crate::core::effort::Effort;
 use crate::core::escape::{escaped, escaped_os};
 use crate::core::hash::KeepNothing;
 use crate::core::lockfile::Lockfile;
-use crate::core::paths::is_segment_ancestor;
 use crate::core::verify::BundleState;
 use crate::gate::links::LinkRule;
 use crate::gate::{
@@ -135,11 +134,7 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             }
             if *root_len < view.depth() {
                 let rel = view.rel_text(*root_len);
-                let recorded = entry.is_some_and(|e| {
-                    e.files
-                        .keys()
-                        .any(|f| f.as_str() == rel || is_segment_ancestor(&rel, f.as_str()))
-                });
+                let recorded = entry.is_some_and(|e| e.records(&rel));
                 states.push(State::Recorded(recorded));
             }
         }

@@ -153,6 +153,13 @@ pub fn is_segment_ancestor(above: &str, below: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FilePath(String);
 
+/// Lets a files map be searched by `&str` (the order is the string's).
+impl std::borrow::Borrow<str> for FilePath {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 /// The tracked path of a regular-file sealed root.
 pub const SINGLE_FILE_PATH: &str = ".";
 

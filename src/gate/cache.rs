@@ -38,9 +38,6 @@ use crate::snapshot::Snapshot;
 use super::Assessment;
 use super::flight::Answer;
 
-/// A bundle with more entries than this is not watched (it is verified in
-/// full at every decision): watches are a limited resource.
-const MAX_WATCHED_ENTRIES: usize = 20_000;
 /// Deeper than this, a root is not watched (the walk keeps one descriptor
 /// per level open).
 const MAX_WATCHED_DEPTH: usize = 128;
@@ -72,15 +69,27 @@ impl Watched {
     }
 }
 
+/// Why a root is not watched (it is then verified in full at every
+/// decision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwatchable {
+    /// It has more entries than the feed may still watch.
+    TooMany { room: usize },
+    /// It is deeper than [`MAX_WATCHED_DEPTH`].
+    TooDeep,
+    /// A name on its path is ambiguous, or something could not be read
+    /// (the verification says what).
+    Unclear,
+}
+
 /// Places watches on everything verifying `key` reads, before it reads it.
-/// `None` when the root is too large or too deep to watch, or some name on
-/// its path is ambiguous (it is then verified in full every time).
 pub fn watch_root(
     feed: &Arc<Feed>,
     project: BorrowedFd<'_>,
     key: &BundleKey,
     tag: u64,
-) -> Option<Watched> {
+) -> Result<Watched, Unwatchable> {
+    let room = feed.watch_room();
     let mut sub = feed.subscribe_tagged(Some(tag));
     let mut files = HashMap::new();
     let mut bytes = 0u64;
@@ -89,7 +98,8 @@ pub fn watch_root(
     let mut raw = RawPath::default();
     for (i, segment) in segments.iter().enumerate() {
         let here = dir.as_ref().map_or(project, |d| d.as_fd());
-        let entries = list_fresh_dir(reopen(here)?.as_fd()).ok()?;
+        let entries = list_fresh_dir(reopen(here).ok_or(Unwatchable::Unclear)?.as_fd())
+            .map_err(|_| Unwatchable::Unclear)?;
         let matches: Vec<_> = entries
             .iter()
             .filter(|e| nfc_name(&e.name).as_deref() == Some(*segment))
@@ -98,33 +108,38 @@ pub fn watch_root(
             if matches.is_empty() {
                 // Absent: watch for it to appear.
                 sub.watch_entry(here, std::ffi::OsStr::new(segment));
-                return Some(Watched { sub, files, bytes });
+                return Ok(Watched { sub, files, bytes });
             }
-            return None;
+            return Err(Unwatchable::Unclear);
         };
         sub.watch_entry(here, &entry.name);
         raw = raw.join(&entry.name);
         let last = i + 1 == segments.len();
         match (entry.kind, last) {
-            (EntryKind::Dir, _) => dir = Some(open_dir_at(here, &entry.name).ok()?),
+            (EntryKind::Dir, _) => {
+                dir = Some(open_dir_at(here, &entry.name).map_err(|_| Unwatchable::Unclear)?)
+            }
             (EntryKind::File, true) => {
                 sub.watch_at(here, &entry.name);
-                bytes = lstat_at(here, &entry.name).ok()?.st_size as u64;
+                bytes = lstat_at(here, &entry.name)
+                    .map_err(|_| Unwatchable::Unclear)?
+                    .st_size as u64;
                 files.insert(FilePath::single_file(), raw);
-                return Some(Watched { sub, files, bytes });
+                return Ok(Watched { sub, files, bytes });
             }
             // A symlink or a special file: the verification says Mismatch,
             // and a change of the name is seen on the parent.
-            _ => return Some(Watched { sub, files, bytes }),
+            _ => return Ok(Watched { sub, files, bytes }),
         }
     }
-    let root = dir?;
+    let root = dir.ok_or(Unwatchable::Unclear)?;
     sub.watch_fd(root.as_fd());
     let mut seen = 0usize;
     // (descriptor, its path in the bundle, its raw path in the project,
     // entries still to visit)
     let mut stack: Vec<(OwnedFd, String, RawPath, Vec<OsString>)> = Vec::new();
-    let first = list_fresh_dir(reopen(root.as_fd())?.as_fd()).ok()?;
+    let first = list_fresh_dir(reopen(root.as_fd()).ok_or(Unwatchable::Unclear)?.as_fd())
+        .map_err(|_| Unwatchable::Unclear)?;
     stack.push((
         root,
         String::new(),
@@ -134,15 +149,18 @@ pub fn watch_root(
     while let Some((fd, rel, raw, mut pending)) = stack.pop() {
         let Some(name) = pending.pop() else { continue };
         seen += 1;
-        if seen > MAX_WATCHED_ENTRIES || stack.len() >= MAX_WATCHED_DEPTH {
-            return None;
+        if seen > room {
+            return Err(Unwatchable::TooMany { room });
+        }
+        if stack.len() >= MAX_WATCHED_DEPTH {
+            return Err(Unwatchable::TooDeep);
         }
         if is_excluded(&name, false) {
             stack.push((fd, rel, raw, pending));
             continue;
         }
         sub.watch_at(fd.as_fd(), &name);
-        let st = lstat_at(fd.as_fd(), &name).ok()?;
+        let st = lstat_at(fd.as_fd(), &name).map_err(|_| Unwatchable::Unclear)?;
         let child_rel = nfc_name(&name).map(|n| {
             if rel.is_empty() {
                 n
@@ -153,12 +171,13 @@ pub fn watch_root(
         let child_raw = raw.join(&name);
         match EntryKind::from_mode(st.st_mode) {
             EntryKind::Dir => {
-                let child = open_dir_at(fd.as_fd(), &name).ok()?;
-                let names = list_fresh_dir(reopen(child.as_fd())?.as_fd())
-                    .ok()?
-                    .into_iter()
-                    .map(|e| e.name)
-                    .collect();
+                let child = open_dir_at(fd.as_fd(), &name).map_err(|_| Unwatchable::Unclear)?;
+                let names =
+                    list_fresh_dir(reopen(child.as_fd()).ok_or(Unwatchable::Unclear)?.as_fd())
+                        .map_err(|_| Unwatchable::Unclear)?
+                        .into_iter()
+                        .map(|e| e.name)
+                        .collect();
                 stack.push((fd, rel, raw, pending));
                 // A name that is not UTF-8 leaves the bundle unverifiable;
                 // nothing under it is ever served.
@@ -174,7 +193,16 @@ pub fn watch_root(
             _ => stack.push((fd, rel, raw, pending)),
         }
     }
-    Some(Watched { sub, files, bytes })
+    Ok(Watched { sub, files, bytes })
+}
+
+/// Whether a verification made under `then` still answers for `now`.
+fn same_pin(then: Option<&BundleEntry>, now: Option<&BundleEntry>) -> bool {
+    match (then, now) {
+        (Some(then), Some(now)) => then.pins_same_files(now),
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 /// A descriptor of the same directory for listing (a listing moves the
@@ -247,6 +275,8 @@ pub struct VerifiedCache {
     /// when one becomes dirty), with the key it stands for.
     tags: Mutex<HashMap<BundleKey, u64>>,
     keys: Mutex<HashMap<u64, BundleKey>>,
+    /// Bundles already warned about being too large to watch.
+    warned: Mutex<std::collections::HashSet<BundleKey>>,
 }
 
 /// Tags of bundle subscriptions have this bit set (the mount's directory
@@ -266,6 +296,7 @@ impl VerifiedCache {
             last_sweep: Mutex::new(Instant::now()),
             tags: Mutex::new(HashMap::new()),
             keys: Mutex::new(HashMap::new()),
+            warned: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -296,7 +327,7 @@ impl VerifiedCache {
         let Some(cached) = self.entries().get(key).cloned() else {
             return false;
         };
-        cached.entry.as_ref() == entry && cached.policy == policy && cached.sub.is_clean()
+        same_pin(cached.entry.as_ref(), entry) && cached.policy == policy && cached.sub.is_clean()
     }
 
     pub fn feed(&self) -> Option<&Arc<Feed>> {
@@ -310,7 +341,38 @@ impl VerifiedCache {
     /// Places watches for a full verification of `key` that is about to
     /// start (none without a feed).
     pub fn watch(&self, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watched> {
-        watch_root(self.feed.as_ref()?, project, key, self.tag_of(key))
+        let feed = self.feed.as_ref()?;
+        match watch_root(feed, project, key, self.tag_of(key)) {
+            Ok(watched) => Some(watched),
+            Err(why) => {
+                self.warn_unwatchable(feed, key, why);
+                None
+            }
+        }
+    }
+
+    /// Says once per bundle why it is verified in full at every open, when
+    /// the user can do something about it.
+    fn warn_unwatchable(&self, feed: &Feed, key: &BundleKey, why: Unwatchable) {
+        let advice = match why {
+            Unwatchable::TooMany { room } => format!(
+                "it has more entries than the {room} the change feed may still watch \
+                 (half of fs.inotify.max_user_watches, {} in all, less those in use); \
+                 raise that sysctl to make its opens cheap",
+                feed.watch_budget()
+            ),
+            Unwatchable::TooDeep => {
+                format!("it is nested more than {MAX_WATCHED_DEPTH} directories deep")
+            }
+            Unwatchable::Unclear => return,
+        };
+        let mut warned = self.warned.lock().unwrap_or_else(|e| e.into_inner());
+        if warned.insert(key.clone()) {
+            tracing::warn!(
+                "bundle {} is verified in full at every open: {advice}",
+                crate::core::escape::quoted(key.as_str())
+            );
+        }
     }
 
     /// Stores a full verification's result for reuse.
@@ -361,7 +423,10 @@ impl VerifiedCache {
         let Some(cached) = self.entries().get(key).cloned() else {
             return Lookup::Verify;
         };
-        if cached.entry.as_ref() != entry || cached.policy != policy || !cached.sub.is_clean() {
+        if !same_pin(cached.entry.as_ref(), entry)
+            || cached.policy != policy
+            || !cached.sub.is_clean()
+        {
             self.forget(key);
             return Lookup::Verify;
         }

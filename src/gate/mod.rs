@@ -59,7 +59,7 @@ use crate::core::effort::{AfterProof, Cancel, Effort};
 use crate::core::fs::EntryKind;
 use crate::core::hash::observe_root;
 use crate::core::lockfile::{Lockfile, Policy};
-use crate::core::paths::{BundleKey, FilePath, is_excluded_below_root, is_segment_ancestor};
+use crate::core::paths::{BundleKey, FilePath, is_excluded_below_root};
 use crate::core::verify::{BundleReport, BundleState};
 use crate::policy::{MachinePolicy, Protection, Source};
 use crate::snapshot::{Snapshot, SnapshotKeeper};
@@ -220,9 +220,21 @@ impl Gate {
     /// lockfile as last read): lookups and opens in a sealed root or an
     /// artifact, and listings of a container (they decide the roots inside
     /// it). It only steers where a request runs, never what it decides.
+    ///
+    /// A bundle whose verification the change feed proves current is light:
+    /// its requests never wait behind the verification of another (a hostile
+    /// tree being listed cannot hold up opens of an approved bundle).
     pub fn may_verify(&self, path: &ViewPath, listing: bool) -> bool {
-        match self.cached_place(path) {
-            Place::Sealed { .. } | Place::Artifact { .. } | Place::Unmappable { .. } => true,
+        let last = self.live.last();
+        match self.place(last.patterns_source(), path) {
+            Place::Sealed { key, .. } => match &last {
+                LockView::Valid(lock) => {
+                    let policy = self.policy_of(lock).0;
+                    !self.cache.is_current(&key, lock.bundles.get(&key), policy)
+                }
+                LockView::Invalid { .. } => true,
+            },
+            Place::Artifact { .. } | Place::Unmappable { .. } => true,
             Place::Container => listing,
             Place::Ordinary | Place::Lockfile => false,
         }
@@ -312,12 +324,10 @@ impl Gate {
             }
             Place::Sealed { key, root_len } => {
                 let rel = path.rel_text(*root_len);
-                let recorded = lock.bundles.get(key).is_some_and(|entry| {
-                    entry
-                        .files
-                        .keys()
-                        .any(|f| f.as_str() == rel || is_segment_ancestor(&rel, f.as_str()))
-                });
+                let recorded = lock
+                    .bundles
+                    .get(key)
+                    .is_some_and(|entry| entry.records(&rel));
                 (State::Recorded(recorded), None)
             }
             Place::Artifact { root_len, .. } | Place::Unmappable { root_len } => {

@@ -400,3 +400,57 @@ fn a_change_the_feed_cannot_see_is_caught_by_the_digest_of_the_file_read() {
     );
     assert!(!shows(&g, ".claude/skills/review"));
 }
+
+/// A bundle with `files` files, pinned, under a gate whose feed may hold
+/// `budget` watches.
+fn wide_bundle_gate(files: usize, budget: usize) -> (tempfile::TempDir, Gate) {
+    let t = tempfile::tempdir().unwrap();
+    for i in 0..files {
+        write(t.path(), &format!(".claude/skills/wide/f{i}.md"), "x");
+    }
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let feed = crate::feed::Feed::with_budget(budget).unwrap();
+    let g = gate_with(t.path(), Some(feed));
+    (t, g)
+}
+
+#[test]
+fn a_bundle_within_the_watch_budget_is_reused_however_many_files_it_has() {
+    // The budget, not a fixed count, says what may be watched: a bundle of
+    // 300 files under a budget of 400 is verified once for all its opens.
+    let (t, g) = wide_bundle_gate(300, 400);
+    let first = snapshot_of(&g, ".claude/skills/wide/f0.md").unwrap();
+    for i in 1..300 {
+        assert!(snapshot_of(&g, &format!(".claude/skills/wide/f{i}.md")).is_some());
+    }
+    let key = BundleKey::parse("./.claude/skills/wide").unwrap();
+    let lock = Lockfile::parse(&std::fs::read(t.path().join("seal.json")).unwrap()).unwrap();
+    assert!(
+        g.cache
+            .is_current(&key, lock.bundles.get(&key), Policy::Block),
+        "the verification is cached and current"
+    );
+    let again = snapshot_of(&g, ".claude/skills/wide/f0.md").unwrap();
+    assert!(Arc::ptr_eq(&first, &again));
+}
+
+#[test]
+fn a_bundle_beyond_the_watch_budget_is_verified_in_full_at_every_open() {
+    let (t, g) = wide_bundle_gate(300, 100);
+    let file = ".claude/skills/wide/f7.md";
+    assert!(snapshot_of(&g, file).is_some());
+    let key = BundleKey::parse("./.claude/skills/wide").unwrap();
+    let lock = Lockfile::parse(&std::fs::read(t.path().join("seal.json")).unwrap()).unwrap();
+    assert!(
+        !g.cache
+            .is_current(&key, lock.bundles.get(&key), Policy::Block)
+    );
+    // Nothing is proven, so every change is still seen at the next open.
+    write(t.path(), ".claude/skills/wide/f299.md", "changed");
+    assert!(snapshot_of(&g, file).is_none());
+    write(t.path(), ".claude/skills/wide/f299.md", "x");
+    assert!(snapshot_of(&g, file).is_some());
+    // Only the lockfile's own watches are held: a root that does not fit
+    // holds none.
+    assert!(g.feed().unwrap().watch_room() >= 95);
+}
