@@ -820,6 +820,25 @@ fn caller_steps(view: &Path) -> Vec<(&'static str, i32)> {
             code(std::os::unix::fs::symlink("renamed", v("mine/sym"))),
         ),
         ("unlink mine/hard", code(fs::remove_file(v("mine/hard")))),
+        // A set-ID file of root's that anyone may write: the caller may not
+        // change its mode, but writing to it clears the set-ID bits (as on
+        // a local filesystem).
+        (
+            "chmod setid",
+            code(fs::set_permissions(
+                v("setid"),
+                fs::Permissions::from_mode(0o777),
+            )),
+        ),
+        (
+            "write setid",
+            code(
+                OpenOptions::new()
+                    .append(true)
+                    .open(v("setid"))
+                    .and_then(|mut f| f.write_all(b"more\n")),
+            ),
+        ),
         // Refused by the disk's permissions, checked as the caller.
         ("create rootonly/new", code(create("rootonly/new", 0o644))),
         (
@@ -891,6 +910,8 @@ fn a_caller_that_is_not_root_acts_with_its_own_credentials() {
     std::os::unix::fs::chown(p.path().join("shared"), Some(0), Some(EXTRA_GROUP)).unwrap();
     fs::set_permissions(p.path().join("shared"), fs::Permissions::from_mode(0o2775)).unwrap();
     fs::set_permissions(p.path().join("rootonly"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(p.path().join("setid"), "root's\n").unwrap();
+    fs::set_permissions(p.path().join("setid"), fs::Permissions::from_mode(0o6777)).unwrap();
     let v = Rw::new(p, &["--allow-other"]);
     let readme = disk_state(v.p.path())["README.md"].clone();
 
@@ -933,6 +954,8 @@ fn a_caller_that_is_not_root_acts_with_its_own_credentials() {
         ("link mine/renamed", 0),
         ("symlink mine/sym", 0),
         ("unlink mine/hard", 0),
+        ("chmod setid", libc::EPERM),
+        ("write setid", 0),
         ("create rootonly/new", libc::EACCES),
         ("write README.md", libc::EACCES),
         ("chmod README.md", libc::EPERM),
@@ -970,6 +993,8 @@ fn a_caller_that_is_not_root_acts_with_its_own_credentials() {
         fs::read_link(v.d("mine/sym")).unwrap(),
         Path::new("renamed")
     );
+    assert_eq!(owner_mode(&v.d("setid")), (0, 0, 0o777));
+    assert_eq!(fs::read(v.d("setid")).unwrap(), b"root's\nmore\n");
     // Refusals left everything as it was.
     assert!(!v.d("rootonly/new").exists());
     assert_eq!(disk_state(v.p.path())["README.md"], readme);
@@ -2032,4 +2057,100 @@ fn a_file_open_for_reading_in_the_view_stays_executable_on_the_disk() {
     let out = Command::new(v.d("src/tool")).output();
     drop(reader);
     assert!(out.is_ok_and(|o| o.status.success()));
+}
+
+// ---------------------------------------------------------------------------
+// Paths longer than the kernel takes in one call, and files with two names.
+
+#[test]
+fn paths_longer_than_path_max_from_the_project_root_work() {
+    let Some(v) = writable_view("block") else {
+        return;
+    };
+    // 22 levels of 200-byte names: 3,620 bytes from a directory four levels
+    // down, over 4,096 from the project's root (where the view resolves).
+    let name = "d".repeat(200);
+    let levels: Vec<&str> = std::iter::repeat_n(name.as_str(), 22).collect();
+    // Made on the disk a directory at a time (the whole path is too long
+    // for one call there too).
+    let mut disk =
+        rustix::fs::open(v.d("src"), OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap();
+    for level in &levels {
+        rustix::fs::mkdirat(&disk, *level, Mode::from_raw_mode(0o755)).unwrap();
+        disk = rustix::fs::openat(
+            &disk,
+            *level,
+            OFlags::PATH | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+    }
+    let on_disk = |name: &str| {
+        rustix::fs::openat(
+            &disk,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )
+        .map(File::from)
+    };
+    let mut f = File::from(
+        rustix::fs::openat(
+            &disk,
+            "f",
+            OFlags::WRONLY | OFlags::CREATE,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap(),
+    );
+    f.write_all(b"deep\n").unwrap();
+    drop(f);
+
+    let top = v.v(&format!("src/{}", levels[..4].join("/")));
+    let dir = rustix::fs::open(&top, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).unwrap();
+    let below = format!("{}/f", levels[4..].join("/"));
+    assert!(below.len() < 4096);
+    let st = rustix::fs::statat(&dir, below.as_str(), AtFlags::SYMLINK_NOFOLLOW).unwrap();
+    assert_eq!(st.st_size, 5);
+    rustix::fs::chmodat(
+        &dir,
+        below.as_str(),
+        Mode::from_raw_mode(0o600),
+        AtFlags::empty(),
+    )
+    .unwrap();
+    let f = on_disk("f").unwrap();
+    assert_eq!(f.metadata().unwrap().mode() & 0o7777, 0o600);
+    let w = rustix::fs::openat(
+        &dir,
+        below.as_str(),
+        OFlags::WRONLY | OFlags::APPEND,
+        Mode::empty(),
+    )
+    .unwrap();
+    rustix::io::write(&w, b"more\n").unwrap();
+    let mut read = String::new();
+    on_disk("f").unwrap().read_to_string(&mut read).unwrap();
+    assert_eq!(read, "deep\nmore\n");
+    let made = format!("{}/new", levels[4..].join("/"));
+    rustix::fs::mkdirat(&dir, made.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+    assert!(on_disk("new").unwrap().metadata().unwrap().is_dir());
+}
+
+#[test]
+fn a_file_with_two_names_shows_one_state_through_both() {
+    let Some(v) = writable_view("block") else {
+        return;
+    };
+    fs::write(v.v("src/one"), "x").unwrap();
+    assert_eq!(meta(&v.v("src/one")).nlink(), 1);
+    fs::hard_link(v.v("src/one"), v.v("src/two")).unwrap();
+    // Each name learns the link at once, and a change through one shows
+    // through the other (the kernel keeps no attributes of such a file).
+    assert_eq!(meta(&v.v("src/one")).nlink(), 2);
+    assert_eq!(meta(&v.v("src/two")).nlink(), 2);
+    fs::set_permissions(v.v("src/two"), fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(meta(&v.v("src/one")).mode() & 0o7777, 0o600);
+    fs::remove_file(v.v("src/two")).unwrap();
+    assert_eq!(meta(&v.v("src/one")).nlink(), 1);
 }

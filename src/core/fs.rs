@@ -118,44 +118,74 @@ pub fn open_dir_at(parent: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> 
 
 /// Opens the directory at `path` below `root` without crossing any symlink.
 pub fn open_dir_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
-    let how = OpenHow::new()
-        .flags(OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    openat2(root, path.to_os_string().as_os_str(), how).map_err(io::Error::from)
+    open_beneath(
+        root,
+        path.to_os_string().as_os_str(),
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+    )
 }
 
 /// An `O_PATH` handle on the directory at `path` below `root` (for `*at`
 /// calls; cheaper than opening it for reading), crossing no symlink.
 pub fn open_dir_path_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
-    let how = OpenHow::new()
-        .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    openat2(root, path.to_os_string().as_os_str(), how).map_err(io::Error::from)
+    open_beneath(
+        root,
+        path.to_os_string().as_os_str(),
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+    )
 }
 
 /// An `O_PATH` handle on whatever is at `path` below `root` (a symlink
 /// itself, not its target), crossing no symlink on the way: the writable
 /// view names the target of a change by it.
 pub fn open_path_beneath(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
-    let how = OpenHow::new()
-        .flags(OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    openat2(root, path.to_os_string().as_os_str(), how).map_err(io::Error::from)
+    open_beneath(
+        root,
+        path.to_os_string().as_os_str(),
+        OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+    )
 }
 
 /// Opens the file at `path` below `root` for reading: no symlink anywhere on
 /// the path, no blocking on a FIFO, no controlling terminal.
 pub fn open_file_beneath(root: BorrowedFd<'_>, path: &OsStr) -> io::Result<OwnedFd> {
+    open_beneath(
+        root,
+        path,
+        OFlag::O_RDONLY
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NONBLOCK
+            | OFlag::O_NOCTTY
+            | OFlag::O_CLOEXEC,
+    )
+}
+
+/// The longest path handed to one `openat2`: the kernel refuses paths of
+/// `PATH_MAX` (4096) bytes or more, and a project's own paths may be that
+/// long relative to where a program stands, so longer ones are resolved a
+/// piece at a time.
+const PATH_PIECE: usize = 3072;
+
+/// `openat2(root, path, flags)` below `root`, crossing no symlink. A path
+/// longer than [`PATH_PIECE`] is walked in pieces cut at a `/`, each opened
+/// beneath the last (so the whole stays beneath `root`); a single name
+/// longer than `NAME_MAX` still gets the kernel's `ENAMETOOLONG`.
+fn open_beneath(root: BorrowedFd<'_>, path: &OsStr, flags: OFlag) -> io::Result<OwnedFd> {
+    let resolve = ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS;
+    let bytes = path.as_bytes();
+    let cut = (bytes.len() > PATH_PIECE)
+        .then(|| bytes[..PATH_PIECE].iter().rposition(|b| *b == b'/'))
+        .flatten()
+        .filter(|cut| *cut > 0);
+    let Some(cut) = cut else {
+        let how = OpenHow::new().flags(flags).resolve(resolve);
+        return openat2(root, path, how).map_err(io::Error::from);
+    };
     let how = OpenHow::new()
-        .flags(
-            OFlag::O_RDONLY
-                | OFlag::O_NOFOLLOW
-                | OFlag::O_NONBLOCK
-                | OFlag::O_NOCTTY
-                | OFlag::O_CLOEXEC,
-        )
-        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    openat2(root, path, how).map_err(io::Error::from)
+        .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC)
+        .resolve(resolve);
+    let dir = openat2(root, OsStr::from_bytes(&bytes[..cut]), how)?;
+    open_beneath(dir.as_fd(), OsStr::from_bytes(&bytes[cut + 1..]), flags)
 }
 
 /// `lstat` of `name` in `dir`.

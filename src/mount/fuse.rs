@@ -21,7 +21,7 @@ use fuser::{
 use super::backing::Register;
 use super::dispatch::Dispatch;
 use super::error::FsError;
-use super::view::{ATTR_TTL, Entry, Node, Opened, ReadMode, SetAttr, SetTime, View, file_type};
+use super::view::{Entry, Node, Opened, ReadMode, SetAttr, SetTime, View, attr_ttl, file_type};
 use crate::gate::{Gate, Who};
 
 /// Threads that run the verifications the FUSE threads hand off.
@@ -146,9 +146,7 @@ impl Filesystem for SealFs {
         let heavy = self.view().may_verify(parent.0, Some(&name), false);
         self.dispatch
             .run(heavy, move |view| match view.lookup(parent.0, &name, who) {
-                Ok(e) => {
-                    reply.entry_with_ttls(&super::view::ATTR_TTL, &e.ttl, &e.attr, Generation(0))
-                }
+                Ok(e) => reply.entry_with_ttls(&attr_ttl(&e.attr), &e.ttl, &e.attr, Generation(0)),
                 Err(e) => reply.error(e.reply("lookup")),
             });
     }
@@ -576,7 +574,7 @@ impl Filesystem for SealFs {
 
 fn reply_entry(reply: ReplyEntry, op: &'static str, made: Result<Entry, FsError>) {
     match made {
-        Ok(e) => reply.entry_with_ttls(&ATTR_TTL, &e.ttl, &e.attr, Generation(0)),
+        Ok(e) => reply.entry_with_ttls(&attr_ttl(&e.attr), &e.ttl, &e.attr, Generation(0)),
         Err(e) => reply.error(e.reply(op)),
     }
 }

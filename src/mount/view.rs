@@ -57,6 +57,18 @@ pub const ATTR_TTL: Duration = Duration::from_secs(1);
 /// reply that taught it. Opens are decided by the gate either way.
 const WATCHED_TTL: Duration = Duration::from_secs(1);
 
+/// How long the kernel may keep `attr`. A file with several names is a
+/// separate inode in the view under each (the kernel cannot be told they are
+/// one), so a change through one name would leave the others' attributes
+/// stale: such files' attributes are not kept at all.
+pub fn attr_ttl(attr: &FileAttr) -> Duration {
+    if attr.kind != fuser::FileType::Directory && attr.nlink > 1 {
+        Duration::ZERO
+    } else {
+        ATTR_TTL
+    }
+}
+
 /// The kernel's entry timeout for a gate decision's caching.
 pub fn entry_ttl(caching: Caching) -> Duration {
     match caching {
@@ -168,6 +180,14 @@ impl<Id> View<Id> {
             served: Mutex::new(HashMap::new()),
             invalidate: std::sync::OnceLock::new(),
             watched_roots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Tells the kernel to forget the attributes of `ino` (when the view
+    /// can).
+    pub(super) fn forget_attributes(&self, ino: u64) {
+        if let Some(invalidate) = self.invalidate.get() {
+            invalidate.inode(ino);
         }
     }
 
@@ -379,9 +399,10 @@ impl<Id> View<Id> {
                 (st, self.served().get(&ino).map(|(size, _)| *size))
             }
         };
+        let attr = attr_of(&st, ino, size);
         Ok(Entry {
-            attr: attr_of(&st, ino, size),
-            ttl: ATTR_TTL,
+            ttl: attr_ttl(&attr),
+            attr,
         })
     }
 
@@ -632,12 +653,14 @@ impl<Id> View<Id> {
             } else {
                 self.entry_ino(ino, &item.name, st.st_size as u64)
             };
+            let attr = attr_of(&st, child, None);
             let full = add(&PlusEntry {
                 ino: child,
                 next_offset,
                 name: &item.name,
-                attr: attr_of(&st, child, None),
-                ttl: entry_ttl(caching),
+                // One timeout serves both: the shorter.
+                ttl: entry_ttl(caching).min(attr_ttl(&attr)),
+                attr,
             });
             if full {
                 if !dots {

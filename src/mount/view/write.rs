@@ -23,7 +23,7 @@ use std::time::SystemTime;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
 
-use super::{ATTR_TTL, Entry, Handle, Opened, ReadMode, View, attr_of, lstat_in};
+use super::{Entry, Handle, Opened, ReadMode, View, attr_of, lstat_in};
 use crate::core::discovery::Listings;
 use crate::core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
 use crate::gate::{Change, ViewPath, Who, assess::holds_protected};
@@ -283,6 +283,9 @@ impl<Id> View<Id> {
             let _as = AsCaller::switch(who)?;
             rustix::fs::linkat(&src_dir, &src_name, &dir, newname, AtFlags::empty())?;
         }
+        // The source's link count changed: what the kernel keeps of its
+        // attributes is stale (the new name is a separate inode here).
+        self.forget_attributes(ino);
         self.made(newparent, dir.as_fd(), newname)
     }
 
@@ -482,6 +485,24 @@ impl<Id> View<Id> {
             }
         };
         let by_proc = proc_path(target.as_fd(), None);
+        let mut mode = set.mode;
+        if let Some(wanted) = mode {
+            let now = rustix::fs::fstat(&target)?.st_mode;
+            if only_drops_set_id_bits(now, wanted) {
+                // The kernel asks this when someone who is not the owner
+                // writes to or truncates a set-user-ID or set-group-ID file
+                // (as it would do itself on a local filesystem, whoever the
+                // writer): it only takes rights away, and the caller, not
+                // being the owner, could not ask it of chmod.
+                rustix::fs::chmodat(
+                    rustix::fs::CWD,
+                    by_proc.as_os_str(),
+                    Mode::from_raw_mode(wanted),
+                    AtFlags::empty(),
+                )?;
+                mode = None;
+            }
+        }
         {
             let _as = AsCaller::switch(who)?;
             if let Some(size) = set.size {
@@ -499,7 +520,7 @@ impl<Id> View<Id> {
                     }
                 }
             }
-            if let Some(mode) = set.mode {
+            if let Some(mode) = mode {
                 rustix::fs::chmodat(
                     rustix::fs::CWD,
                     by_proc.as_os_str(),
@@ -531,10 +552,13 @@ impl<Id> View<Id> {
         }
         match unnamed {
             // Its name leads elsewhere: the attributes of the file changed.
-            Some(file) => Ok(Entry {
-                attr: attr_of(&fstat_fd(file.as_fd())?, ino, None),
-                ttl: ATTR_TTL,
-            }),
+            Some(file) => {
+                let attr = attr_of(&fstat_fd(file.as_fd())?, ino, None);
+                Ok(Entry {
+                    ttl: super::attr_ttl(&attr),
+                    attr,
+                })
+            }
             None => self.getattr(ino, fh),
         }
     }
@@ -696,4 +720,13 @@ impl<Id> View<Id> {
         let path = self.path_of(ino)?;
         self.allow(&path, Change::Modify, "access", who)
     }
+}
+
+/// Whether changing a file's mode from `now` to `wanted` only clears its
+/// set-user-ID or set-group-ID bit (and changes nothing else).
+fn only_drops_set_id_bits(now: u32, wanted: u32) -> bool {
+    const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
+    let changed = (now ^ wanted) & 0o7777;
+    // Something changes, only set-ID bits change, and each is cleared.
+    changed != 0 && changed & !SET_ID == 0 && wanted & changed == 0
 }
