@@ -40,6 +40,12 @@ const BUNDLE_BIG: &str = ".claude/skills/huge/blob.bin";
 const BUNDLE_TEN: &str = ".claude/skills/ten";
 /// A file of the verified 10-file bundle.
 const BUNDLE_SMALL: &str = ".claude/skills/ten/f1.md";
+/// A bundle that ships its dependencies: 2,000 files of 9.5 KB on average
+/// (19 MB) in 40 package directories, as a skill or MCP server with
+/// `node_modules` has.
+const BUNDLE_WIDE: &str = ".claude/skills/wide";
+const WIDE_FILES: usize = 2_000;
+const WIDE_DIRS: usize = 40;
 /// An ordinary 4 KiB file.
 const FOUR_K: &str = "src/a0/b0/4k.txt";
 /// The subtree of the 20,000 small files.
@@ -130,6 +136,17 @@ fn generate(root: &Path) {
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, b).unwrap();
     }
+    let mut wide = vec![0u8; 19_000];
+    for (i, p) in wide_files(root).iter().enumerate() {
+        if i < WIDE_DIRS {
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+        }
+        // 0 .. 19 KB, 9.5 KB on average.
+        let len = (i * 7919) % 19_000;
+        pattern(&mut wide[..len], 5000 + i as u64);
+        fs::write(p, &wide[..len]).unwrap();
+    }
+    fs::write(root.join(BUNDLE_WIDE).join("SKILL.md"), "wide\n").unwrap();
     write_big(&root.join(BIG), GIB, 1);
     write_big(&root.join(BUNDLE_BIG), GIB, 2);
     fs::write(root.join(".claude/skills/huge/SKILL.md"), "huge\n").unwrap();
@@ -167,6 +184,29 @@ fn small_files(root: &Path) -> Vec<PathBuf> {
             ))
         })
         .collect()
+}
+
+/// The 2,000 files of the wide bundle (`SKILL.md` aside).
+fn wide_files(root: &Path) -> Vec<PathBuf> {
+    (0..WIDE_FILES)
+        .map(|i| {
+            root.join(format!(
+                "{BUNDLE_WIDE}/node_modules/p{}/f{i}.js",
+                i % WIDE_DIRS
+            ))
+        })
+        .collect()
+}
+
+/// Makes the wide bundle's verification stale without changing what it
+/// verifies to: its `SKILL.md` is touched on the disk (the change feed
+/// reports the new time, so the next open verifies the bundle again).
+fn touch_wide(native: &Path) {
+    let f = File::options()
+        .write(true)
+        .open(native.join(BUNDLE_WIDE).join("SKILL.md"))
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now()).unwrap();
 }
 
 /// open + read to the end + close of every small file.
@@ -267,6 +307,7 @@ fn views_and_reps(args: &[String]) -> (Vec<(String, PathBuf)>, usize) {
 
 fn run(args: &[String]) {
     let (views, reps) = views_and_reps(args);
+    let native = views[0].1.clone();
     // Warm every view: page cache of all files, lookups, snapshots once.
     for (name, root) in &views {
         eprintln!("warming {name} ...");
@@ -277,6 +318,7 @@ fn run(args: &[String]) {
         let mut sink = Vec::new();
         open_latencies(&root.join(FOUR_K), 100, &mut sink);
         open_latencies(&root.join(BUNDLE_SMALL), 20, &mut sink);
+        read_all(&wide_files(root));
     }
     interleaved(&views, reps, "", |name, root, _, s| {
         {
@@ -299,6 +341,18 @@ fn run(args: &[String]) {
             assert!(
                 n_small >= SMALL_FILES && n_all > n_small,
                 "{name}: {n_small} {n_all}"
+            );
+            // A program loading a bundle it has not loaded since the bundle
+            // last changed (the view verifies it first), then again.
+            touch_wide(&native);
+            let wide = wide_files(root);
+            put(
+                "load the 2,000-file bundle, changed (s)",
+                read_all(&wide).as_secs_f64(),
+            );
+            put(
+                "load the 2,000-file bundle, again (s)",
+                read_all(&wide).as_secs_f64(),
             );
             let (o, r, n) = seq_read(&root.join(BIG));
             assert_eq!(n, GIB, "{name}: short read of {BIG}");
@@ -452,6 +506,9 @@ fn workload(name: &str, root: &Path, view: &str) {
         }
         "open-4k" => open_latencies(&root.join(FOUR_K), 1000, &mut Vec::new()),
         "open-bundle" => open_latencies(&root.join(BUNDLE_SMALL), 100, &mut Vec::new()),
+        "load-wide" => {
+            read_all(&wide_files(root));
+        }
         "lstat-bundle-root" => lstat_latencies(&root.join(BUNDLE_TEN), 100, &mut Vec::new()),
         "seq-ordinary" => {
             seq_read(&root.join(BIG));

@@ -13,7 +13,9 @@
 # 1. Builds `seal` and the timing helper (examples/mount_bench.rs) --release.
 # 2. Makes a tree: 20,000 small files (256 B..4 KiB) in 300 directories under
 #    src/, a 4 KiB file, a 1 GiB ordinary file, a 1 GiB file inside a bundle,
-#    and a 10-file ~45 KB bundle; `seal init` pins both bundles. And, for the
+#    a 10-file ~45 KB bundle and a 2,000-file 19 MB bundle (40 package
+#    directories, as a skill that ships node_modules); `seal init` pins the
+#    bundles. And, for the
 #    write run, wproject/ with three git repositories of 20,000 4 KiB files.
 # 3. Mounts it with `seal mount` and `bindfs -r` (if installed).
 # 4. The helper warms every view, then repeats, rotating the order of the
@@ -26,7 +28,10 @@
 #    apart (a bundle open verifies, i.e. hashes the whole bundle, first); 2,000
 #    opens of the 4 KiB file and 300 opens of a file of the 10-file bundle
 #    (p50/p99 over all repetitions), and 300 lstat of that bundle's root (one
-#    fresh verification each, no open). Medians of the repetitions.
+#    fresh verification each, no open); and a program loading the 2,000-file
+#    bundle (open+read+close of each file once, one process) just after its
+#    SKILL.md was touched on the disk (the view verifies it again), then at
+#    once again. Medians of the repetitions. Then the daemon's memory.
 # 5. The write run, with `seal mount --writable` and bindfs read-write, the
 #    order rotating the same way: a 1 GiB sequential write in 1 MiB writes
 #    (write+close, then fsync apart), create+write+close of 20,000 4 KiB files
@@ -93,7 +98,7 @@ make_project() { # marker spec dir helper-args...
   (cd "$dir" && echo y | "$SEAL" init >/dev/null 2>&1)
   echo "$spec" >"$marker"
 }
-make_project "$TREE/.bench-spec" "v2 20000 small, 1 GiB ordinary, 1 GiB bundle, 10-file bundle" \
+make_project "$TREE/.bench-spec" "v3 20000 small, 1 GiB ordinary, 1 GiB bundle, 10-file bundle, 2000-file bundle" \
   "$PROJECT" gen "$PROJECT"
 # The write run's project: a git repository of 20,000 4 KiB files per view.
 WPROJECT="$TREE/wproject"
@@ -140,6 +145,11 @@ fi
 echo >&2
 echo "kernel $(uname -r), $(nproc) CPUs; bindfs: $BINDFS; reps: $REPS" >&2
 "$HELPER" run "${VIEWS[@]}" --reps "$REPS"
+# The goal: at most 32 MiB besides the snapshots (memfd pages, not mapped,
+# so not in the resident set) after the walks and the bundle loads.
+echo
+echo "seal daemon after the read run: $(grep -E '^(VmRSS|VmHWM)' /proc/"$SEAL_PID"/status | tr -s ' \t' ' ' | paste -sd, -)" \
+  "(goal: RSS <= 32 MiB plus live snapshots; snapshots are memfd pages outside the RSS)"
 
 if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
 stop_seal
@@ -186,6 +196,7 @@ count "walk src, repeated" walk
 count "open+read+close 20,000 files" read-small
 count "1000 opens of the 4 KiB file" open-4k
 count "100 opens in the 10-file bundle" open-bundle
+count "load the 2,000-file bundle" load-wide
 count "100 lstat of the 10-file bundle root" lstat-bundle-root
 count "1 GiB ordinary sequential read" seq-ordinary
 count "1 GiB bundle sequential read" seq-bundle
