@@ -60,6 +60,10 @@ pub struct Watched {
     pub files: HashMap<FilePath, RawPath>,
     /// Their total size, by `lstat` (a hint for keeping their bytes).
     pub bytes: u64,
+    /// Whether every file has a watch of its own (otherwise only those with
+    /// several names do, and the rest are watched through their
+    /// directories: see docs/SECURITY.md).
+    pub complete: bool,
 }
 
 impl Watched {
@@ -108,7 +112,7 @@ pub fn watch_root(
             if matches.is_empty() {
                 // Absent: watch for it to appear.
                 sub.watch_entry(here, std::ffi::OsStr::new(segment));
-                return Ok(Watched { sub, files, bytes });
+                return Ok(Watched { sub, files, bytes, complete: true });
             }
             return Err(Unwatchable::Unclear);
         };
@@ -125,16 +129,18 @@ pub fn watch_root(
                     .map_err(|_| Unwatchable::Unclear)?
                     .st_size as u64;
                 files.insert(FilePath::single_file(), raw);
-                return Ok(Watched { sub, files, bytes });
+                return Ok(Watched { sub, files, bytes, complete: true });
             }
             // A symlink or a special file: the verification says Mismatch,
             // and a change of the name is seen on the parent.
-            _ => return Ok(Watched { sub, files, bytes }),
+            _ => return Ok(Watched { sub, files, bytes, complete: true }),
         }
     }
     let root = dir.ok_or(Unwatchable::Unclear)?;
     sub.watch_fd(root.as_fd());
-    let mut seen = 0usize;
+    // Watches placed by this walk, and whether every file got one.
+    let mut placed = 0usize;
+    let mut complete = true;
     // (descriptor, its path in the bundle, its raw path in the project,
     // entries still to visit)
     let mut stack: Vec<(OwnedFd, String, RawPath, Vec<OsString>)> = Vec::new();
@@ -148,10 +154,6 @@ pub fn watch_root(
     ));
     while let Some((fd, rel, raw, mut pending)) = stack.pop() {
         let Some(name) = pending.pop() else { continue };
-        seen += 1;
-        if seen > room {
-            return Err(Unwatchable::TooMany { room });
-        }
         if stack.len() >= MAX_WATCHED_DEPTH {
             return Err(Unwatchable::TooDeep);
         }
@@ -159,8 +161,24 @@ pub fn watch_root(
             stack.push((fd, rel, raw, pending));
             continue;
         }
-        sub.watch_at(fd.as_fd(), &name);
         let st = lstat_at(fd.as_fd(), &name).map_err(|_| Unwatchable::Unclear)?;
+        let kind = EntryKind::from_mode(st.st_mode);
+        // A directory's watch sees every entry made, removed or renamed in
+        // it and every write to a file through it; a file with a second name
+        // (which may be outside the bundle) needs a watch of its own, and
+        // other files get one while half the room is left for those that
+        // need one (it also sees writes through a name the file is given
+        // later).
+        let needed = kind == EntryKind::Dir || (kind == EntryKind::File && st.st_nlink > 1);
+        if needed || (kind == EntryKind::File && placed < room / 2) {
+            placed += 1;
+            if placed > room {
+                return Err(Unwatchable::TooMany { room });
+            }
+            sub.watch_at(fd.as_fd(), &name);
+        } else if kind == EntryKind::File {
+            complete = false;
+        }
         let child_rel = nfc_name(&name).map(|n| {
             if rel.is_empty() {
                 n
@@ -169,7 +187,7 @@ pub fn watch_root(
             }
         });
         let child_raw = raw.join(&name);
-        match EntryKind::from_mode(st.st_mode) {
+        match kind {
             EntryKind::Dir => {
                 let child = open_dir_at(fd.as_fd(), &name).map_err(|_| Unwatchable::Unclear)?;
                 let names =
@@ -193,7 +211,18 @@ pub fn watch_root(
             _ => stack.push((fd, rel, raw, pending)),
         }
     }
-    Ok(Watched { sub, files, bytes })
+    if !complete {
+        tracing::debug!(
+            "{} files of a bundle watched by their directories only",
+            files.len()
+        );
+    }
+    Ok(Watched {
+        sub,
+        files,
+        bytes,
+        complete,
+    })
 }
 
 /// Whether a verification made under `then` still answers for `now`.

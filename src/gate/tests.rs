@@ -401,12 +401,12 @@ fn a_change_the_feed_cannot_see_is_caught_by_the_digest_of_the_file_read() {
     assert!(!shows(&g, ".claude/skills/review"));
 }
 
-/// A bundle with `files` files, pinned, under a gate whose feed may hold
-/// `budget` watches.
-fn wide_bundle_gate(files: usize, budget: usize) -> (tempfile::TempDir, Gate) {
+/// A bundle of `files` files spread over `dirs` directories, pinned, under
+/// a gate whose feed may hold `budget` watches.
+fn wide_bundle_gate(files: usize, dirs: usize, budget: usize) -> (tempfile::TempDir, Gate) {
     let t = tempfile::tempdir().unwrap();
     for i in 0..files {
-        write(t.path(), &format!(".claude/skills/wide/f{i}.md"), "x");
+        write(t.path(), &wide_file(i, dirs), "x");
     }
     pin(t.path(), &[".claude/skills/*"], Policy::Block);
     let feed = crate::feed::Feed::with_budget(budget).unwrap();
@@ -414,42 +414,69 @@ fn wide_bundle_gate(files: usize, budget: usize) -> (tempfile::TempDir, Gate) {
     (t, g)
 }
 
+fn wide_file(i: usize, dirs: usize) -> String {
+    format!(".claude/skills/wide/d{}/f{i}.md", i % dirs)
+}
+
+fn wide_is_current(t: &tempfile::TempDir, g: &Gate) -> bool {
+    let key = BundleKey::parse("./.claude/skills/wide").unwrap();
+    let lock = Lockfile::parse(&std::fs::read(t.path().join("seal.json")).unwrap()).unwrap();
+    g.cache.is_current(&key, lock.bundles.get(&key), Policy::Block)
+}
+
 #[test]
 fn a_bundle_within_the_watch_budget_is_reused_however_many_files_it_has() {
     // The budget, not a fixed count, says what may be watched: a bundle of
     // 300 files under a budget of 400 is verified once for all its opens.
-    let (t, g) = wide_bundle_gate(300, 400);
-    let first = snapshot_of(&g, ".claude/skills/wide/f0.md").unwrap();
+    let (t, g) = wide_bundle_gate(300, 3, 400);
+    let first = snapshot_of(&g, &wide_file(0, 3)).unwrap();
     for i in 1..300 {
-        assert!(snapshot_of(&g, &format!(".claude/skills/wide/f{i}.md")).is_some());
+        assert!(snapshot_of(&g, &wide_file(i, 3)).is_some());
     }
-    let key = BundleKey::parse("./.claude/skills/wide").unwrap();
-    let lock = Lockfile::parse(&std::fs::read(t.path().join("seal.json")).unwrap()).unwrap();
-    assert!(
-        g.cache
-            .is_current(&key, lock.bundles.get(&key), Policy::Block),
-        "the verification is cached and current"
-    );
-    let again = snapshot_of(&g, ".claude/skills/wide/f0.md").unwrap();
+    assert!(wide_is_current(&t, &g), "the verification is cached and current");
+    let again = snapshot_of(&g, &wide_file(0, 3)).unwrap();
     assert!(Arc::ptr_eq(&first, &again));
 }
 
 #[test]
-fn a_bundle_beyond_the_watch_budget_is_verified_in_full_at_every_open() {
-    let (t, g) = wide_bundle_gate(300, 100);
-    let file = ".claude/skills/wide/f7.md";
-    assert!(snapshot_of(&g, file).is_some());
-    let key = BundleKey::parse("./.claude/skills/wide").unwrap();
-    let lock = Lockfile::parse(&std::fs::read(t.path().join("seal.json")).unwrap()).unwrap();
-    assert!(
-        !g.cache
-            .is_current(&key, lock.bundles.get(&key), Policy::Block)
-    );
+fn files_beyond_the_watch_budget_are_watched_through_their_directories() {
+    // 300 files in 3 directories under a budget of 100: the directories
+    // and some files get watches, the rest are seen through the
+    // directories; the verification is reused all the same.
+    let (t, g) = wide_bundle_gate(300, 3, 100);
+    let last = wide_file(299, 3);
+    assert!(snapshot_of(&g, &last).is_some());
+    assert!(wide_is_current(&t, &g));
+    assert!(g.feed().unwrap().watch_room() < 60, "half the budget is used");
+    // A write to a file without a watch of its own is seen through its
+    // directory.
+    write(t.path(), &last, "changed");
+    assert!(snapshot_of(&g, &wide_file(0, 3)).is_none());
+    write(t.path(), &last, "x");
+    assert!(snapshot_of(&g, &wide_file(0, 3)).is_some());
+    // A file with a second name outside the bundle is watched itself: a
+    // write through that name is seen too.
+    g.cache.forget(&BundleKey::parse("./.claude/skills/wide").unwrap());
+    let outside = t.path().join("outside-link");
+    std::fs::hard_link(t.path().join(&last), &outside).unwrap();
+    assert!(snapshot_of(&g, &wide_file(0, 3)).is_some());
+    assert!(wide_is_current(&t, &g));
+    std::fs::write(&outside, "changed through the other name").unwrap();
+    assert!(!wide_is_current(&t, &g));
+    assert!(snapshot_of(&g, &wide_file(0, 3)).is_none());
+}
+
+#[test]
+fn a_bundle_whose_directories_exceed_the_watch_budget_is_verified_in_full_at_every_open() {
+    let (t, g) = wide_bundle_gate(300, 150, 100);
+    let file = wide_file(7, 150);
+    assert!(snapshot_of(&g, &file).is_some());
+    assert!(!wide_is_current(&t, &g));
     // Nothing is proven, so every change is still seen at the next open.
-    write(t.path(), ".claude/skills/wide/f299.md", "changed");
-    assert!(snapshot_of(&g, file).is_none());
-    write(t.path(), ".claude/skills/wide/f299.md", "x");
-    assert!(snapshot_of(&g, file).is_some());
+    write(t.path(), &wide_file(299, 150), "changed");
+    assert!(snapshot_of(&g, &file).is_none());
+    write(t.path(), &wide_file(299, 150), "x");
+    assert!(snapshot_of(&g, &file).is_some());
     // Only the lockfile's own watches are held: a root that does not fit
     // holds none.
     assert!(g.feed().unwrap().watch_room() >= 95);
