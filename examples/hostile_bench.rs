@@ -12,6 +12,9 @@
 //! hostile_bench core DIR KEY MODE REPS    median wall and CPU (user+system, all threads)
 //!                                         seconds of verify_key_with (MODE full|stop), then
 //!                                         the state, how it finished and the bytes read
+//! hostile_bench reads DIR SECONDS         reads every file of DIR (one level) in turn for
+//!                                         SECONDS; prints the reads, then p50, p99 and max
+//!                                         milliseconds of one open+read+close
 //! ```
 //! Every tree gets a `seal.json` with discovery `.claude/skills/*`, policy
 //! block and no bundles (the script pins what it needs recorded).
@@ -49,6 +52,7 @@ fn main() {
         ),
         "bundle" => files(&project(arg(1)).join(".claude/skills/big"), num(2), 100),
         "core" => core(Path::new(arg(1)), arg(2), arg(3), num(4)),
+        "reads" => reads(Path::new(arg(1)), num(2)),
         _ => usage(),
     }
 }
@@ -112,6 +116,37 @@ fn files(root: &Path, n: usize, per_dir: usize) {
         }
         fs::write(dir.join(format!("f{i:06}")), format!("file {i}\n")).unwrap();
     }
+}
+
+/// Open+read+close of each file of `dir` in turn for `seconds`: how long an
+/// approved skill takes to read while something else loads the mount.
+fn reads(dir: &Path, seconds: usize) {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no files in {}", dir.display());
+    let until = Instant::now() + std::time::Duration::from_secs(seconds as u64);
+    let mut times = Vec::new();
+    for path in files.iter().cycle() {
+        let started = Instant::now();
+        fs::read(path).unwrap();
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        if Instant::now() >= until {
+            break;
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    println!(
+        "{} {:.3} {:.3} {:.3}",
+        times.len(),
+        at(0.5),
+        at(0.99),
+        at(1.0)
+    );
 }
 
 fn core(project: &Path, key: &str, mode: &str, reps: usize) {

@@ -6,6 +6,8 @@
 #
 #   scripts/bench-hostile.sh                 # all shapes, REPS=3 medians
 #   SHAPES="chain wide" scripts/bench-hostile.sh
+#   SHAPES=fair scripts/bench-hostile.sh     # reads of an approved skill while a
+#                                            # hostile tree is listed (FUSE mount)
 #   SEAL_OLD=/path/to/old/seal scripts/...   # the binary to compare with
 #                                            # (default: the main checkout's)
 #
@@ -30,7 +32,9 @@ REPS=${REPS:-3}
 TIMEOUT=${TIMEOUT:-60}
 METRIC=${METRIC:-cpu}
 OLD=${SEAL_OLD:-/work/main/target/debug/seal}
-SHAPES=${SHAPES:-"chain pinned-chain wide long-names bundle"}
+SHAPES=${SHAPES:-"chain pinned-chain wide long-names bundle fair"}
+FAIR_MIB=${FAIR_MIB:-100}
+FAIR_SECONDS=${FAIR_SECONDS:-10}
 if [[ -z "${BENCH_DIR:-}" ]]; then
   if [[ -d /dev/shm ]]; then BENCH_DIR=/dev/shm/sealfs-hostile; else BENCH_DIR=/tmp/sealfs-hostile; fi
 fi
@@ -44,7 +48,7 @@ DRV="$TARGET/debug/examples/hostile_bench"
 [[ -x "$OLD" ]] || { echo "bench-hostile: no old binary at $OLD; old columns skipped" >&2; OLD=""; }
 mkdir -p "$BENCH_DIR"
 P="$BENCH_DIR/p"
-trap 'rm -rf "$P"' EXIT
+trap 'umount -l "$BENCH_DIR/m" 2>/dev/null; rm -rf "$P"' EXIT
 
 # Sets T to the median of REPS runs of "$@" (output discarded) in seconds of
 # METRIC: cpu (user + system of the command and its threads, the default: on
@@ -183,6 +187,66 @@ for shape in $SHAPES; do
       core_cell huge ./.claude/skills/big
       echo
     done
+    ;;
+  fair)
+    # Needs a FUSE mount (root or fusermount3). Release build: the bound is
+    # about the product, not the unoptimised build.
+    cargo build --quiet --release --bin seal --example hostile_bench
+    REL_SEAL="$TARGET/release/seal"
+    REL_DRV="$TARGET/release/examples/hostile_bench"
+    "$REL_DRV" chain "$P" 3000 1
+    mv "$P/.claude/skills/evil" "$P/.claude/evil.aside"
+    mkdir -p "$P/.claude/skills/good" "$P/.claude/skills/heavy"
+    for i in 0 1 2 3 4 5 6 7 8; do
+      printf 'approved file %s\n%.0s' $(seq 1 60 | sed "s/.*/$i/") >"$P/.claude/skills/good/f$i.md"
+    done
+    printf 'good\n' >"$P/.claude/skills/good/SKILL.md"
+    head -c $((FAIR_MIB * 1048576)) /dev/urandom >"$P/.claude/skills/heavy/blob.bin"
+    printf 'heavy\n' >"$P/.claude/skills/heavy/SKILL.md"
+    pin
+    mv "$P/.claude/evil.aside" "$P/.claude/skills/evil"
+    M="$BENCH_DIR/m"
+    mkdir -p "$M"
+    "$REL_SEAL" -C "$P" mount "$M" 2>"$BENCH_DIR/mount.log" &
+    MOUNT_PID=$!
+    for _ in $(seq 100); do grep -q " $M fuse.seal " /proc/mounts && break; sleep 0.1; done
+    grep -q " $M fuse.seal " /proc/mounts || { echo "bench-hostile: the mount did not come up" >&2; cat "$BENCH_DIR/mount.log" >&2; exit 1; }
+    echo
+    echo "### Reads of an approved 10-file skill while six processes list .claude/skills"
+    echo "Each lister first renames a same-bytes SKILL.md into a pinned ${FAIR_MIB} MiB bundle (so every"
+    echo "listing hashes it in full) next to an unpinned chain 3,000 directories deep. Stated bound: a"
+    echo "read of the approved skill takes at most 50 ms (release build, ${FAIR_SECONDS} s per row)."
+    echo "| load | reads | p50 ms | p99 ms | max ms | p99 x alone | listings | within 50 ms |"
+    echo "|---|---|---|---|---|---|---|---|"
+    ALONE_P99=""
+    for load in alone listers; do
+      STOP="$BENCH_DIR/stop"; rm -f "$STOP" "$BENCH_DIR"/listed-*
+      LISTERS=()
+      if [[ $load == listers ]]; then
+        for i in 1 2 3 4 5 6; do
+          (
+            while [[ ! -e $STOP ]]; do
+              printf 'heavy\n' >"$P/.claude/heavy-$i.tmp"
+              mv "$P/.claude/heavy-$i.tmp" "$P/.claude/skills/heavy/SKILL.md"
+              ls -l "$M/.claude/skills" >/dev/null 2>&1 || true
+              echo >>"$BENCH_DIR/listed-$i"
+            done
+          ) &
+          LISTERS+=($!)
+        done
+        sleep 1
+      fi
+      read -r n p50 p99 max < <("$REL_DRV" reads "$M/.claude/skills/good" "$FAIR_SECONDS")
+      touch "$STOP"
+      for l in "${LISTERS[@]}"; do wait "$l" || true; done
+      listed=$( (cat "$BENCH_DIR"/listed-* 2>/dev/null || true) | wc -l)
+      [[ -z "$ALONE_P99" ]] && ALONE_P99=$p99
+      ratio=$(awk -v a="$p99" -v b="$ALONE_P99" 'BEGIN { if (b > 0) printf "%.1fx", a / b }')
+      within=$(awk -v m="$max" 'BEGIN { print (m <= 50) ? "yes" : "NO" }')
+      echo "| $load | $n | $p50 | $p99 | $max | $ratio | $listed | $within |"
+    done
+    umount "$M"
+    wait "$MOUNT_PID" || true
     ;;
   *) echo "bench-hostile: unknown shape $shape" >&2; exit 2 ;;
   esac

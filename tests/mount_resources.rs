@@ -357,3 +357,144 @@ fn thousands_of_handles_of_one_file_share_one_snapshot() {
         drop(cgroup);
     }
 }
+
+/// A hostile neighbour never holds up an approved skill (issue 13): six
+/// processes list `.claude/skills` over and over, each first writing to a
+/// big pinned bundle there (same bytes, so it stays approved but must be
+/// hashed in full at the next listing), and next to them an unpinned chain
+/// 1,500 directories deep (as deep as a path within PATH_MAX goes). Meanwhile every file of an approved 10-file skill
+/// is read again and again: each read returns its approved bytes, and the
+/// slowest takes under a quarter of one listing (one full verification of
+/// the big bundle). The absolute bound (50 ms) is measured by
+/// `scripts/bench-hostile.sh` (shape `fair`), not here.
+#[test]
+fn an_approved_skill_stays_readable_while_a_hostile_tree_is_listed() {
+    if !fuse_available() {
+        return;
+    }
+    let p = Project::new();
+    let big = p.path().join(".claude/skills/heavy/blob.bin");
+    fs::create_dir_all(big.parent().unwrap()).unwrap();
+    let blob: Vec<u8> = (0..(BIG_MIB / 4) * MIB)
+        .map(|i| (i * 13 % 251) as u8)
+        .collect();
+    fs::write(&big, &blob).unwrap();
+    drop(blob);
+    p.write(".claude/skills/heavy/SKILL.md", "heavy\n");
+    let good: Vec<(String, Vec<u8>)> = (0..10)
+        .map(|i| {
+            let rel = format!(".claude/skills/good/f{i}.md");
+            let bytes = format!("approved file {i}\n").repeat(50 + i).into_bytes();
+            p.write(&rel, &bytes);
+            (rel, bytes)
+        })
+        .collect();
+    p.write(".claude/skills/good/SKILL.md", "good\n");
+    p.init(&[]);
+    // The unpinned chain: not in the lockfile, so hidden (block), and decided
+    // at every listing of `.claude/skills` by a walk to its one file.
+    let mut deep = p.path().join(".claude/skills/evil");
+    for _ in 0..1500 {
+        deep.push("d");
+    }
+    fs::create_dir_all(&deep).unwrap();
+    fs::write(deep.join("SKILL.md"), "evil\n").unwrap();
+
+    let m = Mounted::new(&p, &[]);
+    let skills = m.path(".claude/skills");
+    for (rel, bytes) in &good {
+        assert_eq!(&fs::read(m.path(rel)).unwrap(), bytes, "{rel}");
+    }
+    let listing_names = |dir: &Path| {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                e.metadata().unwrap();
+                e.file_name().to_string_lossy().into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(listing_names(&skills), ["good", "heavy"]);
+
+    const LISTERS: usize = 6;
+    const LISTINGS_EACH: usize = 3;
+    let listers_left = std::sync::atomic::AtomicUsize::new(LISTERS);
+    let listings: Mutex<Vec<(Instant, Instant)>> = Mutex::new(Vec::new());
+    let reads: Mutex<Vec<(Instant, Instant)>> = Mutex::new(Vec::new());
+    let skill_md = p.path().join(".claude/skills/heavy/SKILL.md");
+    /// Counts a lister out however it ends (a failed one must not leave the
+    /// reader reading forever).
+    struct Done<'a>(&'a std::sync::atomic::AtomicUsize);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+    std::thread::scope(|s| {
+        for lister in 0..LISTERS {
+            let (listers_left, listings, skills, skill_md, p) =
+                (&listers_left, &listings, &skills, &skill_md, &p);
+            s.spawn(move || {
+                let _done = Done(listers_left);
+                // Same bytes under a new inode, renamed in from outside the
+                // bundle: the bundle matches at every instant, yet the change
+                // feed voids its verification.
+                let fresh = p.path().join(format!(".claude/heavy-{lister}.tmp"));
+                for _ in 0..LISTINGS_EACH {
+                    fs::write(&fresh, "heavy\n").unwrap();
+                    fs::rename(&fresh, skill_md).unwrap();
+                    let t0 = Instant::now();
+                    let names = listing_names(skills);
+                    let t1 = Instant::now();
+                    assert_eq!(names, ["good", "heavy"]);
+                    listings.lock().unwrap().push((t0, t1));
+                }
+            });
+        }
+        s.spawn(|| {
+            let mut i = 0;
+            while listers_left.load(Ordering::Acquire) > 0 {
+                let (rel, bytes) = &good[i % good.len()];
+                let t0 = Instant::now();
+                let got = fs::read(m.path(rel)).unwrap();
+                let t1 = Instant::now();
+                assert_eq!(&got, bytes, "{rel}: not its approved bytes");
+                reads.lock().unwrap().push((t0, t1));
+                i += 1;
+            }
+        });
+    });
+    let listings = listings.into_inner().unwrap();
+    let mut listing_times: Vec<Duration> = listings.iter().map(|(a, b)| *b - *a).collect();
+    listing_times.sort();
+    let listing_p50 = listing_times[listing_times.len() / 2];
+    let during: Vec<Duration> = reads
+        .into_inner()
+        .unwrap()
+        .iter()
+        .filter(|(a, b)| listings.iter().any(|(s, e)| a < e && b > s))
+        .map(|(a, b)| *b - *a)
+        .collect();
+    let mut sorted = during.clone();
+    sorted.sort();
+    let max = sorted.last().copied().unwrap_or_default();
+    let p50 = sorted.get(sorted.len() / 2).copied().unwrap_or_default();
+    println!(
+        "{} listings of .claude/skills (p50 {listing_p50:.2?}); {} reads of the approved skill \
+         during them: p50 {p50:.2?}, max {max:.2?}",
+        listings.len(),
+        during.len()
+    );
+    assert!(
+        during.len() >= 100,
+        "too few reads overlapped a listing ({})",
+        during.len()
+    );
+    assert!(
+        max * 4 < listing_p50,
+        "a read of the approved skill took {max:?}, a quarter or more of a listing ({listing_p50:?})"
+    );
+}
