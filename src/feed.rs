@@ -302,6 +302,7 @@ impl Feed {
         watched.holders -= 1;
         if watched.holders == 0 {
             state.watches.remove(&wd);
+            crate::memory::shrink_if_sparse(&mut state.watches);
             let _ = self.inotify.rm_watch(wd);
         }
     }

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod core;
 pub mod feed;
 pub mod gate;
+pub mod memory;
 pub mod mount;
 pub mod policy;
 pub mod run;

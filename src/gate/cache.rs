@@ -112,7 +112,12 @@ pub fn watch_root(
             if matches.is_empty() {
                 // Absent: watch for it to appear.
                 sub.watch_entry(here, std::ffi::OsStr::new(segment));
-                return Ok(Watched { sub, files, bytes, complete: true });
+                return Ok(Watched {
+                    sub,
+                    files,
+                    bytes,
+                    complete: true,
+                });
             }
             return Err(Unwatchable::Unclear);
         };
@@ -129,11 +134,23 @@ pub fn watch_root(
                     .map_err(|_| Unwatchable::Unclear)?
                     .st_size as u64;
                 files.insert(FilePath::single_file(), raw);
-                return Ok(Watched { sub, files, bytes, complete: true });
+                return Ok(Watched {
+                    sub,
+                    files,
+                    bytes,
+                    complete: true,
+                });
             }
             // A symlink or a special file: the verification says Mismatch,
             // and a change of the name is seen on the parent.
-            _ => return Ok(Watched { sub, files, bytes, complete: true }),
+            _ => {
+                return Ok(Watched {
+                    sub,
+                    files,
+                    bytes,
+                    complete: true,
+                });
+            }
         }
     }
     let root = dir.ok_or(Unwatchable::Unclear)?;

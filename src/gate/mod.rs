@@ -180,10 +180,11 @@ impl Gate {
     /// calls it now and then, so memory comes back when the load goes).
     pub fn sweep(&self) {
         self.cache.sweep();
-        self.by_digest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|_, s| s.strong_count() > 0);
+        let mut by_digest = self.by_digest.lock().unwrap_or_else(|e| e.into_inner());
+        by_digest.retain(|_, s| s.strong_count() > 0);
+        // Reading every file of a big bundle once fills it with one entry
+        // per file; the room goes when they do.
+        crate::memory::shrink_if_sparse(&mut by_digest);
     }
 
     /// The bundle whose subscriptions carry `tag` (see [`crate::feed::Notice`]).

@@ -421,7 +421,8 @@ fn wide_file(i: usize, dirs: usize) -> String {
 fn wide_is_current(t: &tempfile::TempDir, g: &Gate) -> bool {
     let key = BundleKey::parse("./.claude/skills/wide").unwrap();
     let lock = Lockfile::parse(&std::fs::read(t.path().join("seal.json")).unwrap()).unwrap();
-    g.cache.is_current(&key, lock.bundles.get(&key), Policy::Block)
+    g.cache
+        .is_current(&key, lock.bundles.get(&key), Policy::Block)
 }
 
 #[test]
@@ -433,7 +434,10 @@ fn a_bundle_within_the_watch_budget_is_reused_however_many_files_it_has() {
     for i in 1..300 {
         assert!(snapshot_of(&g, &wide_file(i, 3)).is_some());
     }
-    assert!(wide_is_current(&t, &g), "the verification is cached and current");
+    assert!(
+        wide_is_current(&t, &g),
+        "the verification is cached and current"
+    );
     let again = snapshot_of(&g, &wide_file(0, 3)).unwrap();
     assert!(Arc::ptr_eq(&first, &again));
 }
@@ -447,7 +451,10 @@ fn files_beyond_the_watch_budget_are_watched_through_their_directories() {
     let last = wide_file(299, 3);
     assert!(snapshot_of(&g, &last).is_some());
     assert!(wide_is_current(&t, &g));
-    assert!(g.feed().unwrap().watch_room() < 60, "half the budget is used");
+    assert!(
+        g.feed().unwrap().watch_room() < 60,
+        "half the budget is used"
+    );
     // A write to a file without a watch of its own is seen through its
     // directory.
     write(t.path(), &last, "changed");
@@ -456,7 +463,8 @@ fn files_beyond_the_watch_budget_are_watched_through_their_directories() {
     assert!(snapshot_of(&g, &wide_file(0, 3)).is_some());
     // A file with a second name outside the bundle is watched itself: a
     // write through that name is seen too.
-    g.cache.forget(&BundleKey::parse("./.claude/skills/wide").unwrap());
+    g.cache
+        .forget(&BundleKey::parse("./.claude/skills/wide").unwrap());
     let outside = t.path().join("outside-link");
     std::fs::hard_link(t.path().join(&last), &outside).unwrap();
     assert!(snapshot_of(&g, &wide_file(0, 3)).is_some());

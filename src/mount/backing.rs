@@ -144,13 +144,15 @@ impl<Id> BackingCache<Id> {
 
     /// The kernel forgot `ino`: drop what is kept for it.
     pub fn forget(&self, ino: u64) {
-        self.kept
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&ino);
+        {
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            kept.remove(&ino);
+            crate::memory::shrink_if_sparse(&mut kept);
+        }
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         if live.get(&ino).is_some_and(|(_, w)| w.strong_count() == 0) {
             live.remove(&ino);
+            crate::memory::shrink_if_sparse(&mut live);
         }
     }
 

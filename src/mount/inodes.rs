@@ -175,6 +175,8 @@ impl Inodes {
         node.lookups = node.lookups.saturating_sub(n);
         let gone = node.lookups == 0;
         self.collect(ino);
+        crate::memory::shrink_if_sparse(&mut self.nodes);
+        crate::memory::shrink_if_sparse(&mut self.by_name);
         gone
     }
 

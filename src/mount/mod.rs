@@ -93,6 +93,7 @@ pub fn prepare_gate(
         }
     };
     raise_open_file_limit();
+    crate::memory::tune_heap();
     Ok(Arc::new(
         Gate::new(GateConfig {
             project: Arc::new(project),
@@ -152,6 +153,9 @@ fn raise_open_file_limit() {
     }
 }
 
+/// How often the sweeper hands freed heap memory back to the system.
+const TRIM_EVERY_SECONDS: u64 = 10;
+
 /// Releases, every few seconds, what the gate keeps for bundles nobody used
 /// lately, so that memory comes back when the load goes away. The thread
 /// ends with the gate, and never takes a termination signal (those are for
@@ -162,10 +166,13 @@ fn start_sweeper(gate: &Arc<Gate>) {
         let _ = std::thread::Builder::new()
             .name("seal-sweep".into())
             .spawn(move || {
-                loop {
+                for second in 1u64.. {
                     std::thread::sleep(std::time::Duration::from_secs(1));
                     let Some(gate) = weak.upgrade() else { return };
                     gate.sweep();
+                    if second % TRIM_EVERY_SECONDS == 0 {
+                        crate::memory::give_memory_back();
+                    }
                 }
             });
     });
