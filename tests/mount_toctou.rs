@@ -1,7 +1,8 @@
 //! Time of check / time of use through a real FUSE mount.
 //!
-//! A writer keeps swapping a bundle file between the approved bytes and
-//! unapproved bytes of the same length while readers open and read it
+//! A writer keeps swapping a bundle file (in place, by rename, half of it, or
+//! the whole bundle directory) between the approved bytes and unapproved
+//! bytes of the same length while readers open and read it
 //! through the view. Whatever the interleaving, a read that succeeds returns
 //! exactly the approved bytes: never the unapproved ones, never a mix, never
 //! a prefix. Opens that meet an unapproved state are refused (ENOENT).
@@ -17,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use support::*;
 
-/// Opens the readers make in each swap test, in total.
-const OPENS: u64 = 10_000;
+/// Opens the readers make in each swap test, in total (four tests: 100,000).
+const OPENS: u64 = 25_000;
 const READERS: usize = 3;
 const FILE: &str = ".claude/skills/t/SKILL.md";
 
@@ -53,6 +54,9 @@ enum Swap {
     Rename,
     /// Overwrite the first half in place, then put it back.
     Partial,
+    /// Build a whole copy of the bundle directory outside it and exchange
+    /// the two directories atomically (`RENAME_EXCHANGE`).
+    Directory,
 }
 
 fn swap_once(p: &Project, how: Swap, bytes: &[u8], tmp: &std::path::Path) {
@@ -76,6 +80,23 @@ fn swap_once(p: &Project, how: Swap, bytes: &[u8], tmp: &std::path::Path) {
         Swap::Partial => {
             let f = fs::OpenOptions::new().write(true).open(&path).unwrap();
             f.write_all_at(&bytes[..bytes.len() / 2], 0).unwrap();
+        }
+        Swap::Directory => {
+            let copy = tmp.with_extension("dir");
+            let _ = fs::remove_dir_all(&copy);
+            fs::create_dir(&copy).unwrap();
+            fs::write(copy.join("SKILL.md"), bytes).unwrap();
+            fs::write(copy.join("other.md"), "the other file\n").unwrap();
+            let root = path.parent().unwrap();
+            nix::fcntl::renameat2(
+                nix::fcntl::AT_FDCWD,
+                &copy,
+                nix::fcntl::AT_FDCWD,
+                root,
+                nix::fcntl::RenameFlags::RENAME_EXCHANGE,
+            )
+            .unwrap();
+            fs::remove_dir_all(&copy).unwrap();
         }
     }
 }
@@ -227,6 +248,11 @@ fn swapping_by_rename_never_serves_unapproved_bytes() {
 #[test]
 fn partial_overwrite_never_serves_a_mix() {
     swap_test(Swap::Partial);
+}
+
+#[test]
+fn swapping_the_bundle_directory_never_serves_unapproved_bytes() {
+    swap_test(Swap::Directory);
 }
 
 // ---------------------------------------------------------------------------
