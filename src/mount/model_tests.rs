@@ -43,6 +43,8 @@ const FILES: &[&str] = &[
     "docs/AGENTS.md",
     // Excluded from hashing (SPEC: `.git` at any depth): never recorded.
     ".claude/skills/a/.git/HEAD",
+    // A root holding nothing trackable: not a bundle, shown (empty).
+    ".claude/skills/e/.git/config",
 ];
 const CONTENTS: &[&[u8]] = &[b"approved", b"tampered!", b"", b"other bytes entirely"];
 const PATTERNS: &[&str] = &[".claude/skills/*", "CLAUDE.md"];
@@ -491,6 +493,9 @@ proptest! {
         }
         for f in FILES {
             world.check(f);
+        }
+        for dir in 0..DIRS.len() {
+            world.apply(&Op::List(dir));
         }
     }
 }
