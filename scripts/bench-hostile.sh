@@ -48,7 +48,7 @@ DRV="$TARGET/debug/examples/hostile_bench"
 [[ -x "$OLD" ]] || { echo "bench-hostile: no old binary at $OLD; old columns skipped" >&2; OLD=""; }
 mkdir -p "$BENCH_DIR"
 P="$BENCH_DIR/p"
-trap 'umount -l "$BENCH_DIR/m" 2>/dev/null; rm -rf "$P"' EXIT
+trap 'umount -l "$BENCH_DIR/m" 2>/dev/null || true; rm -rf "$P"' EXIT
 
 # Sets T to the median of REPS runs of "$@" (output discarded) in seconds of
 # METRIC: cpu (user + system of the command and its threads, the default: on
