@@ -362,11 +362,12 @@ fn thousands_of_handles_of_one_file_share_one_snapshot() {
 /// processes list `.claude/skills` over and over, each first writing to a
 /// big pinned bundle there (same bytes, so it stays approved but must be
 /// hashed in full at the next listing), and next to them an unpinned chain
-/// 1,500 directories deep (as deep as a path within PATH_MAX goes). Meanwhile every file of an approved 10-file skill
-/// is read again and again: each read returns its approved bytes, and the
-/// slowest takes under a quarter of one listing (one full verification of
-/// the big bundle). The absolute bound (50 ms) is measured by
-/// `scripts/bench-hostile.sh` (shape `fair`), not here.
+/// 1,500 directories deep (as deep as a path within PATH_MAX goes).
+/// Meanwhile every file of an approved 10-file skill is read again and
+/// again: each read returns its approved bytes, and the slowest takes under
+/// half of one listing (one full verification of the big bundle). The
+/// absolute bound (50 ms) is measured by `scripts/bench-hostile.sh` (shape
+/// `fair`), not here.
 #[test]
 fn an_approved_skill_stays_readable_while_a_hostile_tree_is_listed() {
     if !fuse_available() {
@@ -494,8 +495,11 @@ fn an_approved_skill_stays_readable_while_a_hostile_tree_is_listed() {
         during.len()
     );
     assert!(
-        max * 4 < listing_p50,
-        "a read of the approved skill took {max:?}, a quarter or more of a listing ({listing_p50:?})"
+        // Half, not less: a reader queued behind the verifications waits
+        // about a whole listing (measured: 170 ms against 240 ms), one that
+        // is not takes a few ms, and a loaded CI machine adds its hiccups.
+        max * 2 < listing_p50,
+        "a read of the approved skill took {max:?}, half or more of a listing ({listing_p50:?})"
     );
 }
 
