@@ -105,6 +105,31 @@ core_cell() {
 reset() { PREV=(); SKIP=(); }
 pin() { echo y | "$NEW" -C "$P" pin >/dev/null 2>&1; }
 
+# One table of a pinned tree at growing sizes: BUILD SIZE makes the tree, then
+# each row times `seal verify` (old and new binary) and the core's
+# verdict-only verification of KEY.
+pinned_table() {
+  local title=$1 column=$2 key=$3 build=$4 size
+  shift 4
+  reset
+  echo
+  echo "### $title"
+  echo "| $column | old verify | x | new verify | x | new stop | x |"
+  echo "|---|---|---|---|---|---|---|"
+  for size in "$@"; do
+    "$build" "$size"
+    pin
+    printf '| %s |' "$size"
+    bin_cell oldv 0 "$OLD" -C "$P" verify --quiet
+    bin_cell newv 0 "$NEW" -C "$P" verify --quiet
+    core_cell stop "$key"
+    echo
+  done
+}
+chain_of_1() { "$DRV" chain "$P" "$1" 1; }
+chain_of_255() { "$DRV" chain "$P" "$1" 255; }
+one_wide_dir() { "$DRV" wide "$P" "$1"; }
+
 for shape in $SHAPES; do
   reset
   case $shape in
@@ -125,49 +150,16 @@ for shape in $SHAPES; do
     done
     ;;
   pinned-chain)
-    echo
-    echo "### The same chain, pinned (a full hash of a recorded deep bundle)"
-    echo "| depth | old verify | x | new verify | x | new stop | x |"
-    echo "|---|---|---|---|---|---|---|"
-    for d in 100 200 400 800 1600 3200 6400 12800; do
-      "$DRV" chain "$P" "$d" 1
-      pin
-      printf '| %s |' "$d"
-      bin_cell oldv 0 "$OLD" -C "$P" verify --quiet
-      bin_cell newv 0 "$NEW" -C "$P" verify --quiet
-      core_cell stop ./.claude/skills/evil
-      echo
-    done
+    pinned_table "The same chain, pinned (a full hash of a recorded deep bundle)" \
+      depth ./.claude/skills/evil chain_of_1 100 200 400 800 1600 3200 6400 12800
     ;;
   wide)
-    echo
-    echo "### One directory of N files, pinned"
-    echo "| entries | old verify | x | new verify | x | new stop | x |"
-    echo "|---|---|---|---|---|---|---|"
-    for n in 10000 20000 40000 80000; do
-      "$DRV" wide "$P" "$n"
-      pin
-      printf '| %s |' "$n"
-      bin_cell oldv 0 "$OLD" -C "$P" verify --quiet
-      bin_cell newv 0 "$NEW" -C "$P" verify --quiet
-      core_cell stop ./.claude/skills/wide
-      echo
-    done
+    pinned_table "One directory of N files, pinned" \
+      entries ./.claude/skills/wide one_wide_dir 10000 20000 40000 80000
     ;;
   long-names)
-    echo
-    echo "### Chain of 255-byte names, pinned (paths pass PATH_MAX at depth 16; !N: exit code N, not 0)"
-    echo "| depth | old verify | x | new verify | x | new stop | x |"
-    echo "|---|---|---|---|---|---|---|"
-    for d in 10 20 40 80 160 320 640; do
-      "$DRV" chain "$P" "$d" 255
-      pin
-      printf '| %s |' "$d"
-      bin_cell oldv 0 "$OLD" -C "$P" verify --quiet
-      bin_cell newv 0 "$NEW" -C "$P" verify --quiet
-      core_cell stop ./.claude/skills/evil
-      echo
-    done
+    pinned_table "Chain of 255-byte names, pinned (paths pass PATH_MAX at depth 16; !N: exit code N, not 0)" \
+      depth ./.claude/skills/evil chain_of_255 10 20 40 80 160 320 640
     ;;
   bundle)
     echo

@@ -79,6 +79,15 @@ fn check(
     (c, progress.bytes_done.load(Ordering::Relaxed))
 }
 
+/// [`check`] with nothing cancelled and nothing kept: the common case.
+fn plain_check(
+    root: &Path,
+    entry: Option<&BundleEntry>,
+    after_proof: AfterProof,
+) -> (KeyCheck<()>, u64) {
+    check(root, entry, after_proof, &Cancel::new(), &KeepNothing)
+}
+
 /// Passes `wants` and `append` through to an inner keeper, keeps nothing.
 struct Discard<'k, K>(&'k K);
 
@@ -114,13 +123,7 @@ fn an_added_huge_file_is_a_mismatch_without_reading_it() {
     let t = bundle(&[("SKILL.md", "skill"), ("lib/a.js", "a"), ("lib/b.js", "b")]);
     let entry = record(t.path());
     sparse(&t.path().join("skills/b/lib/huge.bin"), GB20);
-    let (c, read) = check(
-        t.path(),
-        Some(&entry),
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, read) = plain_check(t.path(), Some(&entry), AfterProof::Stop);
     assert_eq!(c.report.state, BundleState::Mismatch);
     assert_eq!(c.finish, Finish::Proven);
     assert_eq!(c.report.added, ["lib/huge.bin"]);
@@ -202,13 +205,7 @@ fn the_full_verification_still_lists_everything() {
     assert_eq!(report.added, ["d/new2", "new1"]);
     assert_eq!(report.missing, ["c"]);
     // The verdict-only run agrees on the state and says its lists are partial.
-    let (c, _) = check(
-        t.path(),
-        Some(&entry),
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, _) = plain_check(t.path(), Some(&entry), AfterProof::Stop);
     assert_eq!(c.report.state, BundleState::Mismatch);
     assert_eq!(c.finish, Finish::Proven);
     assert!(!c.report.added.is_empty() || !c.report.modified.is_empty());
@@ -220,13 +217,7 @@ fn a_missing_file_is_proven_once_the_walk_is_complete_without_hashing() {
     let t = bundle(&[("a", &body), ("b", &body), ("sub/c", &body)]);
     let entry = record(t.path());
     fs::remove_file(t.path().join("skills/b/sub/c")).unwrap();
-    let (c, read) = check(
-        t.path(),
-        Some(&entry),
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, read) = plain_check(t.path(), Some(&entry), AfterProof::Stop);
     assert_eq!(c.report.state, BundleState::Mismatch);
     assert_eq!(c.report.missing, ["sub/c"]);
     assert_eq!(read, 0);
@@ -240,7 +231,7 @@ fn an_intact_bundle_is_verified_by_every_effort() {
     fs::create_dir_all(t.path().join("skills/b/.git")).unwrap();
     fs::write(t.path().join("skills/b/.git/HEAD"), "x").unwrap();
     for after in [AfterProof::Finish, AfterProof::HashWanted, AfterProof::Stop] {
-        let (c, read) = check(t.path(), Some(&entry), after, &Cancel::new(), &KeepNothing);
+        let (c, read) = plain_check(t.path(), Some(&entry), after);
         assert_eq!(c.report.state, BundleState::Verified, "{after:?}");
         assert_eq!((c.finish, read), (Finish::Complete, 3), "{after:?}");
     }
@@ -333,13 +324,7 @@ fn an_unrecorded_root_is_decided_by_its_first_trackable_entry() {
     let files: Vec<(String, &str)> = (0..200).map(|i| (format!("f{i}"), body.as_str())).collect();
     let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), *b)).collect();
     let t = bundle(&refs);
-    let (c, read) = check(
-        t.path(),
-        None,
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, read) = plain_check(t.path(), None, AfterProof::Stop);
     assert_eq!(c.report.state, BundleState::Unverified);
     assert_eq!(c.finish, Finish::Proven);
     assert!(!c.is_empty_root());
@@ -349,13 +334,7 @@ fn an_unrecorded_root_is_decided_by_its_first_trackable_entry() {
     fs::create_dir_all(e.path().join("skills/b/x/y/z")).unwrap();
     fs::create_dir_all(e.path().join("skills/b/.git")).unwrap();
     fs::write(e.path().join("skills/b/.git/HEAD"), "x").unwrap();
-    let (c, _) = check(
-        e.path(),
-        None,
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, _) = plain_check(e.path(), None, AfterProof::Stop);
     assert_eq!(c.finish, Finish::Complete);
     assert!(c.is_empty_root());
 }
@@ -415,7 +394,7 @@ fn a_chain_3000_deep_verifies_under_a_low_open_file_limit() {
     let verdicts = with_nofile_limit(100, || {
         let mut states = Vec::new();
         for after in [AfterProof::Finish, AfterProof::Stop] {
-            let (c, read) = check(t.path(), Some(&entry), after, &Cancel::new(), &KeepNothing);
+            let (c, read) = plain_check(t.path(), Some(&entry), after);
             states.push((c.report.state, c.finish, read > 0));
         }
         // A trackable file at the bottom is found without running out.
@@ -438,13 +417,7 @@ fn a_chain_3000_deep_verifies_under_a_low_open_file_limit() {
         .clone();
     files.insert(bottom.clone(), Digest::of(b"something else"));
     let changed = BundleEntry::from_files(files);
-    let (c, _) = check(
-        t.path(),
-        Some(&changed),
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, _) = plain_check(t.path(), Some(&changed), AfterProof::Stop);
     assert_eq!(c.report.state, BundleState::Mismatch);
     assert_eq!(c.report.modified, [bottom.as_str()]);
     remove(t);
@@ -467,13 +440,7 @@ fn long_names_deeper_than_path_max_verify() {
     chain(&t.path().join("skills/b"), 40, &name, 10);
     let entry = record(t.path());
     assert_eq!(entry.files.len(), 4);
-    let (c, _) = check(
-        t.path(),
-        Some(&entry),
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, _) = plain_check(t.path(), Some(&entry), AfterProof::Stop);
     assert_eq!(
         (c.report.state, c.finish),
         (BundleState::Verified, Finish::Complete)
@@ -490,22 +457,10 @@ fn a_wide_directory_with_a_stray_name_stops_at_the_listing() {
         fs::write(b.join(format!("f{i:05}")), "0123456789").unwrap();
     }
     let entry = record(t.path());
-    let (c, read) = check(
-        t.path(),
-        Some(&entry),
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, read) = plain_check(t.path(), Some(&entry), AfterProof::Stop);
     assert_eq!((c.report.state, read), (BundleState::Verified, 50_000));
     std::os::unix::fs::symlink("/etc/passwd", b.join("zz-link")).unwrap();
-    let (c, read) = check(
-        t.path(),
-        Some(&entry),
-        AfterProof::Stop,
-        &Cancel::new(),
-        &KeepNothing,
-    );
+    let (c, read) = plain_check(t.path(), Some(&entry), AfterProof::Stop);
     assert_eq!(c.report.state, BundleState::Mismatch);
     assert_eq!(c.report.problems.len(), 1, "{:?}", c.report.problems);
     // The proof came with the listing, before any file was handed out.
