@@ -20,6 +20,13 @@ use crate::core::digest::Digest;
 use crate::core::hash::Keeper;
 use crate::core::paths::FilePath;
 
+/// The largest read buffer [`Snapshot::of_file`] keeps per thread.
+const READ_BUFFER_MAX: usize = 256 * 1024;
+
+thread_local! {
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Verified bytes of one file, sealed against change.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -81,20 +88,30 @@ impl Snapshot {
         let file = File::from(fd);
         let mut w = SnapshotWriter::new()?;
         let mut hasher = sha2::Sha256::new();
-        // Sized to the file (plus one byte to see its end at once), so that
-        // a small file costs no 256 KiB buffer to zero.
+        // The thread's read buffer, grown to the file (plus one byte to see
+        // its end at once) up to 256 KiB: a small file costs no 256 KiB to
+        // zero, and a big one no fresh mapping at every open (a buffer that
+        // size gets one of its own, see `crate::memory::tune_heap`).
         let hint = usize::try_from(st.st_size).unwrap_or(usize::MAX);
-        let mut buf = vec![0u8; hint.saturating_add(1).clamp(4096, 256 * 1024)];
-        let mut offset = 0u64;
-        loop {
-            let n = crate::core::fs::read_fully_at(&file, offset, &mut buf)?;
-            if n == 0 {
-                break;
+        let want = hint.saturating_add(1).clamp(4096, READ_BUFFER_MAX);
+        READ_BUFFER.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            if buf.len() < want {
+                buf.resize(want, 0);
             }
-            hasher.update(&buf[..n]);
-            w.append(&buf[..n])?;
-            offset += n as u64;
-        }
+            let buf = &mut buf[..want];
+            let mut offset = 0u64;
+            loop {
+                let n = crate::core::fs::read_fully_at(&file, offset, buf)?;
+                if n == 0 {
+                    break;
+                }
+                hasher.update(&buf[..n]);
+                w.append(&buf[..n])?;
+                offset += n as u64;
+            }
+            Ok::<_, io::Error>(())
+        })?;
         Ok(w.seal()?.verified_as(Some(Digest::from_hasher(hasher))))
     }
 
