@@ -73,15 +73,51 @@ struct State {
 
 /// What the listener of a feed is told (so that it can keep the kernel's
 /// caches true: it never decides anything).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Notice {
     /// The subscription tagged so has just become dirty.
     Dirty(u64),
     /// Something changed in the directory whose entry watch is tagged so:
     /// the entry `name`, or (none) the directory itself.
-    Entry { tag: u64, name: Option<OsString> },
+    Entry {
+        tag: u64,
+        name: Option<OsString>,
+        change: Change,
+    },
     /// Events were lost: nothing cached can be trusted.
     Lost,
+}
+
+/// What an entry watch's event changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Change {
+    /// Content or attributes (of the entry named, or of the directory).
+    Content,
+    /// The directory's names: the entry named was created, removed or
+    /// renamed.
+    Names,
+    /// The watched directory itself was removed or moved away: its watch
+    /// reports nothing more.
+    Gone,
+}
+
+impl Change {
+    fn of(mask: AddWatchFlags) -> Change {
+        if mask.intersects(
+            AddWatchFlags::IN_IGNORED | AddWatchFlags::IN_DELETE_SELF | AddWatchFlags::IN_MOVE_SELF,
+        ) {
+            Change::Gone
+        } else if mask.intersects(
+            AddWatchFlags::IN_CREATE
+                | AddWatchFlags::IN_DELETE
+                | AddWatchFlags::IN_MOVED_FROM
+                | AddWatchFlags::IN_MOVED_TO,
+        ) {
+            Change::Names
+        } else {
+            Change::Content
+        }
+    }
 }
 
 /// One inotify instance and what it watches.
@@ -154,14 +190,17 @@ impl Feed {
     /// A feed for the project at `project`, or `None` (with why) when its
     /// filesystem does not report every change through this kernel.
     pub fn for_project(project: BorrowedFd<'_>) -> Result<Arc<Feed>, String> {
-        let fs = nix::sys::statfs::fstatfs(project).map_err(|e| format!("statfs: {e}"))?;
-        let magic = fs.filesystem_type().0 as i64;
-        if !COMPLETE_FILESYSTEMS.contains(&magic) {
-            return Err(format!(
-                "the project's filesystem (type {magic:#x}) may change without this kernel seeing it"
-            ));
-        }
+        complete_events(project)?;
         Feed::new().map_err(|e| format!("inotify: {e}"))
+    }
+
+    /// A second feed for the project at `project`, for the view's ordinary
+    /// directories (a feed of its own, so that a burst of ordinary changes
+    /// that overflows its queue never voids a bundle's verification), with
+    /// half the budget of the first: a quarter of the user's watches.
+    pub fn for_project_directories(project: BorrowedFd<'_>) -> Result<Arc<Feed>, String> {
+        complete_events(project)?;
+        Feed::with_budget(watch_budget() / 2).map_err(|e| format!("inotify: {e}"))
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -197,7 +236,7 @@ impl Feed {
                             state.lose_everything();
                             continue;
                         }
-                        state.event(event.wd, event.name.as_deref());
+                        state.event(event.wd, event.name.as_deref(), event.mask);
                         if event.mask.contains(AddWatchFlags::IN_IGNORED) {
                             // The watch is gone (its inode was removed).
                             state.watches.remove(&event.wd);
@@ -317,6 +356,20 @@ impl Feed {
 /// (`fs.inotify.max_user_watches`): the other half is left to the user's
 /// other programs (an editor, a file watcher in the agent's tools), which
 /// would otherwise fail for want of watches the mount holds.
+/// Whether every change to the filesystem of `project` passes through this
+/// kernel (so that inotify sees it); why not, when not.
+fn complete_events(project: BorrowedFd<'_>) -> Result<(), String> {
+    let fs = nix::sys::statfs::fstatfs(project).map_err(|e| format!("statfs: {e}"))?;
+    let magic = fs.filesystem_type().0 as i64;
+    if COMPLETE_FILESYSTEMS.contains(&magic) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the project's filesystem (type {magic:#x}) may change without this kernel seeing it"
+        ))
+    }
+}
+
 fn watch_budget() -> usize {
     const KERNEL_DEFAULT_FLOOR: usize = 8192;
     std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
@@ -329,7 +382,7 @@ fn watch_budget() -> usize {
 impl State {
     /// One event on watch `wd`, about the entry `name` (or the watched
     /// inode itself).
-    fn event(&mut self, wd: WatchDescriptor, name: Option<&OsStr>) {
+    fn event(&mut self, wd: WatchDescriptor, name: Option<&OsStr>, mask: AddWatchFlags) {
         let Some(watched) = self.watches.get(&wd) else {
             return;
         };
@@ -349,6 +402,7 @@ impl State {
             notices.push(Notice::Entry {
                 tag: *tag,
                 name: name.map(OsStr::to_os_string),
+                change: Change::of(mask),
             });
         }
         if let Some(queue) = self.notices.as_mut() {
@@ -597,7 +651,8 @@ mod tests {
         assert!(
             notices.contains(&Notice::Entry {
                 tag: 3,
-                name: Some("new".into())
+                name: Some("new".into()),
+                change: Change::Names,
             }),
             "{notices:?}"
         );

@@ -1728,6 +1728,123 @@ fn changes_made_on_the_disk_show_up_in_the_view_within_a_second() {
     );
 }
 
+/// What the kernel knows of a directory through the view: its listing and
+/// each entry's (size, mode, mtime), as a walk sees them.
+fn known(dir: &Path) -> BTreeMap<String, (u64, u32, i64)> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let m = meta(&e.path());
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                (m.len(), m.mode(), m.mtime()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn kernel_caches_of_ordinary_paths_are_kept_and_forgotten_at_once_on_a_disk_change() {
+    // The kernel keeps ordinary entries, attributes and listings of watched
+    // directories for a minute; the directory feed's listener must make it
+    // forget each at the change, not at the end of the minute.
+    let Some(v) = writable_view("block") else {
+        return;
+    };
+    for rel in [
+        "w/a.txt",
+        "w/b.txt",
+        "w/gone.txt",
+        "w/sub/c.txt",
+        "w/re/d.txt",
+    ] {
+        fs::create_dir_all(v.d(rel).parent().unwrap()).unwrap();
+        fs::write(v.d(rel), "x").unwrap();
+    }
+    let disk = |rel: &str| known(&v.d(rel));
+    let view = |rel: &str| known(&v.v(rel));
+    // Walked twice past the one-second TTL of unwatched paths: the second
+    // walk is served from what the kernel keeps.
+    for _ in 0..2 {
+        for dir in ["w", "w/sub", "w/re"] {
+            assert_eq!(view(dir), disk(dir));
+        }
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    let changes: [(&str, &dyn Fn()); 8] = [
+        ("content grows", &|| {
+            fs::write(v.d("w/a.txt"), "longer now").unwrap()
+        }),
+        ("mode changes", &|| {
+            fs::set_permissions(v.d("w/b.txt"), fs::Permissions::from_mode(0o600)).unwrap()
+        }),
+        ("time stamps change", &|| {
+            File::options()
+                .write(true)
+                .open(v.d("w/b.txt"))
+                .unwrap()
+                .set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_000_000))
+                .unwrap()
+        }),
+        ("a file is created", &|| {
+            fs::write(v.d("w/new.txt"), "new").unwrap()
+        }),
+        ("a file is removed", &|| {
+            fs::remove_file(v.d("w/gone.txt")).unwrap()
+        }),
+        ("a file in a subdirectory changes", &|| {
+            fs::write(v.d("w/sub/c.txt"), "changed below").unwrap()
+        }),
+        ("a directory is renamed", &|| {
+            fs::rename(v.d("w/sub"), v.d("w/sub2")).unwrap()
+        }),
+        ("a directory is removed and made again", &|| {
+            fs::remove_dir_all(v.d("w/re")).unwrap();
+            fs::create_dir(v.d("w/re")).unwrap();
+            fs::write(v.d("w/re/e.txt"), "in the new directory").unwrap();
+        }),
+    ];
+    for (what, change) in changes {
+        change();
+        // Every directory agrees with the disk: the same entries and
+        // attributes where it exists, no entry where it does not.
+        let fresh = within_100ms(|| {
+            ["w", "w/sub", "w/sub2", "w/re"].iter().all(|dir| {
+                if v.d(dir).is_dir() {
+                    view(dir) == disk(dir)
+                } else {
+                    errno_of(&fs::symlink_metadata(v.v(dir))) == Some(libc::ENOENT)
+                }
+            })
+        });
+        assert!(
+            fresh,
+            "{what}: the view still shows what the kernel kept\n view {:?}\n disk {:?}",
+            view("w"),
+            disk("w")
+        );
+    }
+    // A nested instruction file appears on the disk in a directory whose
+    // listing the kernel keeps: unpinned, it must stay hidden there.
+    fs::write(v.d("w/AGENTS.md"), "written on the disk\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!view("w").contains_key("AGENTS.md"), "{:?}", view("w"));
+    assert_eq!(
+        errno_of(&fs::symlink_metadata(v.v("w/AGENTS.md"))),
+        Some(libc::ENOENT)
+    );
+    // Pinned, it shows at once: nothing in that directory changed, so only
+    // a listing the kernel never kept can show it.
+    let (code, _, err) = v.p.seal(&["pin", "w/AGENTS.md"], "y\n");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        within_100ms(|| view("w").contains_key("AGENTS.md")),
+        "pinned, still not listed: {:?}",
+        view("w")
+    );
+}
+
 #[test]
 fn fstat_of_an_open_file_whose_name_went_away_describes_that_file() {
     let Some(v) = writable_view("block") else {

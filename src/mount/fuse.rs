@@ -21,7 +21,7 @@ use fuser::{
 use super::backing::Register;
 use super::dispatch::Dispatch;
 use super::error::FsError;
-use super::view::{Entry, Node, Opened, ReadMode, SetAttr, SetTime, View, attr_ttl, file_type};
+use super::view::{Entry, Node, Opened, ReadMode, SetAttr, SetTime, View, file_type};
 use crate::gate::{Gate, Who};
 
 /// Threads that run the verifications the FUSE threads hand off.
@@ -45,6 +45,13 @@ impl super::view::Invalidate for fuser::Notifier {
     fn inode(&self, ino: u64) {
         // Attributes only: a negative offset leaves cached pages alone.
         if let Err(e) = self.inval_inode(INodeNo(ino), -1, 0) {
+            tracing::debug!("inval_inode: {e}");
+        }
+    }
+    fn listing(&self, dir: u64) {
+        // Offset 0, length 0: every cached page, which for a directory is
+        // its cached listing.
+        if let Err(e) = self.inval_inode(INodeNo(dir), 0, 0) {
             tracing::debug!("inval_inode: {e}");
         }
     }
@@ -146,7 +153,7 @@ impl Filesystem for SealFs {
         let heavy = self.view().may_verify(parent.0, Some(&name), false);
         self.dispatch
             .run(heavy, move |view| match view.lookup(parent.0, &name, who) {
-                Ok(e) => reply.entry_with_ttls(&attr_ttl(&e.attr), &e.ttl, &e.attr, Generation(0)),
+                Ok(e) => reply.entry_with_ttls(&e.attr_ttl, &e.ttl, &e.attr, Generation(0)),
                 Err(e) => reply.error(e.reply("lookup")),
             });
     }
@@ -157,7 +164,7 @@ impl Filesystem for SealFs {
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.view().getattr(ino.0, fh.map(|f| f.0)) {
-            Ok(e) => reply.attr(&e.ttl, &e.attr),
+            Ok(e) => reply.attr(&e.attr_ttl, &e.attr),
             Err(e) => reply.error(e.reply("getattr")),
         }
     }
@@ -216,7 +223,16 @@ impl Filesystem for SealFs {
         let heavy = self.view().may_verify(ino.0, None, true);
         self.dispatch
             .run(heavy, move |view| match view.opendir(ino.0, who) {
-                Ok(fh) => reply.opened(FileHandle(fh), FopenFlags::empty()),
+                Ok(dir) => {
+                    let mut flags = FopenFlags::empty();
+                    if dir.cache {
+                        flags |= FopenFlags::FOPEN_CACHE_DIR;
+                    }
+                    if dir.keep {
+                        flags |= FopenFlags::FOPEN_KEEP_CACHE;
+                    }
+                    reply.opened(FileHandle(dir.fh), flags)
+                }
                 Err(e) => reply.error(e.reply("opendir")),
             });
     }
@@ -353,7 +369,7 @@ impl Filesystem for SealFs {
             mtime: time(mtime),
         };
         match self.view().setattr(ino.0, fh.map(|f| f.0), set, who(req)) {
-            Ok(e) => reply.attr(&e.ttl, &e.attr),
+            Ok(e) => reply.attr(&e.attr_ttl, &e.attr),
             Err(e) => reply.error(e.reply("setattr")),
         }
     }
@@ -574,7 +590,7 @@ impl Filesystem for SealFs {
 
 fn reply_entry(reply: ReplyEntry, op: &'static str, made: Result<Entry, FsError>) {
     match made {
-        Ok(e) => reply.entry_with_ttls(&attr_ttl(&e.attr), &e.ttl, &e.attr, Generation(0)),
+        Ok(e) => reply.entry_with_ttls(&e.attr_ttl, &e.ttl, &e.attr, Generation(0)),
         Err(e) => reply.error(e.reply(op)),
     }
 }

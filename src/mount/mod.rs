@@ -200,6 +200,12 @@ pub fn check_mountpoint(
     project_dir: &Path,
     nonempty: bool,
 ) -> Result<PathBuf, MountError> {
+    // statfs always reaches a FUSE daemon (the kernel keeps no answer), so
+    // a view whose daemon is gone shows here even while the kernel still
+    // keeps the mountpoint's attributes.
+    if rustix::fs::statfs(mountpoint).err() == Some(rustix::io::Errno::NOTCONN) {
+        return Err(MountError::StaleMount(mountpoint.to_path_buf()));
+    }
     match std::fs::metadata(mountpoint) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return Err(MountError::MountpointNotDirectory(mountpoint.to_path_buf())),
@@ -419,9 +425,19 @@ fn mount_with(
             MountError::Mount(e)
         }
     })?;
+    view.set_invalidator(Box::new(session.notifier()));
     if let Some(feed) = feed {
-        view.set_invalidator(Box::new(session.notifier()));
         start_listener(feed, Arc::downgrade(&view));
+    }
+    match crate::feed::Feed::for_project_directories(view.gate().project_fd()) {
+        Ok(feed) => {
+            view.watch_directories(feed.clone());
+            start_listener(feed, Arc::downgrade(&view));
+        }
+        Err(why) => tracing::info!(
+            "no directory feed ({why}): the kernel keeps ordinary entries for {} s",
+            view::ORDINARY_TTL.as_secs()
+        ),
     }
     Ok(session)
 }
@@ -443,12 +459,34 @@ fn start_listener(
                     feed.wait(std::time::Duration::from_secs(1));
                     feed.drain();
                     let Some(view) = view.upgrade() else { return };
-                    for notice in feed.take_notices() {
+                    for notice in batch(feed.take_notices()) {
                         view.apply(&notice);
                     }
                 }
             });
     });
+}
+
+/// The notices of one drain in the order they are acted on: each once, and
+/// the directories that are gone first (so that no entry notice of the
+/// batch is followed by a lookup that still trusts a gone watch).
+fn batch(notices: Vec<crate::feed::Notice>) -> Vec<crate::feed::Notice> {
+    use crate::feed::{Change, Notice};
+    let mut seen = std::collections::HashSet::new();
+    let mut unique: Vec<Notice> = notices
+        .into_iter()
+        .filter(|n| seen.insert(n.clone()))
+        .collect();
+    unique.sort_by_key(|n| {
+        !matches!(
+            n,
+            Notice::Entry {
+                change: Change::Gone,
+                ..
+            }
+        )
+    });
+    unique
 }
 
 /// Runs `start` (which starts a thread) with SIGINT, SIGTERM and SIGHUP

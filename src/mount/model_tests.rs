@@ -394,7 +394,7 @@ impl World {
 
     fn list(&self, dir: &str) {
         let listed = self.walk(dir, |ino| {
-            let fh = self.view.opendir(ino, WHO).ok()?;
+            let fh = self.view.opendir(ino, WHO).ok()?.fh;
             let names: BTreeSet<String> = self
                 .view
                 .readdir(fh, 2)

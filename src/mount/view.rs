@@ -23,7 +23,7 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fuser::{FileAttr, FileType, INodeNo};
 use nix::fcntl::{AtFlags, readlinkat};
@@ -42,8 +42,17 @@ use crate::snapshot::Snapshot;
 mod write;
 pub use write::{Node, SetAttr, SetTime};
 
-/// How long the kernel may cache entries of ordinary paths and containers.
-const ORDINARY_TTL: Duration = Duration::from_secs(1);
+/// How long the kernel may cache entries of ordinary paths and containers
+/// in a directory the view's directory feed does not watch.
+pub const ORDINARY_TTL: Duration = Duration::from_secs(1);
+
+/// How long the kernel may cache the entries and attributes of ordinary
+/// paths in a directory the directory feed watches. The feed's listener
+/// tells the kernel to forget each as soon as the feed reports its change
+/// (and the kernel orders that notice after any lookup or listing in
+/// flight in the directory: both hold its lock); this bounds only what the
+/// feed cannot see, a write through a shared writable mapping.
+pub const FED_TTL: Duration = Duration::from_secs(60);
 
 /// How long the kernel may cache attributes, of every path. Attributes never
 /// decide visibility (an entry with a zero TTL is looked up again on every
@@ -61,9 +70,13 @@ const WATCHED_TTL: Duration = Duration::from_secs(1);
 /// separate inode in the view under each (the kernel cannot be told they are
 /// one), so a change through one name would leave the others' attributes
 /// stale: such files' attributes are not kept at all.
-pub fn attr_ttl(attr: &FileAttr) -> Duration {
+/// `fed`: the entry's directory is watched by the directory feed (and the
+/// entry is ordinary).
+pub fn attr_ttl(attr: &FileAttr, fed: bool) -> Duration {
     if attr.kind != fuser::FileType::Directory && attr.nlink > 1 {
         Duration::ZERO
+    } else if fed {
+        FED_TTL
     } else {
         ATTR_TTL
     }
@@ -82,8 +95,11 @@ pub fn entry_ttl(caching: Caching) -> Duration {
 pub trait Invalidate: Send + Sync {
     /// Forget the entry `name` in directory `parent`.
     fn entry(&self, parent: u64, name: &OsStr);
-    /// Forget the attributes (and cached pages) of `ino`.
+    /// Forget the attributes of `ino`.
     fn inode(&self, ino: u64);
+    /// Forget the attributes of directory `dir` and the listing of it the
+    /// kernel keeps.
+    fn listing(&self, dir: u64);
 }
 
 /// An open file or directory.
@@ -100,8 +116,21 @@ enum Handle<Id> {
         _backing: Option<Arc<Backing<Id>>>,
         ino: u64,
     },
-    /// A directory listing taken at opendir, already filtered by the gate.
-    Dir { entries: Vec<DirItem> },
+    /// Directory `ino` opened for `who`: its listing, already filtered by
+    /// the gate, taken at opendir or (when the kernel was to serve its own)
+    /// at the first read; `cached`: the kernel was told it may keep it.
+    Dir {
+        ino: u64,
+        who: Who,
+        listing: Mutex<Option<Vec<DirItem>>>,
+        cached: bool,
+    },
+}
+
+/// A listing, and whether every entry in it (shown or hidden) is ordinary.
+struct Listing {
+    items: Vec<DirItem>,
+    all_ordinary: bool,
 }
 
 /// One entry of a listing.
@@ -117,7 +146,42 @@ pub struct DirItem {
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub attr: FileAttr,
+    /// How long the kernel may keep the entry (name to inode).
     pub ttl: Duration,
+    /// How long it may keep the attributes.
+    pub attr_ttl: Duration,
+}
+
+impl Entry {
+    /// An entry kept `ttl`, whose attributes are kept as [`attr_ttl`] says.
+    pub fn new(attr: FileAttr, ttl: Duration, fed: bool) -> Entry {
+        Entry {
+            attr_ttl: attr_ttl(&attr, fed),
+            attr,
+            ttl,
+        }
+    }
+}
+
+/// A directory the directory feed watches, for the inode the kernel knows
+/// it by.
+struct DirWatch {
+    _watch: crate::feed::EntryWatch,
+    /// The directory watched (device, inode): its name may come to hold
+    /// another one.
+    disk: (u64, u64),
+    /// Until when the kernel holds every entry of its last listing (a
+    /// `readdirplus` from the start taught it them all, for [`FED_TTL`]),
+    /// unless told to forget since.
+    listed_until: Option<Instant>,
+}
+
+/// An opened directory, and whether the kernel may keep its listing
+/// (`cache`) and keep what it kept before (`keep`).
+pub struct OpenedDir {
+    pub fh: u64,
+    pub cache: bool,
+    pub keep: bool,
 }
 
 /// How an opened file is read.
@@ -166,6 +230,11 @@ pub struct View<Id> {
     /// Bundle roots the kernel was allowed to remember, by key: their entry
     /// (parent inode, name) and inode.
     watched_roots: Mutex<HashMap<crate::core::paths::BundleKey, (u64, OsString, u64)>>,
+    /// The feed that watches ordinary directories for the kernel's caches
+    /// (set with the invalidator, when the project's filesystem reports
+    /// every change), and the directories it watches, by inode.
+    dir_feed: std::sync::OnceLock<Arc<crate::feed::Feed>>,
+    dir_watches: Mutex<HashMap<u64, DirWatch>>,
 }
 
 impl<Id> View<Id> {
@@ -180,6 +249,74 @@ impl<Id> View<Id> {
             served: Mutex::new(HashMap::new()),
             invalidate: std::sync::OnceLock::new(),
             watched_roots: Mutex::new(HashMap::new()),
+            dir_feed: std::sync::OnceLock::new(),
+            dir_watches: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Lets the kernel keep ordinary entries and attributes long in the
+    /// directories `feed` watches (the view places the watches as the
+    /// kernel learns the directories; the feed's listener must pass its
+    /// notices to [`View::apply`]).
+    pub fn watch_directories(&self, feed: Arc<crate::feed::Feed>) {
+        let _ = self.dir_feed.set(feed);
+    }
+
+    fn dir_watches(&self) -> MutexGuard<'_, HashMap<u64, DirWatch>> {
+        self.dir_watches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the directory feed watches directory `ino`, open as `dir`,
+    /// placing the watch when it does not yet. Called before the caller
+    /// reads the directory, so that no change after that read goes unseen.
+    fn fed(&self, ino: u64, dir: BorrowedFd<'_>) -> bool {
+        let (Some(feed), Some(_)) = (self.dir_feed.get(), self.invalidate.get()) else {
+            return false;
+        };
+        let Ok(st) = fstat_fd(dir) else {
+            return false;
+        };
+        let disk = (st.st_dev, st.st_ino);
+        let mut watches = self.dir_watches();
+        if watches.get(&ino).is_some_and(|w| w.disk == disk) {
+            return true;
+        }
+        // Another directory under the name now, or none yet.
+        watches.remove(&ino);
+        if feed.watch_room() == 0 {
+            return false;
+        }
+        match feed.watch_entries(dir, ino) {
+            Some(watch) => {
+                watches.insert(
+                    ino,
+                    DirWatch {
+                        _watch: watch,
+                        disk,
+                        listed_until: None,
+                    },
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `lstat` of the inode `ino` at `path`, and whether the directory
+    /// holding it is fed (see [`View::fed`]).
+    fn lstat_fed(&self, ino: u64, path: &ViewPath) -> Result<(FileStat, bool), FsError> {
+        let project = self.gate.project_fd();
+        match (path.parent(), path.name()) {
+            (Some(parent), Some(name)) => {
+                let dir =
+                    open_dir_path_beneath(project, &parent.raw).map_err(FsError::from_walk)?;
+                let parent_ino = self.inodes().parent(ino);
+                let fed = parent_ino.is_some_and(|p| self.fed(p, dir.as_fd()));
+                Ok((lstat_in(dir.as_fd(), name)?, fed))
+            }
+            // The root's own attributes are not kept long: they are what
+            // tells a stale mount (its daemon gone) from a live one.
+            _ => Ok((fstat_fd(project)?, false)),
         }
     }
 
@@ -223,9 +360,25 @@ impl<Id> View<Id> {
                     Some(key) => watched.remove(&key).into_iter().collect(),
                     None => Vec::new(),
                 },
-                Notice::Entry { .. } => Vec::new(),
+                Notice::Entry { tag, name, change } => {
+                    drop(watched);
+                    self.apply_entry(invalidate.as_ref(), *tag, name.as_deref(), *change);
+                    return;
+                }
             }
         };
+        if *notice == Notice::Lost {
+            // Events of the directory feed were lost: nothing the kernel
+            // keeps of the ordinary tree can be trusted.
+            for w in self.dir_watches().values_mut() {
+                w.listed_until = None;
+            }
+            for (parent, name, ino) in self.inodes().below(ROOT).iter().rev() {
+                invalidate.entry(*parent, name);
+                invalidate.listing(*ino);
+            }
+            invalidate.listing(ROOT);
+        }
         tracing::debug!("feed notice {notice:?}: forgetting {} roots", roots.len());
         for (parent, name, ino) in roots {
             // What the kernel remembers below the root goes too: an entry
@@ -238,6 +391,42 @@ impl<Id> View<Id> {
             }
             invalidate.entry(parent, &name);
             invalidate.inode(ino);
+        }
+    }
+
+    /// Acts on a change in the watched directory `dir`: the kernel forgets
+    /// the entry `name` (when names changed), the attributes of what it
+    /// names, and the directory's own.
+    fn apply_entry(
+        &self,
+        invalidate: &dyn Invalidate,
+        dir: u64,
+        name: Option<&OsStr>,
+        change: crate::feed::Change,
+    ) {
+        use crate::feed::Change;
+        let child = name.and_then(|n| self.inodes().peek(dir, n));
+        match (change, name) {
+            (Change::Gone, _) => {
+                // Its watch reports nothing more: the kernel may keep
+                // nothing of it for long.
+                self.dir_watches().remove(&dir);
+                invalidate.listing(dir);
+            }
+            (Change::Names, name) => {
+                if let Some(w) = self.dir_watches().get_mut(&dir) {
+                    w.listed_until = None;
+                }
+                if let Some(name) = name {
+                    invalidate.entry(dir, name);
+                }
+                invalidate.listing(dir);
+            }
+            (Change::Content, Some(_)) => {}
+            (Change::Content, None) => invalidate.inode(dir),
+        }
+        if let Some(child) = child {
+            invalidate.inode(child);
         }
     }
 
@@ -338,11 +527,15 @@ impl<Id> View<Id> {
 
     /// Looks up `name` in `parent` through the gate; counts the lookup.
     pub fn lookup(&self, parent: u64, name: &OsStr, who: Who) -> Result<Entry, FsError> {
-        let path = self.path_of(parent)?.child(name);
-        let st = self.lstat(&path)?;
+        let parent_path = self.path_of(parent)?;
+        let path = parent_path.child(name);
+        let dir = open_dir_path_beneath(self.gate.project_fd(), &parent_path.raw)
+            .map_err(FsError::from_walk)?;
+        let fed = self.fed(parent, dir.as_fd());
+        let st = lstat_in(dir.as_fd(), name)?;
         let kind = EntryKind::from_mode(st.st_mode);
         let target = if kind == EntryKind::Symlink {
-            self.readlink_path(&path).ok()
+            readlinkat(dir.as_fd(), name).ok()
         } else {
             None
         };
@@ -361,16 +554,20 @@ impl<Id> View<Id> {
                 }
             }
         }
-        Ok(Entry {
-            attr: attr_of(&st, ino, None),
-            ttl: self.ttl(decision.caching),
-        })
+        let fed = fed && decision.caching == Caching::Cacheable;
+        let ttl = if fed {
+            FED_TTL
+        } else {
+            self.ttl(decision.caching)
+        };
+        Ok(Entry::new(attr_of(&st, ino, None), ttl, fed))
     }
 
     /// The kernel dropped `n` lookups of `ino`.
     pub fn forget(&self, ino: u64, n: u64) {
         if self.inodes().forget(ino, n) {
             self.backings.forget(ino);
+            self.dir_watches().remove(&ino);
         }
     }
 
@@ -378,12 +575,14 @@ impl<Id> View<Id> {
     /// size of those bytes.
     pub fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Entry, FsError> {
         let handle = fh.and_then(|fh| self.handles().get(&fh).cloned());
-        let (st, size) = match handle.as_deref() {
-            Some(Handle::Verified { snapshot, .. }) => {
-                (self.lstat(&self.path_of(ino)?)?, Some(snapshot.len()))
-            }
+        let (st, size, fed) = match handle.as_deref() {
+            Some(Handle::Verified { snapshot, .. }) => (
+                self.lstat(&self.path_of(ino)?)?,
+                Some(snapshot.len()),
+                false,
+            ),
             // The open file itself, even when its name is gone.
-            Some(Handle::Real { file: Some(f), .. }) => (fstat_fd(f.as_fd())?, None),
+            Some(Handle::Real { file: Some(f), .. }) => (fstat_fd(f.as_fd())?, None, false),
             _ => {
                 let path = self.path_of(ino)?;
                 // An inode whose name went (removed or replaced through the
@@ -392,18 +591,16 @@ impl<Id> View<Id> {
                     true => None,
                     false => self.unnamed_file(ino, &path, fh).ok().flatten(),
                 };
-                let st = match unnamed {
-                    Some(f) => fstat_fd(f.as_fd())?,
-                    None => self.lstat(&path)?,
+                let (st, fed) = match unnamed {
+                    Some(f) => (fstat_fd(f.as_fd())?, false),
+                    None => self.lstat_fed(ino, &path)?,
                 };
-                (st, self.served().get(&ino).map(|(size, _)| *size))
+                let fed = fed && self.gate.cached_place(&path).caching() == Caching::Cacheable;
+                (st, self.served().get(&ino).map(|(size, _)| *size), fed)
             }
         };
         let attr = attr_of(&st, ino, size);
-        Ok(Entry {
-            ttl: attr_ttl(&attr),
-            attr,
-        })
+        Ok(Entry::new(attr, Duration::ZERO, fed))
     }
 
     pub fn readlink(&self, ino: u64) -> Result<OsString, FsError> {
@@ -555,7 +752,7 @@ impl<Id> View<Id> {
 
     /// Opens directory `ino`: lists it and asks the gate about every entry
     /// on one read of the lockfile.
-    pub fn opendir(&self, ino: u64, who: Who) -> Result<u64, FsError> {
+    pub fn opendir(&self, ino: u64, who: Who) -> Result<OpenedDir, FsError> {
         let path = self.path_of(ino)?;
         // The kernel may reach a directory through an entry it remembers
         // (a watched bundle's root): opening it is decided afresh, like a
@@ -572,6 +769,43 @@ impl<Id> View<Id> {
                 FsError::from_walk(e)
             }
         })?;
+        // Watched before it is listed, so that no later change goes unseen.
+        let fed = self.fed(ino, dir.as_fd())
+            && self.gate.cached_place(&path).caching() == Caching::Cacheable;
+        // The kernel keeps the listing it has only while it holds all its
+        // entries (otherwise a walk would look up each entry it lists);
+        // then it reads none, and none is taken unless it does.
+        let keep = fed
+            && self
+                .dir_watches()
+                .get(&ino)
+                .and_then(|w| w.listed_until)
+                .is_some_and(|until| Instant::now() < until);
+        let listing = match keep {
+            true => None,
+            false => Some(self.list(ino, &path, dir.as_fd(), who)?),
+        };
+        // It may keep a listing only when nothing in it depends on a
+        // verification (the feed's notices keep ordinary names true).
+        let cache = keep || (fed && listing.as_ref().is_some_and(|l| l.all_ordinary));
+        let fh = self.add_handle(Handle::Dir {
+            ino,
+            who,
+            listing: Mutex::new(listing.map(|l| l.items)),
+            cached: cache,
+        });
+        Ok(OpenedDir { fh, cache, keep })
+    }
+
+    /// The listing of directory `ino` at `path`, open as `dir`, as the gate
+    /// shows it (on one read of the lockfile).
+    fn list(
+        &self,
+        ino: u64,
+        path: &ViewPath,
+        dir: BorrowedFd<'_>,
+        who: Who,
+    ) -> Result<Listing, FsError> {
         let parent_ino = self.inodes().parent(ino).unwrap_or(ROOT);
         let mut items = vec![
             DirItem {
@@ -585,17 +819,19 @@ impl<Id> View<Id> {
                 ino: parent_ino,
             },
         ];
+        let mut all_ordinary = true;
         let view = self.gate.lock_view();
-        for entry in list_dir(dir.as_fd())? {
+        for entry in list_dir(dir)? {
             let child = path.child(&entry.name);
             let target = if entry.kind == EntryKind::Symlink {
-                readlinkat(dir.as_fd(), entry.name.as_os_str()).ok()
+                readlinkat(dir, entry.name.as_os_str()).ok()
             } else {
                 None
             };
             let decision = self
                 .gate
                 .lookup_in(&view, &child, entry.kind, target.as_deref(), who);
+            all_ordinary &= decision.caching == Caching::Cacheable;
             if decision.shown {
                 let ino = self.inodes().peek(ino, &entry.name).unwrap_or(entry.ino);
                 items.push(DirItem {
@@ -605,21 +841,55 @@ impl<Id> View<Id> {
                 });
             }
         }
-        Ok(self.add_handle(Handle::Dir { entries: items }))
+        Ok(Listing {
+            items,
+            all_ordinary,
+        })
+    }
+
+    /// The listing of an open directory, taken now if opendir took none
+    /// (the kernel was to read its own, but dropped it since).
+    fn listing_of(&self, handle: &Handle<Id>) -> Result<Vec<DirItem>, FsError> {
+        let Handle::Dir {
+            ino,
+            who,
+            listing,
+            cached,
+        } = handle
+        else {
+            return Err(FsError::NotADirectory);
+        };
+        let mut listing = listing.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(items) = listing.as_ref() {
+            return Ok(items.clone());
+        }
+        let path = self.path_of(*ino)?;
+        let dir =
+            open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(FsError::from_walk)?;
+        let late = self.list(*ino, &path, dir.as_fd(), *who)?;
+        if *cached && !late.all_ordinary {
+            // The kernel will keep what it reads now: tell it to drop it.
+            if let Some(feed) = self.dir_feed.get() {
+                feed.tell(crate::feed::Notice::Entry {
+                    tag: *ino,
+                    name: None,
+                    change: crate::feed::Change::Names,
+                });
+            }
+        }
+        Ok(listing.insert(late.items).clone())
     }
 
     /// The entries of an open directory from `offset` on (entry `i` of the
     /// listing, `.` and `..` first, is followed by offset `i + 1`).
     pub fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        match &*self.handle(fh)? {
-            Handle::Dir { entries } => Ok(entries
-                .iter()
-                .enumerate()
-                .skip(offset as usize)
-                .map(|(i, item)| (i as u64 + 1, item.clone()))
-                .collect()),
-            _ => Err(FsError::NotADirectory),
-        }
+        Ok(self
+            .listing_of(&*self.handle(fh)?)?
+            .into_iter()
+            .enumerate()
+            .skip(offset as usize)
+            .map(|(i, item)| (i as u64 + 1, item))
+            .collect())
     }
 
     /// `readdirplus`: each entry from `offset` with its attributes, handed
@@ -637,6 +907,15 @@ impl<Id> View<Id> {
         // Stat every entry relative to one handle on the directory.
         let dir_fd =
             open_dir_path_beneath(self.gate.project_fd(), &dir.raw).map_err(FsError::from_walk)?;
+        let fed = self.fed(ino, dir_fd.as_fd());
+        if offset == 0 && fed && matches!(*self.handle(fh)?, Handle::Dir { cached: true, .. }) {
+            // The kernel keeps this listing and every entry in it for
+            // FED_TTL from about now (a second less, for the replies that
+            // follow this one).
+            if let Some(w) = self.dir_watches().get_mut(&ino) {
+                w.listed_until = Some(Instant::now() + FED_TTL - Duration::from_secs(1));
+            }
+        }
         for (next_offset, item) in entries {
             // The kernel takes no lookup reference for "." and "..".
             let dots = item.name == "." || item.name == "..";
@@ -654,12 +933,14 @@ impl<Id> View<Id> {
                 self.entry_ino(ino, &item.name, st.st_size as u64)
             };
             let attr = attr_of(&st, child, None);
+            let fed = fed && !dots && caching == Caching::Cacheable;
+            let entry_ttl = if fed { FED_TTL } else { entry_ttl(caching) };
             let full = add(&PlusEntry {
                 ino: child,
                 next_offset,
                 name: &item.name,
                 // One timeout serves both: the shorter.
-                ttl: entry_ttl(caching).min(attr_ttl(&attr)),
+                ttl: entry_ttl.min(attr_ttl(&attr, fed)),
                 attr,
             });
             if full {

@@ -19,7 +19,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
 
@@ -165,10 +165,11 @@ impl<Id> View<Id> {
     fn made(&self, parent: u64, dir: BorrowedFd<'_>, name: &OsStr) -> Result<Entry, FsError> {
         let st = lstat_in(dir, name)?;
         let ino = self.inodes().remember(parent, name);
-        Ok(Entry {
-            attr: attr_of(&st, ino, None),
-            ttl: super::entry_ttl(crate::gate::Caching::Cacheable),
-        })
+        Ok(Entry::new(
+            attr_of(&st, ino, None),
+            super::entry_ttl(crate::gate::Caching::Cacheable),
+            false,
+        ))
     }
 
     /// Whether `ino`, whose path is `path`, still stands for the name it
@@ -421,10 +422,11 @@ impl<Id> View<Id> {
         };
         let st = fstat_fd(fd.as_fd())?;
         let ino = self.inodes().remember(parent, name);
-        let entry = Entry {
-            attr: attr_of(&st, ino, None),
-            ttl: super::entry_ttl(crate::gate::Caching::Cacheable),
-        };
+        let entry = Entry::new(
+            attr_of(&st, ino, None),
+            super::entry_ttl(crate::gate::Caching::Cacheable),
+            false,
+        );
         let opened = self.open_real(ino, File::from(fd), &st, register)?;
         Ok((entry, opened))
     }
@@ -554,10 +556,7 @@ impl<Id> View<Id> {
             // Its name leads elsewhere: the attributes of the file changed.
             Some(file) => {
                 let attr = attr_of(&fstat_fd(file.as_fd())?, ino, None);
-                Ok(Entry {
-                    ttl: super::attr_ttl(&attr),
-                    attr,
-                })
+                Ok(Entry::new(attr, Duration::ZERO, false))
             }
             None => self.getattr(ino, fh),
         }
