@@ -46,8 +46,20 @@ pub struct Backing<Id> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Conflict;
 
-/// How many ordinary backings (open descriptors) are kept at most.
-const KEPT_ORDINARY_MAX: usize = 4096;
+/// How many ordinary backings (open descriptors, two per backing with the
+/// kernel's) are kept at most: a quarter of the descriptors the daemon may
+/// open, within these bounds.
+const KEPT_ORDINARY_BOUNDS: (usize, usize) = (256, 32_768);
+
+fn kept_ordinary_max() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+            .map_or(1024, |(soft, _)| soft);
+        let quarter = usize::try_from(limit / 4).unwrap_or(usize::MAX);
+        quarter.clamp(KEPT_ORDINARY_BOUNDS.0, KEPT_ORDINARY_BOUNDS.1)
+    })
+}
 
 type Kept<Id> = (BackingOf, Arc<Backing<Id>>);
 type Live<Id> = (BackingOf, Weak<Backing<Id>>);
@@ -130,8 +142,15 @@ impl<Id> BackingCache<Id> {
             }
         };
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.len() >= KEPT_ORDINARY_MAX {
-            kept.clear();
+        let max = kept_ordinary_max();
+        if kept.len() >= max && !kept.contains_key(&ino) {
+            // Full: an eighth goes, whichever the table yields first (a
+            // program that reads more files than fit in a cycle still finds
+            // most of them kept; dropping all would find none).
+            let evicted: Vec<u64> = kept.keys().take(max / 8 + 1).copied().collect();
+            for ino in evicted {
+                kept.remove(&ino);
+            }
         }
         kept.insert(ino, (of, backing));
     }
@@ -159,5 +178,48 @@ impl<Id> BackingCache<Id> {
     /// How many backings are kept (for tests and memory accounting).
     pub fn kept_len(&self) -> usize {
         self.kept.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Counting(std::sync::atomic::AtomicU64);
+
+    impl Register for Counting {
+        type Id = u64;
+        fn register(&self, _fd: BorrowedFd<'_>) -> io::Result<u64> {
+            Ok(self.0.fetch_add(1, Ordering::Relaxed))
+        }
+    }
+
+    #[test]
+    fn a_cycle_over_more_files_than_are_kept_still_finds_most_kept() {
+        let cache = BackingCache::<u64>::default();
+        cache.enable();
+        let register = Counting(std::sync::atomic::AtomicU64::new(0));
+        let fd = std::fs::File::open("/").unwrap();
+        let files = kept_ordinary_max() + kept_ordinary_max() / 4;
+        let mut found = 0;
+        for round in 0..2 {
+            for ino in 0..files as u64 {
+                let of = BackingOf::RealFile { dev: 1, ino };
+                if round == 1 && cache.kept(ino).is_some_and(|(kept, _)| kept == of) {
+                    found += 1;
+                }
+                let backing = cache
+                    .backing_for(ino, of, std::os::fd::AsFd::as_fd(&fd), &register)
+                    .unwrap()
+                    .unwrap();
+                cache.keep(ino, backing);
+            }
+        }
+        assert!(cache.kept_len() <= kept_ordinary_max());
+        // Dropping everything when full would find none on the second round.
+        assert!(
+            found > files / 2,
+            "{found} of {files} found kept on the second round"
+        );
     }
 }
