@@ -93,12 +93,22 @@ pub enum Notice {
 pub enum Change {
     /// Content or attributes (of the entry named, or of the directory).
     Content,
-    /// The directory's names: the entry named was created, removed or
-    /// renamed.
-    Names,
+    /// The directory's names: the entry named was created, removed, or
+    /// renamed away or here (or, `Other`, its listing changed).
+    Names(Naming),
     /// The watched directory itself was removed or moved away: its watch
     /// reports nothing more.
     Gone,
+}
+
+/// How a name changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Naming {
+    Created,
+    Removed,
+    MovedFrom,
+    MovedTo,
+    Other,
 }
 
 impl Change {
@@ -107,13 +117,14 @@ impl Change {
             AddWatchFlags::IN_IGNORED | AddWatchFlags::IN_DELETE_SELF | AddWatchFlags::IN_MOVE_SELF,
         ) {
             Change::Gone
-        } else if mask.intersects(
-            AddWatchFlags::IN_CREATE
-                | AddWatchFlags::IN_DELETE
-                | AddWatchFlags::IN_MOVED_FROM
-                | AddWatchFlags::IN_MOVED_TO,
-        ) {
-            Change::Names
+        } else if mask.contains(AddWatchFlags::IN_CREATE) {
+            Change::Names(Naming::Created)
+        } else if mask.contains(AddWatchFlags::IN_DELETE) {
+            Change::Names(Naming::Removed)
+        } else if mask.contains(AddWatchFlags::IN_MOVED_FROM) {
+            Change::Names(Naming::MovedFrom)
+        } else if mask.contains(AddWatchFlags::IN_MOVED_TO) {
+            Change::Names(Naming::MovedTo)
         } else {
             Change::Content
         }
@@ -652,7 +663,7 @@ mod tests {
             notices.contains(&Notice::Entry {
                 tag: 3,
                 name: Some("new".into()),
-                change: Change::Names,
+                change: Change::Names(Naming::Created),
             }),
             "{notices:?}"
         );

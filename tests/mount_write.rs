@@ -1825,6 +1825,58 @@ fn kernel_caches_of_ordinary_paths_are_kept_and_forgotten_at_once_on_a_disk_chan
             disk("w")
         );
     }
+    // Changes through the view, each followed at once by a listing (which
+    // the kernel keeps) and changes of the same names on the disk: the
+    // events of the view's own changes are passed over (the kernel knows
+    // them), the disk's never.
+    let steps: [(&str, &dyn Fn()); 4] = [
+        ("made in the view, removed on the disk", &|| {
+            fs::write(v.v("w/x.txt"), "view").unwrap();
+            view("w");
+            fs::remove_file(v.d("w/x.txt")).unwrap();
+        }),
+        ("removed in the view, made again on the disk", &|| {
+            fs::remove_file(v.v("w/a.txt")).unwrap();
+            view("w");
+            fs::write(v.d("w/a.txt"), "made on the disk").unwrap();
+        }),
+        ("renamed in the view, renamed back on the disk", &|| {
+            fs::rename(v.v("w/b.txt"), v.v("w/b2.txt")).unwrap();
+            view("w");
+            fs::rename(v.d("w/b2.txt"), v.d("w/b.txt")).unwrap();
+        }),
+        (
+            "a directory made in the view, replaced on the disk",
+            &|| {
+                fs::create_dir(v.v("w/vd")).unwrap();
+                view("w");
+                fs::remove_dir(v.d("w/vd")).unwrap();
+                fs::write(v.d("w/vd"), "a file now").unwrap();
+            },
+        ),
+    ];
+    // Each name as a lookup sees it (not only as a listing does).
+    let named = |root: &dyn Fn(&str) -> PathBuf| -> Vec<Option<(u64, u32)>> {
+        ["w/x.txt", "w/a.txt", "w/b.txt", "w/b2.txt", "w/vd"]
+            .iter()
+            .map(|rel| {
+                fs::symlink_metadata(root(rel))
+                    .ok()
+                    .map(|m| (m.len(), m.mode()))
+            })
+            .collect()
+    };
+    for (what, step) in steps {
+        step();
+        assert!(
+            within_100ms(
+                || view("w") == disk("w") && named(&|r: &str| v.v(r)) == named(&|r: &str| v.d(r))
+            ),
+            "{what}: the view still shows what the kernel kept\n view {:?}\n disk {:?}",
+            view("w"),
+            disk("w")
+        );
+    }
     // A nested instruction file appears on the disk in a directory whose
     // listing the kernel keeps: unpinned, it must stay hidden there.
     fs::write(v.d("w/AGENTS.md"), "written on the disk\n").unwrap();

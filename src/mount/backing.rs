@@ -48,8 +48,9 @@ pub struct Conflict;
 
 /// How many ordinary backings (open descriptors, two per backing with the
 /// kernel's) are kept at most: a quarter of the descriptors the daemon may
-/// open, within these bounds.
-const KEPT_ORDINARY_BOUNDS: (usize, usize) = (256, 32_768);
+/// open, and no more than a daemon that must give its memory back when the
+/// load goes keeps well.
+const KEPT_ORDINARY_BOUNDS: (usize, usize) = (256, 4096);
 
 fn kept_ordinary_max() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();

@@ -452,6 +452,9 @@ fn mount_with(
     Ok(session)
 }
 
+/// How long the feed's listener lets events gather after the first.
+const LISTENER_BATCH: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// The change feed's listener: reads the feed as events come and tells the
 /// kernel to forget what they make stale (a thread of its own: a FUSE
 /// request thread must never send a notification, since the kernel may hold
@@ -467,6 +470,11 @@ fn start_listener(
             .spawn(move || {
                 loop {
                     feed.wait(std::time::Duration::from_secs(1));
+                    // Events come in bursts (a build, a checkout): waiting a
+                    // moment lets the kernel merge repeats and one wakeup
+                    // take many, instead of one each on the cores the
+                    // requests need.
+                    std::thread::sleep(LISTENER_BATCH);
                     feed.drain();
                     let Some(view) = view.upgrade() else { return };
                     for notice in batch(feed.take_notices()) {

@@ -174,7 +174,29 @@ struct DirWatch {
     /// `readdirplus` from the start taught it them all, for [`FED_TTL`]),
     /// unless told to forget since.
     listed_until: Option<Instant>,
+    /// Changes of names the view itself is making in it, whose events tell
+    /// the kernel nothing it does not know (it keeps its own caches true
+    /// for what it asked): the listener passes over one event for each.
+    expected: Vec<Expected>,
 }
+
+/// A name change the view is making, recorded before it is made (so that
+/// its event always finds it), with when.
+struct Expected {
+    name: OsString,
+    naming: crate::feed::Naming,
+    since: Instant,
+}
+
+/// How long the listener waits for the event of a change the view made:
+/// a record left over (a change the kernel reported no event for, such as
+/// a rename onto another name of the same file) must not pass over
+/// another's event for long.
+const EXPECT_FOR: Duration = Duration::from_secs(1);
+
+/// Expected changes kept per directory at most (beyond, events are acted
+/// on: that only costs the kernel a lookup).
+const EXPECTED_MAX: usize = 1024;
 
 /// An opened directory, and whether the kernel may keep its listing
 /// (`cache`) and keep what it kept before (`keep`).
@@ -294,6 +316,7 @@ impl<Id> View<Id> {
                         _watch: watch,
                         disk,
                         listed_until: None,
+                        expected: Vec::new(),
                     },
                 );
                 true
@@ -405,6 +428,11 @@ impl<Id> View<Id> {
         change: crate::feed::Change,
     ) {
         use crate::feed::Change;
+        if let (Change::Names(naming), Some(name)) = (change, name) {
+            if self.take_expected(dir, name, naming) {
+                return;
+            }
+        }
         let child = name.and_then(|n| self.inodes().peek(dir, n));
         match (change, name) {
             (Change::Gone, _) => {
@@ -413,7 +441,7 @@ impl<Id> View<Id> {
                 self.dir_watches().remove(&dir);
                 invalidate.listing(dir);
             }
-            (Change::Names, name) => {
+            (Change::Names(_), name) => {
                 if let Some(w) = self.dir_watches().get_mut(&dir) {
                     w.listed_until = None;
                 }
@@ -427,6 +455,67 @@ impl<Id> View<Id> {
         }
         if let Some(child) = child {
             invalidate.inode(child);
+        }
+    }
+
+    /// Records that the view is about to change `name` in directory `dir`
+    /// (`naming`), when the directory feed watches `dir`.
+    pub(super) fn expect(&self, dir: u64, name: &OsStr, naming: crate::feed::Naming) {
+        if let Some(w) = self.dir_watches().get_mut(&dir) {
+            w.expected.retain(|e| e.since.elapsed() < EXPECT_FOR);
+            if w.expected.len() < EXPECTED_MAX {
+                w.expected.push(Expected {
+                    name: name.to_os_string(),
+                    naming,
+                    since: Instant::now(),
+                });
+            }
+        }
+    }
+
+    /// The change [`View::expect`]ed failed: its record goes, and since it
+    /// may already have passed over another's event, the listener makes
+    /// the kernel forget the name anyway.
+    pub(super) fn expected_failed(&self, dir: u64, name: &OsStr, naming: crate::feed::Naming) {
+        let recorded = match self.dir_watches().get_mut(&dir) {
+            Some(w) => {
+                if let Some(i) = w
+                    .expected
+                    .iter()
+                    .position(|e| e.name == name && e.naming == naming)
+                {
+                    w.expected.remove(i);
+                }
+                true
+            }
+            None => false,
+        };
+        if let (true, Some(feed)) = (recorded, self.dir_feed.get()) {
+            feed.tell(crate::feed::Notice::Entry {
+                tag: dir,
+                name: Some(name.to_os_string()),
+                change: crate::feed::Change::Names(crate::feed::Naming::Other),
+            });
+        }
+    }
+
+    /// Whether an event (`naming` of `name` in `dir`) is the one of a change
+    /// the view made; its record is used up.
+    fn take_expected(&self, dir: u64, name: &OsStr, naming: crate::feed::Naming) -> bool {
+        let mut watches = self.dir_watches();
+        let Some(w) = watches.get_mut(&dir) else {
+            return false;
+        };
+        match w
+            .expected
+            .iter()
+            .position(|e| e.name == name && e.naming == naming && e.since.elapsed() < EXPECT_FOR)
+        {
+            Some(i) => {
+                w.expected.remove(i);
+                true
+            }
+            None => false,
         }
     }
 
@@ -873,7 +962,7 @@ impl<Id> View<Id> {
                 feed.tell(crate::feed::Notice::Entry {
                     tag: *ino,
                     name: None,
-                    change: crate::feed::Change::Names,
+                    change: crate::feed::Change::Names(crate::feed::Naming::Other),
                 });
             }
         }

@@ -26,6 +26,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timesta
 use super::{Entry, Handle, Opened, ReadMode, View, attr_of, lstat_in};
 use crate::core::discovery::Listings;
 use crate::core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
+use crate::feed::Naming;
 use crate::gate::{Change, ViewPath, Who, assess::holds_protected};
 use crate::mount::backing::{BackingOf, Register};
 use crate::mount::creds::AsCaller;
@@ -161,6 +162,25 @@ impl<Id> View<Id> {
         Ok((fd, name.to_os_string()))
     }
 
+    /// Makes the change `op` of the names `names` (directory, name, how),
+    /// telling the directory feed's listener to expect their events.
+    fn changing<T>(
+        &self,
+        names: &[(u64, &OsStr, Naming)],
+        op: impl FnOnce() -> Result<T, FsError>,
+    ) -> Result<T, FsError> {
+        for (dir, name, naming) in names {
+            self.expect(*dir, name, *naming);
+        }
+        let done = op();
+        if done.is_err() {
+            for (dir, name, naming) in names {
+                self.expected_failed(*dir, name, *naming);
+            }
+        }
+        done
+    }
+
     /// Looks up what was just made at `name` in `parent` (counted).
     fn made(&self, parent: u64, dir: BorrowedFd<'_>, name: &OsStr) -> Result<Entry, FsError> {
         let st = lstat_in(dir, name)?;
@@ -222,26 +242,26 @@ impl<Id> View<Id> {
     pub fn mkdir(&self, parent: u64, name: &OsStr, mode: u32, who: Who) -> Result<Entry, FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::MakeDir, "mkdir", who)?;
-        {
+        self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(mode))?;
-        }
+            Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(mode))?)
+        })?;
         self.made(parent, dir.as_fd(), name)
     }
 
     pub fn mknod(&self, parent: u64, name: &OsStr, node: Node, who: Who) -> Result<Entry, FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "mknod", who)?;
-        {
+        self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            rustix::fs::mknodat(
+            Ok(rustix::fs::mknodat(
                 &dir,
                 name,
                 FileType::from_raw_mode(node.mode),
                 Mode::from_raw_mode(node.mode),
                 node.rdev as u64,
-            )?;
-        }
+            )?)
+        })?;
         self.made(parent, dir.as_fd(), name)
     }
 
@@ -254,10 +274,10 @@ impl<Id> View<Id> {
     ) -> Result<Entry, FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "symlink", who)?;
-        {
+        self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            rustix::fs::symlinkat(target, &dir, name)?;
-        }
+            Ok(rustix::fs::symlinkat(target, &dir, name)?)
+        })?;
         self.made(parent, dir.as_fd(), name)
     }
 
@@ -280,10 +300,16 @@ impl<Id> View<Id> {
         let (path, dir) = self.in_dir(newparent, newname)?;
         self.allow(&path, Change::Make, "link", who)?;
         let (src_dir, src_name) = self.located(&source)?;
-        {
+        self.changing(&[(newparent, newname, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            rustix::fs::linkat(&src_dir, &src_name, &dir, newname, AtFlags::empty())?;
-        }
+            Ok(rustix::fs::linkat(
+                &src_dir,
+                &src_name,
+                &dir,
+                newname,
+                AtFlags::empty(),
+            )?)
+        })?;
         // The source's link count changed: what the kernel keeps of its
         // attributes is stale (the new name is a separate inode here).
         self.forget_attributes(ino);
@@ -308,10 +334,10 @@ impl<Id> View<Id> {
     ) -> Result<(), FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Remove, op, who)?;
-        {
+        self.changing(&[(parent, name, Naming::Removed)], || {
             let _as = AsCaller::switch(who)?;
-            rustix::fs::unlinkat(&dir, name, flags)?;
-        }
+            Ok(rustix::fs::unlinkat(&dir, name, flags)?)
+        })?;
         // The name is free: a new file there gets a new inode.
         let mut inodes = self.inodes();
         if let Some(ino) = inodes.peek(parent, name) {
@@ -374,10 +400,20 @@ impl<Id> View<Id> {
             )?;
             self.allow(&from, Change::Make, "rename", who)?;
         }
-        {
-            let _as = AsCaller::switch(who)?;
-            rustix::fs::renameat_with(&from_dir, name, &to_dir, newname, flags)?;
+        let mut names = vec![
+            (parent, name, Naming::MovedFrom),
+            (newparent, newname, Naming::MovedTo),
+        ];
+        if exchange {
+            names.push((newparent, newname, Naming::MovedFrom));
+            names.push((parent, name, Naming::MovedTo));
         }
+        self.changing(&names, || {
+            let _as = AsCaller::switch(who)?;
+            Ok(rustix::fs::renameat_with(
+                &from_dir, name, &to_dir, newname, flags,
+            )?)
+        })?;
         self.inodes()
             .rename(parent, name, newparent, newname, exchange);
         Ok(())
@@ -400,25 +436,28 @@ impl<Id> View<Id> {
         // as the caller asked.
         let keep = OFlags::from_bits_truncate(flags as u32)
             & (OFlags::EXCL | OFlags::APPEND | OFlags::TRUNC);
-        let fd = {
+        // Read-write whatever the caller asked, so that the file can be a
+        // passthrough backing for every later open (the kernel checks each
+        // open's own access mode); a new file grants it. Made exclusively
+        // first, so that the view knows whether it made the name.
+        let how = OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC | keep;
+        let made = self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            // Read-write whatever the caller asked, so that the file can be
-            // a passthrough backing for every later open (the kernel checks
-            // each open's own access mode); a new file grants it.
-            let how = OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC | keep;
-            rustix::fs::openat(&dir, name, how, Mode::from_raw_mode(mode)).or_else(|e| {
-                // It existed already and the caller may not read it.
-                let acc = OFlags::from_bits_truncate((flags & libc::O_ACCMODE) as u32);
-                match e {
-                    rustix::io::Errno::ACCESS => rustix::fs::openat(
-                        &dir,
-                        name,
-                        OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | keep | acc,
-                        Mode::from_raw_mode(mode),
-                    ),
-                    e => Err(e),
-                }
-            })?
+            Ok(rustix::fs::openat(
+                &dir,
+                name,
+                how | OFlags::EXCL,
+                Mode::from_raw_mode(mode),
+            )?)
+        });
+        let fd = match made {
+            Ok(fd) => fd,
+            Err(FsError::Io(e))
+                if e.raw_os_error() == Some(libc::EEXIST) && !keep.contains(OFlags::EXCL) =>
+            {
+                self.open_existing(&dir, name, how, mode, flags, who)?
+            }
+            Err(e) => return Err(e),
         };
         let st = fstat_fd(fd.as_fd())?;
         let ino = self.inodes().remember(parent, name);
@@ -429,6 +468,31 @@ impl<Id> View<Id> {
         );
         let opened = self.open_real(ino, File::from(fd), &st, register)?;
         Ok((entry, opened))
+    }
+
+    /// Opens the file that appeared at `name` in `dir` between the kernel's
+    /// lookup and its create, as the create asked (`how`: read-write; when
+    /// the caller may not read it, its own access mode).
+    fn open_existing(
+        &self,
+        dir: &OwnedFd,
+        name: &OsStr,
+        how: OFlags,
+        mode: u32,
+        flags: i32,
+        who: Who,
+    ) -> Result<OwnedFd, FsError> {
+        let _as = AsCaller::switch(who)?;
+        let mode = Mode::from_raw_mode(mode);
+        Ok(rustix::fs::openat(dir, name, how, mode).or_else(|e| {
+            let acc = OFlags::from_bits_truncate((flags & libc::O_ACCMODE) as u32);
+            match e {
+                rustix::io::Errno::ACCESS => {
+                    rustix::fs::openat(dir, name, (how - OFlags::RDWR) | acc, mode)
+                }
+                e => Err(e),
+            }
+        })?)
     }
 
     /// Serves an opened real file: through a passthrough backing when the
