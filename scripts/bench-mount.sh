@@ -21,7 +21,7 @@
 # 4. The helper warms every view, then repeats, rotating the order of the
 #    views each time: walk+lstat of src/ after > 1 s ("settled": past the
 #    view's one-second TTLs; where its directory feed watches, the kernel
-#    keeps ordinary entries and listings for a minute and is told to forget
+#    keeps ordinary entries and listings for ten minutes and is told to forget
 #    each at its change) and at once again; open+read+
 #    close of the 20,000 files; the same two walks over the whole tree (which
 #    includes the bundle roots: a lookup of a bundle root is a fresh
@@ -34,7 +34,9 @@
 #    bundle (open+read+close of each file once, one process) just after its
 #    SKILL.md was touched on the disk (the view verifies it again), then at
 #    once again. Medians of the repetitions. Then the daemon's memory, and
-#    once per view a walk of src/ 61 s after the last (past the minute).
+#    once per view a walk of src/ just after the kernel dropped its dentry
+#    and inode caches (drop_caches=2): what a walk costs once the kernel has
+#    forgotten the tree (memory pressure, or the TTL run out).
 # 5. The write run, with `seal mount --writable` and bindfs read-write, the
 #    order rotating the same way: a 1 GiB sequential write in 1 MiB writes
 #    (write+close, then fsync apart), create+write+close of 20,000 4 KiB files
@@ -154,10 +156,10 @@ echo
 echo "seal daemon after the read run: $(grep -E '^(VmRSS|VmHWM)' /proc/"$SEAL_PID"/status | tr -s ' \t' ' ' | paste -sd, -)" \
   "(goal: RSS <= 32 MiB plus live snapshots; snapshots are memfd pages outside the RSS)"
 echo
-echo "walk src, 61 s after the last walk (past the view's one-minute TTL; once per view):"
+echo "walk src, just after the kernel dropped its dentries and inodes (drop_caches=2; once per view):"
 VIEWS_SRC=()
 for v in "${VIEWS[@]}"; do VIEWS_SRC+=("${v}/src"); done
-"$HELPER" walk-after-minute "${VIEWS_SRC[@]}"
+"$HELPER" walk-cold "${VIEWS_SRC[@]}"
 
 if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
 stop_seal

@@ -569,7 +569,7 @@ fn killed_daemon_serves_nothing_and_the_stale_mount_can_be_cleared() {
     // Every open fails with ENOTCONN: nothing is served. Lookups may answer
     // from the kernel's caches until their TTL runs out (a bundle's while
     // the change feed watches it, one second; ordinary entries in a
-    // directory the directory feed watches, a minute), then fail.
+    // directory the directory feed watches, ten minutes), then fail.
     let paths = [
         "README.md",
         "src/main.rs",

@@ -1,7 +1,13 @@
 //! Inode numbers for view paths. The view is path-based: an inode stands for
 //! a name in its parent directory, is created by a lookup, counted per
-//! lookup, and dropped when the kernel forgets it. Numbers are never reused
-//! during a mount, so a forgotten number can never alias another path.
+//! lookup, and dropped when the kernel forgets it. An inode is numbered as
+//! the disk numbers the file under its name, unless another live inode of
+//! the view has that number (a second name of the same file, or a name
+//! whose old inode lives on): then it gets a number of its own, counted
+//! from 2^48, never reused. So a file keeps its number when the kernel
+//! forgets it and looks it up again (tools such as git compare inode
+//! numbers between runs), and a number is only ever reused once the kernel
+//! has forgotten it, which is when FUSE allows it.
 //!
 //! A node stores only its parent's number and its own name (the full path is
 //! rebuilt on demand), so the table stays small: the daemon's memory must not
@@ -14,6 +20,9 @@ use crate::gate::ViewPath;
 
 /// The root directory's inode number (FUSE_ROOT_ID).
 pub const ROOT: u64 = 1;
+
+/// Where the view's own numbers start: above every number a disk gives.
+const COUNTED_FROM: u64 = 1 << 48;
 
 struct Node {
     parent: u64,
@@ -46,7 +55,7 @@ impl Default for Inodes {
         Inodes {
             nodes,
             by_name: HashMap::new(),
-            next: ROOT + 1,
+            next: COUNTED_FROM,
         }
     }
 }
@@ -78,8 +87,9 @@ impl Inodes {
         self.nodes.get(&ino).map(|n| n.parent)
     }
 
-    /// Counts one lookup of `name` in `parent`, creating its inode when new.
-    pub fn remember(&mut self, parent: u64, name: &OsStr) -> u64 {
+    /// Counts one lookup of `name` in `parent`, creating its inode when new
+    /// (numbered `disk`, the disk's inode number of the file, when free).
+    pub fn remember(&mut self, parent: u64, name: &OsStr, disk: u64) -> u64 {
         let key = (parent, name.to_os_string());
         if let Some(&ino) = self.by_name.get(&key) {
             if let Some(node) = self.nodes.get_mut(&ino) {
@@ -87,8 +97,7 @@ impl Inodes {
             }
             return ino;
         }
-        let ino = self.next;
-        self.next += 1;
+        let ino = self.number_for(disk);
         self.nodes.insert(
             ino,
             Node {
@@ -102,6 +111,16 @@ impl Inodes {
             p.children += 1;
         }
         self.by_name.insert(key, ino);
+        ino
+    }
+
+    /// The number of a new inode for the disk's inode `disk`.
+    fn number_for(&mut self, disk: u64) -> u64 {
+        if disk > ROOT && disk < COUNTED_FROM && !self.nodes.contains_key(&disk) {
+            return disk;
+        }
+        let ino = self.next;
+        self.next += 1;
         ino
     }
 
@@ -235,15 +254,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lookups_are_counted_and_numbers_never_reused() {
+    fn a_file_keeps_its_disk_number_unless_another_live_inode_has_it() {
         let mut t = Inodes::default();
-        let a = t.remember(ROOT, OsStr::new("a"));
-        assert_eq!(t.remember(ROOT, OsStr::new("a")), a);
+        let a = t.remember(ROOT, OsStr::new("a"), 500);
+        assert_eq!(a, 500);
+        // A second name of the same file, while the first lives.
+        let b = t.remember(ROOT, OsStr::new("b"), 500);
+        assert!(b >= COUNTED_FROM, "{b}");
+        assert!(t.forget(a, 1));
+        // Forgotten and looked up again: the same number.
+        assert_eq!(t.remember(ROOT, OsStr::new("a"), 500), 500);
+        // A name whose old inode lives on gets another.
+        t.retire(500);
+        let fresh = t.remember(ROOT, OsStr::new("a"), 500);
+        assert_ne!(fresh, 500);
+        // The root's number and numbers beyond the disk's range are never
+        // taken from the disk.
+        assert!(t.remember(ROOT, OsStr::new("c"), ROOT) >= COUNTED_FROM);
+        assert!(t.remember(ROOT, OsStr::new("d"), COUNTED_FROM + 7) >= COUNTED_FROM);
+    }
+
+    #[test]
+    fn lookups_are_counted_and_counted_numbers_are_never_reused() {
+        let mut t = Inodes::default();
+        let a = t.remember(ROOT, OsStr::new("a"), 0);
+        assert_eq!(t.remember(ROOT, OsStr::new("a"), 0), a);
         t.forget(a, 1);
         assert!(t.path(a).is_some());
         assert!(t.forget(a, 1));
         assert!(t.path(a).is_none());
-        let again = t.remember(ROOT, OsStr::new("a"));
+        let again = t.remember(ROOT, OsStr::new("a"), 0);
         assert_ne!(again, a);
         t.forget(ROOT, 100);
         assert!(t.path(ROOT).is_some());
@@ -252,9 +292,9 @@ mod tests {
     #[test]
     fn paths_are_rebuilt_and_parents_outlive_children() {
         let mut t = Inodes::default();
-        let a = t.remember(ROOT, OsStr::new("a"));
-        let b = t.remember(a, OsStr::new("b"));
-        let c = t.remember(b, OsStr::new("c.md"));
+        let a = t.remember(ROOT, OsStr::new("a"), 0);
+        let b = t.remember(a, OsStr::new("b"), 0);
+        let c = t.remember(b, OsStr::new("c.md"), 0);
         assert_eq!(t.path(c).unwrap().display(), "./a/b/c.md");
         // The kernel forgets the parents first: they stay while c lives.
         t.forget(a, 1);
@@ -268,10 +308,10 @@ mod tests {
     #[test]
     fn renames_move_inodes_and_exchanges_swap_them() {
         let mut t = Inodes::default();
-        let a = t.remember(ROOT, OsStr::new("a"));
-        let d = t.remember(ROOT, OsStr::new("d"));
-        let x = t.remember(a, OsStr::new("x"));
-        let y = t.remember(d, OsStr::new("y"));
+        let a = t.remember(ROOT, OsStr::new("a"), 0);
+        let d = t.remember(ROOT, OsStr::new("d"), 0);
+        let x = t.remember(a, OsStr::new("x"), 0);
+        let y = t.remember(d, OsStr::new("y"), 0);
         t.rename(a, OsStr::new("x"), d, OsStr::new("y"), false);
         assert_eq!(t.path(x).unwrap().display(), "./d/y");
         assert_eq!(t.peek(d, OsStr::new("y")), Some(x));
@@ -281,7 +321,7 @@ mod tests {
             "./d/y",
             "the displaced keeps its path"
         );
-        let z = t.remember(a, OsStr::new("z"));
+        let z = t.remember(a, OsStr::new("z"), 0);
         t.rename(a, OsStr::new("z"), d, OsStr::new("y"), true);
         assert_eq!(t.path(z).unwrap().display(), "./d/y");
         assert_eq!(t.path(x).unwrap().display(), "./a/z");
@@ -294,9 +334,9 @@ mod tests {
     #[test]
     fn below_lists_every_descendant_parents_first() {
         let mut t = Inodes::default();
-        let a = t.remember(ROOT, OsStr::new("a"));
-        let f = t.remember(ROOT, OsStr::new("f"));
-        let b = t.remember(a, OsStr::new("b"));
+        let a = t.remember(ROOT, OsStr::new("a"), 0);
+        let f = t.remember(ROOT, OsStr::new("f"), 0);
+        let b = t.remember(a, OsStr::new("b"), 0);
         // A lower-numbered inode moved under a higher-numbered directory.
         t.rename(ROOT, OsStr::new("f"), b, OsStr::new("f"), false);
         let below = t.below(a);
@@ -308,9 +348,9 @@ mod tests {
     #[test]
     fn retired_inodes_keep_their_path_but_lose_their_name() {
         let mut t = Inodes::default();
-        let a = t.remember(ROOT, OsStr::new("a"));
+        let a = t.remember(ROOT, OsStr::new("a"), 0);
         t.retire(a);
-        let fresh = t.remember(ROOT, OsStr::new("a"));
+        let fresh = t.remember(ROOT, OsStr::new("a"), 0);
         assert_ne!(fresh, a);
         assert_eq!(t.path(a).unwrap().display(), "./a");
         assert_eq!(t.peek(ROOT, OsStr::new("a")), Some(fresh));

@@ -9,7 +9,8 @@
 //! * the bytes an open serves always equal the pinned bytes under `block`
 //!   (and the disk's under `warn`), never anything else.
 //!
-//! Runs without root in about a second.
+//! Runs without root in about a second. Beside it, kernel-free too: what
+//! the directory feed makes the kernel forget.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -498,4 +499,127 @@ proptest! {
             world.apply(&Op::List(dir));
         }
     }
+}
+
+/// What the view tells the kernel to forget, in order.
+#[derive(Default, Clone)]
+struct Forgotten(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl super::view::Invalidate for Forgotten {
+    fn entry(&self, parent: u64, name: &OsStr) {
+        self.push(format!("entry {parent} {}", name.to_string_lossy()));
+    }
+    fn inode(&self, ino: u64) {
+        self.push(format!("inode {ino}"));
+    }
+    fn listing(&self, dir: u64) {
+        self.push(format!("listing {dir}"));
+    }
+}
+
+impl Forgotten {
+    fn push(&self, what: String) {
+        self.0.lock().unwrap().push(what);
+    }
+
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+#[test]
+fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_what_the_view_did() {
+    let world = World::new(false);
+    let forgotten = Forgotten::default();
+    world.view.set_invalidator(Box::new(forgotten.clone()));
+    let feed = crate::feed::Feed::new().unwrap();
+    feed.keep_notices();
+    world.view.watch_directories(feed.clone());
+    let settle = || {
+        feed.drain();
+        for notice in feed.take_notices() {
+            world.view.apply(&notice);
+        }
+    };
+    let src = world.view.lookup(ROOT, OsStr::new("src"), WHO).unwrap();
+    let src_ino = src.attr.ino.0;
+    let main = world
+        .view
+        .lookup(src_ino, OsStr::new("main.rs"), WHO)
+        .unwrap();
+    let main_ino = main.attr.ino.0;
+    // Kept long: the directory is watched.
+    assert_eq!(
+        (main.ttl, main.attr_ttl),
+        (super::view::FED_TTL, super::view::FED_TTL)
+    );
+    // A sealed path's entry is not.
+    let claude = world
+        .view
+        .lookup(ROOT, OsStr::new("CLAUDE.md"), WHO)
+        .unwrap();
+    assert!(claude.ttl < super::view::FED_TTL, "{claude:?}");
+    settle();
+    forgotten.take();
+
+    // On the disk: content changed, a name made, a name removed.
+    write(world.dir.path(), "src/main.rs", b"changed on the disk");
+    write(world.dir.path(), "src/new.rs", b"new");
+    std::fs::remove_file(world.path("src/new.rs")).unwrap();
+    settle();
+    let told = forgotten.take();
+    for expected in [
+        format!("inode {main_ino}"),
+        format!("entry {src_ino} new.rs"),
+        format!("listing {src_ino}"),
+    ] {
+        assert!(told.contains(&expected), "{expected} not in {told:?}");
+    }
+    assert!(
+        !told
+            .iter()
+            .any(|t| t.starts_with("entry") && t.ends_with("main.rs")),
+        "a content change keeps the entry: {told:?}"
+    );
+
+    // Through the view: a file made, then removed. The kernel knows.
+    let (made, opened) = world
+        .view
+        .create(
+            src_ino,
+            OsStr::new("made.rs"),
+            0o644,
+            libc::O_WRONLY,
+            WHO,
+            &NoKernel,
+        )
+        .unwrap();
+    world.view.release(opened.fh);
+    world
+        .view
+        .unlink(src_ino, OsStr::new("made.rs"), WHO)
+        .unwrap();
+    world.view.forget(made.attr.ino.0, 1);
+    settle();
+    let told = forgotten.take();
+    assert!(
+        !told
+            .iter()
+            .any(|t| t.contains("made.rs") || t.starts_with("listing")),
+        "the view's own changes were passed on: {told:?}"
+    );
+
+    // A change through the view that fails (the name is taken on the disk
+    // meanwhile): the kernel forgets the name anyway.
+    write(world.dir.path(), "src/taken", b"");
+    settle();
+    forgotten.take();
+    let refused = world.view.mkdir(src_ino, OsStr::new("taken"), 0o755, WHO);
+    assert!(refused.is_err());
+    settle();
+    let told = forgotten.take();
+    assert!(
+        told.contains(&format!("entry {src_ino} taken")),
+        "a failed change must leave nothing kept: {told:?}"
+    );
 }

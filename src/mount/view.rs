@@ -51,8 +51,10 @@ pub const ORDINARY_TTL: Duration = Duration::from_secs(1);
 /// tells the kernel to forget each as soon as the feed reports its change
 /// (and the kernel orders that notice after any lookup or listing in
 /// flight in the directory: both hold its lock); this bounds only what the
-/// feed cannot see, a write through a shared writable mapping.
-pub const FED_TTL: Duration = Duration::from_secs(60);
+/// feed cannot see, the time stamps a write through a shared writable
+/// mapping sets. Long, because an agent's `git status` or walk minutes
+/// after the last should not find every entry expired.
+pub const FED_TTL: Duration = Duration::from_secs(600);
 
 /// How long the kernel may cache attributes, of every path. Attributes never
 /// decide visibility (an entry with a zero TTL is looked up again on every
@@ -393,6 +395,9 @@ impl<Id> View<Id> {
         if *notice == Notice::Lost {
             // Events of the directory feed were lost: nothing the kernel
             // keeps of the ordinary tree can be trusted.
+            tracing::info!(
+                "change feed events were lost (queue overflow): the kernel forgets what it kept"
+            );
             for w in self.dir_watches().values_mut() {
                 w.listed_until = None;
             }
@@ -527,7 +532,8 @@ impl<Id> View<Id> {
     /// one it has, unless that inode serves verified bytes of another size
     /// than the disk's file now has (`size`): then the name gets a new inode
     /// and the old one keeps describing the bytes its handles serve.
-    fn entry_ino(&self, parent: u64, name: &OsStr, size: u64) -> u64 {
+    fn entry_ino(&self, parent: u64, name: &OsStr, st: &FileStat) -> u64 {
+        let size = st.st_size as u64;
         let mut inodes = self.inodes();
         if let Some(ino) = inodes.peek(parent, name) {
             if self
@@ -538,7 +544,7 @@ impl<Id> View<Id> {
                 inodes.retire(ino);
             }
         }
-        inodes.remember(parent, name)
+        inodes.remember(parent, name, st.st_ino)
     }
 
     pub fn is_writable(&self) -> bool {
@@ -632,7 +638,7 @@ impl<Id> View<Id> {
         if !decision.shown {
             return Err(FsError::NotFound);
         }
-        let ino = self.entry_ino(parent, name, st.st_size as u64);
+        let ino = self.entry_ino(parent, name, &st);
         if decision.caching == Caching::Watched {
             if let crate::gate::Place::Sealed { key, root_len } = self.gate.cached_place(&path) {
                 if root_len == path.depth() {
@@ -1019,7 +1025,7 @@ impl<Id> View<Id> {
             let child = if dots {
                 item.ino
             } else {
-                self.entry_ino(ino, &item.name, st.st_size as u64)
+                self.entry_ino(ino, &item.name, &st)
             };
             let attr = attr_of(&st, child, None);
             let fed = fed && !dots && caching == Caching::Cacheable;

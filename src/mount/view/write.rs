@@ -184,7 +184,7 @@ impl<Id> View<Id> {
     /// Looks up what was just made at `name` in `parent` (counted).
     fn made(&self, parent: u64, dir: BorrowedFd<'_>, name: &OsStr) -> Result<Entry, FsError> {
         let st = lstat_in(dir, name)?;
-        let ino = self.inodes().remember(parent, name);
+        let ino = self.inodes().remember(parent, name, st.st_ino);
         Ok(Entry::new(
             attr_of(&st, ino, None),
             super::entry_ttl(crate::gate::Caching::Cacheable),
@@ -460,7 +460,7 @@ impl<Id> View<Id> {
             Err(e) => return Err(e),
         };
         let st = fstat_fd(fd.as_fd())?;
-        let ino = self.inodes().remember(parent, name);
+        let ino = self.inodes().remember(parent, name, st.st_ino);
         let entry = Entry::new(
             attr_of(&st, ino, None),
             super::entry_ttl(crate::gate::Caching::Cacheable),
