@@ -530,7 +530,7 @@ impl<Id> View<Id> {
 
     /// The inode `name` in `parent` is known by (counting the lookup): the
     /// one it has, unless that inode serves verified bytes of another size
-    /// than the disk's file now has (`size`): then the name gets a new inode
+    /// than the disk's file now has (`st`): then the name gets a new inode
     /// and the old one keeps describing the bytes its handles serve.
     fn entry_ino(&self, parent: u64, name: &OsStr, st: &FileStat) -> u64 {
         let size = st.st_size as u64;
