@@ -21,7 +21,8 @@ use crate::gate::ViewPath;
 /// The root directory's inode number (FUSE_ROOT_ID).
 pub const ROOT: u64 = 1;
 
-/// Where the view's own numbers start: above every number a disk gives.
+/// Where the view's own numbers start: above the numbers disks give in
+/// practice (a file whose disk number is not below gets one of these).
 const COUNTED_FROM: u64 = 1 << 48;
 
 struct Node {
