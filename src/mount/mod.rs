@@ -148,18 +148,8 @@ fn audit_log(
 /// passthrough backing each hold one.
 fn raise_open_file_limit() {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    // As root the hard limit itself may rise, up to what the kernel allows
-    // a process (kept backings are open descriptors, one per file read).
-    const WANTED: u64 = 1 << 20;
-    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(WANTED);
-    let wanted = WANTED.min(nr_open);
     if let Ok((_, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
-        if hard >= wanted || setrlimit(Resource::RLIMIT_NOFILE, wanted, wanted).is_err() {
-            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
-        }
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
     }
 }
 
