@@ -511,9 +511,9 @@ fn workload(name: &str, root: &Path, view: &str) {
         "git-status" => {
             git(&repo, &["status", "--porcelain"]);
         }
-        "git-modify" => modify_tracked(&repo, 9999),
+        "git-modify" => modify_tracked(&repo, workload_round()),
         "git-commit" => {
-            git_commit(&repo, 9999);
+            git_commit(&repo, workload_round());
         }
         "walk" => {
             walk(&root.join(SMALL_TREE));
@@ -644,6 +644,16 @@ fn modify_tracked(repo: &Path, round: u64) {
         pattern(&mut buf, round * 1_000_000 + i as u64);
         fs::write(repo.join(spread(i)), &buf).unwrap();
     }
+}
+
+/// The round of a single `git-modify` or `git-commit` workload: `ROUND` in
+/// the environment (a new one for each commit measured by hand, or the
+/// content would not change), else 9999.
+fn workload_round() -> u64 {
+    std::env::var("ROUND")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(9999)
 }
 
 /// `git add -A && git commit`; returns the time of both.

@@ -1730,16 +1730,17 @@ fn changes_made_on_the_disk_show_up_in_the_view_within_a_second() {
 
 /// What the kernel knows of a directory through the view: its listing and
 /// each entry's (size, mode, mtime), as a walk sees them.
+/// A listed name that cannot be looked up (in the view, the listing and
+/// the entry are forgotten by two notices: a check between them sees both)
+/// is (u64::MAX, 0, 0), which no file on the disk matches.
 fn known(dir: &Path) -> BTreeMap<String, (u64, u32, i64)> {
     fs::read_dir(dir)
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
-            let m = meta(&e.path());
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                (m.len(), m.mode(), m.mtime()),
-            )
+            let seen = fs::symlink_metadata(e.path())
+                .map_or((u64::MAX, 0, 0), |m| (m.len(), m.mode(), m.mtime()));
+            (e.file_name().to_string_lossy().into_owned(), seen)
         })
         .collect()
 }
@@ -1825,6 +1826,24 @@ fn kernel_caches_of_ordinary_paths_are_kept_and_forgotten_at_once_on_a_disk_chan
             disk("w")
         );
     }
+    // A name looked up and not found is remembered by the kernel in a
+    // watched directory (git probes every object name before writing it):
+    // made on the disk, it must be found by name at once, with no listing
+    // of its directory to refresh the kernel's entries.
+    fs::create_dir(v.d("n")).unwrap();
+    fs::write(v.d("n/here.txt"), "x").unwrap();
+    for _ in 0..2 {
+        assert_eq!(
+            errno_of(&fs::symlink_metadata(v.v("n/late.txt"))),
+            Some(libc::ENOENT)
+        );
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    fs::write(v.d("n/late.txt"), "made on the disk").unwrap();
+    assert!(
+        within_100ms(|| fs::symlink_metadata(v.v("n/late.txt")).is_ok_and(|m| m.len() == 16)),
+        "a name made on the disk is still not found where a lookup found none"
+    );
     // Changes through the view, each followed at once by a listing (which
     // the kernel keeps) and changes of the same names on the disk: the
     // events of the view's own changes are passed over (the kernel knows

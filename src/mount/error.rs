@@ -17,6 +17,10 @@ use crate::core::store::StoreError;
 pub enum FsError {
     /// The gate hides the path (or it does not exist).
     NotFound,
+    /// An ordinary name that is not on the disk, in a directory the
+    /// directory feed watches: the kernel may remember its absence for the
+    /// duration (the feed makes it forget at the name's creation).
+    Absent(std::time::Duration),
     /// Any attempt to change what the view protects (or, in a read-only
     /// view, anything).
     ReadOnly,
@@ -38,7 +42,7 @@ impl FsError {
     /// The errno sent to the kernel.
     pub fn errno(&self) -> Errno {
         match self {
-            FsError::NotFound => Errno::ENOENT,
+            FsError::NotFound | FsError::Absent(_) => Errno::ENOENT,
             FsError::ReadOnly => Errno::EROFS,
             FsError::Stale => Errno::ESTALE,
             FsError::NotADirectory => Errno::ENOTDIR,

@@ -12,8 +12,8 @@ use std::os::fd::BorrowedFd;
 use std::time::SystemTime;
 
 use fuser::{
-    AccessFlags, BackingId, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
-    KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    AccessFlags, BackingId, FileAttr, FileHandle, Filesystem, FopenFlags, Generation, INodeNo,
+    InitFlags, KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
     ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite,
     ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
@@ -154,6 +154,10 @@ impl Filesystem for SealFs {
         self.dispatch
             .run(heavy, move |view| match view.lookup(parent.0, &name, who) {
                 Ok(e) => reply.entry_with_ttls(&e.attr_ttl, &e.ttl, &e.attr, Generation(0)),
+                // Node 0: the kernel keeps a negative entry for the TTL.
+                Err(FsError::Absent(ttl)) => {
+                    reply.entry_with_ttls(&ttl, &ttl, &absent_attr(), Generation(0))
+                }
                 Err(e) => reply.error(e.reply("lookup")),
             });
     }
@@ -599,5 +603,27 @@ fn reply_empty(reply: ReplyEmpty, op: &'static str, done: Result<(), FsError>) {
     match done {
         Ok(()) => reply.ok(),
         Err(e) => reply.error(e.reply(op)),
+    }
+}
+
+/// The attributes of a negative entry: node 0, which the kernel takes as
+/// "no such name" kept for the entry's TTL (nothing else is read).
+fn absent_attr() -> FileAttr {
+    FileAttr {
+        ino: INodeNo(0),
+        size: 0,
+        blocks: 0,
+        atime: SystemTime::UNIX_EPOCH,
+        mtime: SystemTime::UNIX_EPOCH,
+        ctime: SystemTime::UNIX_EPOCH,
+        crtime: SystemTime::UNIX_EPOCH,
+        kind: fuser::FileType::RegularFile,
+        perm: 0,
+        nlink: 0,
+        uid: 0,
+        gid: 0,
+        rdev: 0,
+        blksize: 0,
+        flags: 0,
     }
 }

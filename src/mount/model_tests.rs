@@ -559,6 +559,17 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
         .lookup(ROOT, OsStr::new("CLAUDE.md"), WHO)
         .unwrap();
     assert!(claude.ttl < super::view::FED_TTL, "{claude:?}");
+    // A name not on the disk: kept as absent in a watched directory below
+    // the root; never at the root (a lost event could not make the kernel
+    // forget it), never where the gate would decide it.
+    let absent = |parent: u64, name: &str| match world.view.lookup(parent, OsStr::new(name), WHO) {
+        Err(FsError::Absent(ttl)) => Some(ttl),
+        Err(FsError::NotFound) => None,
+        other => panic!("{name}: {other:?}"),
+    };
+    assert_eq!(absent(src_ino, "missing.rs"), Some(super::view::FED_TTL));
+    assert_eq!(absent(ROOT, "missing.rs"), None);
+    assert_eq!(absent(src_ino, "AGENTS.md"), None);
     settle();
     forgotten.take();
 

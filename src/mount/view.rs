@@ -627,7 +627,11 @@ impl<Id> View<Id> {
         let dir = open_dir_path_beneath(self.gate.project_fd(), &parent_path.raw)
             .map_err(FsError::from_walk)?;
         let fed = self.fed(parent, dir.as_fd());
-        let st = lstat_in(dir.as_fd(), name)?;
+        let st = match fstatat(dir.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(nix::errno::Errno::ENOENT) => return Err(self.absent(parent, &path, fed)),
+            Err(e) => return Err(FsError::from_walk(e.into())),
+        };
         let kind = EntryKind::from_mode(st.st_mode);
         let target = if kind == EntryKind::Symlink {
             readlinkat(dir.as_fd(), name).ok()
@@ -656,6 +660,22 @@ impl<Id> View<Id> {
             self.ttl(decision.caching)
         };
         Ok(Entry::new(attr_of(&st, ino, None), ttl, fed))
+    }
+
+    /// Why a lookup of `path` in `parent` found nothing on the disk: an
+    /// ordinary name in a watched directory below the root is
+    /// [`FsError::Absent`] for [`FED_TTL`] (its creation on the disk is an
+    /// event that makes the kernel forget; a lost event makes it forget the
+    /// directory and so its negative entries, which the root's would
+    /// outlive); anything else is plainly not found. A name the gate would
+    /// decide (a sealed root or an artifact yet to be made) is never kept.
+    fn absent(&self, parent: u64, path: &ViewPath, fed: bool) -> FsError {
+        let ordinary = self.gate.cached_place(path).caching() == Caching::Cacheable;
+        if fed && ordinary && parent != ROOT {
+            FsError::Absent(FED_TTL)
+        } else {
+            FsError::NotFound
+        }
     }
 
     /// The kernel dropped `n` lookups of `ino`.
