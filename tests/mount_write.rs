@@ -17,6 +17,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -2150,6 +2151,77 @@ fn seal_run_serves_a_writable_view_to_the_target_user() {
     assert!(!p.path().join(".claude/skills/mine").exists());
     // Where the user could write, protection still holds.
     assert!(!p.path().join("mine/CLAUDE.md").exists());
+}
+
+/// Files of `dir/mine` for the set-ID test: owned by nobody (group root,
+/// which nobody is not in, or nobody's own), with their modes.
+fn set_id_files(dir: &Path) {
+    let nobody = 65534;
+    fs::create_dir_all(dir.join("mine")).unwrap();
+    std::os::unix::fs::chown(dir.join("mine"), Some(nobody), Some(nobody)).unwrap();
+    for (name, gid, mode) in [
+        ("s6777", 0, 0o6777),
+        ("s4777", 0, 0o4777),
+        ("g2767", 0, 0o2767),
+        ("g2777", 0, 0o2777),
+        ("plain", 0, 0o777),
+        ("late", nobody, 0o666),
+    ] {
+        let f = dir.join("mine").join(name);
+        fs::write(&f, "a\n").unwrap();
+        // chown first: it drops set-ID bits.
+        std::os::unix::fs::chown(&f, Some(nobody), Some(gid)).unwrap();
+        fs::set_permissions(&f, fs::Permissions::from_mode(mode)).unwrap();
+    }
+}
+
+#[test]
+fn a_write_by_another_user_drops_set_id_bits_as_natively() {
+    // The view lets the filesystem drop set-ID bits on write (the kernel
+    // would otherwise ask for security.capability before every write): the
+    // disk must drop them as for the writer, including through a descriptor
+    // opened before the bits were set, and `stat` right after must show it.
+    if !fuse_available() {
+        return;
+    }
+    let script = "for f in s6777 s4777 g2767 g2777 plain; do echo b >> mine/$f; \
+                  stat -c \"$f %a\" mine/$f; done; \
+                  exec 3>>mine/late; chmod 6777 mine/late; echo b >&3; exec 3>&-; \
+                  stat -c \"late %a\" mine/late";
+    let native = scratch();
+    fs::set_permissions(native.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    set_id_files(native.path());
+    let out = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(native.path())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let native_out = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The bits go for this writer (no CAP_FSETID, not in group root).
+    assert!(native_out.contains("s6777 777\n"), "{native_out}");
+    assert!(native_out.contains("g2767 767\n"), "{native_out}");
+    assert!(native_out.contains("late 777\n"), "{native_out}");
+
+    let p = fixture("block");
+    set_id_files(p.path());
+    let (code, out, err) = seal_run(&p, &["--user", "nobody", "--", "sh", "-c", script]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, native_out, "modes seen in the view after each write");
+    for name in ["s6777", "s4777", "g2767", "g2777", "plain", "late"] {
+        let rel = format!("mine/{name}");
+        assert_eq!(
+            owner_mode(&p.path().join(&rel)),
+            owner_mode(&native.path().join(&rel)),
+            "{rel} on the disk"
+        );
+    }
 }
 
 #[test]

@@ -32,7 +32,15 @@ pub trait Register {
 /// What a passthrough backing file holds: a real file, or verified bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackingOf {
-    RealFile { dev: u64, ino: u64 },
+    /// A real file, registered with the credentials of the caller `by`
+    /// (uid, gid) whose open registered it: the kernel opens the backing
+    /// file anew for each open of the inode, and writes it, with those
+    /// credentials, so the disk checks access and drops set-ID bits as it
+    /// would for that caller. Another caller's open needs a backing of its
+    /// own (a [`Conflict`] while this one is live).
+    RealFile { dev: u64, ino: u64, by: (u32, u32) },
+    /// Verified bytes (a sealed memfd: never written), registered by the
+    /// daemon.
     Verified(Digest),
 }
 
@@ -133,6 +141,25 @@ impl<Id> BackingCache<Id> {
         }
     }
 
+    /// Lets go of the kept backing of `ino` when it holds the file `of`
+    /// names for another caller and no open handle holds it, so that the
+    /// open asking registers its own (with its caller's credentials) instead
+    /// of finding a [`Conflict`].
+    pub fn release_other_callers(&self, ino: u64, of: BackingOf) {
+        let BackingOf::RealFile { dev, ino: file, by } = of else {
+            return;
+        };
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let unused_by_another = kept.get(&ino).is_some_and(|(kept_of, backing)| {
+            matches!(*kept_of, BackingOf::RealFile { dev: d, ino: i, by: b }
+                if d == dev && i == file && b != by)
+                && Arc::strong_count(backing) == 1
+        });
+        if unused_by_another {
+            kept.remove(&ino);
+        }
+    }
+
     /// Keeps the backing of an ordinary file after its handles close.
     pub fn keep(&self, ino: u64, backing: Arc<Backing<Id>>) {
         let of = {
@@ -196,6 +223,47 @@ mod tests {
     }
 
     #[test]
+    fn another_callers_open_gets_its_own_backing_unless_the_kept_one_is_in_use() {
+        let cache = BackingCache::<u64>::default();
+        cache.enable();
+        let register = Counting(std::sync::atomic::AtomicU64::new(0));
+        let fd = std::fs::File::open("/").unwrap();
+        let fd = std::os::fd::AsFd::as_fd(&fd);
+        let by = |uid| BackingOf::RealFile {
+            dev: 1,
+            ino: 7,
+            by: (uid, uid),
+        };
+        // Root read the file; its backing is kept, no handle holds it.
+        let roots = cache.backing_for(9, by(0), fd, &register).unwrap().unwrap();
+        cache.keep(9, roots.clone());
+        drop(roots);
+        // Another caller's open registers its own (written with its
+        // credentials), in place of the kept one.
+        cache.release_other_callers(9, by(1000));
+        let users = cache
+            .backing_for(9, by(1000), fd, &register)
+            .unwrap()
+            .unwrap();
+        assert_ne!(users.id, 0, "a new registration");
+        cache.keep(9, users.clone());
+        // While a handle holds it, a third caller's open conflicts (the view
+        // then gives the name a new inode) and nothing kept is dropped.
+        cache.release_other_callers(9, by(0));
+        assert_eq!(
+            cache.backing_for(9, by(0), fd, &register).unwrap_err(),
+            Conflict
+        );
+        assert_eq!(cache.kept(9).map(|(of, _)| of), Some(by(1000)));
+        // The same caller reuses it.
+        let again = cache
+            .backing_for(9, by(1000), fd, &register)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.id, users.id);
+    }
+
+    #[test]
     fn a_cycle_over_more_files_than_are_kept_still_finds_most_kept() {
         let cache = BackingCache::<u64>::default();
         cache.enable();
@@ -205,7 +273,11 @@ mod tests {
         let mut found = 0;
         for round in 0..2 {
             for ino in 0..files as u64 {
-                let of = BackingOf::RealFile { dev: 1, ino };
+                let of = BackingOf::RealFile {
+                    dev: 1,
+                    ino,
+                    by: (0, 0),
+                };
                 if round == 1 && cache.kept(ino).is_some_and(|(kept, _)| kept == of) {
                     found += 1;
                 }

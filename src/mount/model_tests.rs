@@ -345,7 +345,7 @@ impl World {
                 Err(e) => Err(e),
             };
             opened.and_then(|o| {
-                let n = self.view.write(o.fh, 0, bytes);
+                let n = self.view.write(o.fh, 0, bytes, WHO);
                 self.view.release(o.fh);
                 n
             })

@@ -71,11 +71,15 @@ const WATCHED_TTL: Duration = Duration::from_secs(1);
 /// How long the kernel may keep `attr`. A file with several names is a
 /// separate inode in the view under each (the kernel cannot be told they are
 /// one), so a change through one name would leave the others' attributes
-/// stale: such files' attributes are not kept at all.
+/// stale: such files' attributes are not kept at all. Nor are those of a
+/// file with a set-ID bit: a write drops the bit on the disk (as the
+/// writer, see `BackingOf::RealFile`) without the kernel's knowing, and a
+/// `stat` right after must show it gone, as natively.
 /// `fed`: the entry's directory is watched by the directory feed (and the
 /// entry is ordinary).
 pub fn attr_ttl(attr: &FileAttr, fed: bool) -> Duration {
-    if attr.kind != fuser::FileType::Directory && attr.nlink > 1 {
+    let set_id = attr.kind == fuser::FileType::RegularFile && attr.perm & 0o6000 != 0;
+    if (attr.kind != fuser::FileType::Directory && attr.nlink > 1) || set_id {
         Duration::ZERO
     } else if fed {
         FED_TTL
@@ -735,11 +739,11 @@ impl<Id> View<Id> {
         let path = self.path_of(ino)?;
         if flags & libc::O_ACCMODE != libc::O_RDONLY {
             self.allow(&path, crate::gate::Change::Modify, "open", who)?;
-            return self.open_for_writing(ino, &path, flags, register);
+            return self.open_for_writing(ino, &path, flags, who, register);
         }
         match self.gate.open(&path, who) {
             OpenDecision::Deny => Err(FsError::NotFound),
-            OpenDecision::Ordinary => self.open_ordinary(ino, &path, register),
+            OpenDecision::Ordinary => self.open_ordinary(ino, &path, who, register),
             OpenDecision::Snapshot(snapshot) => {
                 // Every snapshot carries the digest its bytes were hashed to;
                 // one without could never share a backing safely.
@@ -775,6 +779,7 @@ impl<Id> View<Id> {
         &self,
         ino: u64,
         path: &ViewPath,
+        who: Who,
         register: &dyn Register<Id = Id>,
     ) -> Result<Opened<Id>, FsError> {
         // The handle keeps the file it reads (`fstat` of the handle describes
@@ -785,7 +790,7 @@ impl<Id> View<Id> {
         let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
             .map_err(FsError::from_walk)?;
         let st = regular(&fd)?;
-        self.open_real(ino, File::from(fd), &st, register)
+        self.open_real(ino, File::from(fd), &st, who, register)
     }
 
     /// Opens an ordinary file for writing (the gate allowed it).
@@ -794,6 +799,7 @@ impl<Id> View<Id> {
         ino: u64,
         path: &ViewPath,
         flags: i32,
+        who: Who,
         register: &dyn Register<Id = Id>,
     ) -> Result<Opened<Id>, FsError> {
         let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
@@ -802,7 +808,7 @@ impl<Id> View<Id> {
         let append = flags & libc::O_APPEND;
         let file = reopened(&fd, libc::O_RDWR | append)
             .or_else(|_| reopened(&fd, (flags & libc::O_ACCMODE) | append))?;
-        self.open_real(ino, file, &st, register)
+        self.open_real(ino, file, &st, who, register)
     }
 
     /// The passthrough backing of `ino` for content `of`; a live backing

@@ -225,7 +225,13 @@ impl<Id> View<Id> {
                 return Ok(Some(f.try_clone()?));
             }
         }
-        let Some((BackingOf::RealFile { dev, ino: disk_ino }, _)) = self.backings.kept(ino) else {
+        let Some((
+            BackingOf::RealFile {
+                dev, ino: disk_ino, ..
+            },
+            _,
+        )) = self.backings.kept(ino)
+        else {
             return Err(FsError::Stale);
         };
         let open: Vec<_> = self.handles().values().cloned().collect();
@@ -466,7 +472,7 @@ impl<Id> View<Id> {
             super::entry_ttl(crate::gate::Caching::Cacheable),
             false,
         );
-        let opened = self.open_real(ino, File::from(fd), &st, register)?;
+        let opened = self.open_real(ino, File::from(fd), &st, who, register)?;
         Ok((entry, opened))
     }
 
@@ -502,14 +508,24 @@ impl<Id> View<Id> {
         ino: u64,
         file: File,
         st: &nix::sys::stat::FileStat,
+        who: Who,
         register: &dyn Register<Id = Id>,
     ) -> Result<Opened<Id>, FsError> {
         let of = BackingOf::RealFile {
             dev: st.st_dev,
             ino: st.st_ino,
+            by: (who.uid, who.gid),
         };
+        let register = AsCallerRegister {
+            inner: register,
+            who,
+        };
+        let register = &register;
         // A kept backing of the same file is reused: nothing to register.
         let reused = self.backings.kept(ino).is_some_and(|(kept, _)| kept == of);
+        if !reused {
+            self.backings.release_other_callers(ino, of);
+        }
         let read_only = match reused || !self.backings.is_enabled() {
             true => None,
             false => for_backing(&file),
@@ -626,11 +642,13 @@ impl<Id> View<Id> {
         }
     }
 
-    /// Writes through the daemon (when the file is not passed through).
-    pub fn write(&self, fh: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
+    /// Writes through the daemon (when the file is not passed through), as
+    /// the caller: the disk drops set-ID bits as for a native write.
+    pub fn write(&self, fh: u64, offset: u64, data: &[u8], who: Who) -> Result<u32, FsError> {
         use std::os::unix::fs::FileExt;
         match &*self.handle(fh)? {
             Handle::Real { file: Some(f), .. } => {
+                let _as = AsCaller::switch(who)?;
                 f.write_all_at(data, offset)?;
                 Ok(data.len() as u32)
             }
@@ -689,6 +707,7 @@ impl<Id> View<Id> {
         let flags = rustix::fs::FallocateFlags::from_bits(mode as u32).ok_or(FsError::Io(
             std::io::Error::from_raw_os_error(libc::EOPNOTSUPP),
         ))?;
+        let _as = AsCaller::switch(who)?;
         rustix::fs::fallocate(&file, flags, offset, length)?;
         Ok(())
     }
@@ -792,4 +811,23 @@ fn only_drops_set_id_bits(now: u32, wanted: u32) -> bool {
     let changed = (now ^ wanted) & 0o7777;
     // Something changes, only set-ID bits change, and each is cleared.
     changed != 0 && changed & !SET_ID == 0 && wanted & changed == 0
+}
+
+/// Registers passthrough backings with the caller's credentials (see
+/// [`BackingOf::RealFile`]): the kernel keeps the credentials of the thread
+/// that registers, and writes the backing file with them. Registered as the
+/// daemon (root), a write by another user would keep a file's set-ID bits,
+/// since the view lets the filesystem drop them
+/// (`FUSE_HANDLE_KILLPRIV_V2`).
+struct AsCallerRegister<'a, Id> {
+    inner: &'a dyn Register<Id = Id>,
+    who: Who,
+}
+
+impl<Id> Register for AsCallerRegister<'_, Id> {
+    type Id = Id;
+    fn register(&self, fd: BorrowedFd<'_>) -> std::io::Result<Id> {
+        let _as = AsCaller::switch(self.who)?;
+        self.inner.register(fd)
+    }
 }
