@@ -22,7 +22,9 @@
 #    views each time: walk+lstat of src/ after > 1 s ("settled": past the
 #    view's one-second TTLs; where its directory feed watches, the kernel
 #    keeps ordinary entries and listings for ten minutes and is told to forget
-#    each at its change) and at once again; open+read+
+#    each at its change) and at once again; lstat of a name that does not
+#    exist next to each of the 20,000 files (once, then measured: what
+#    interpreters and build tools do as they search paths); open+read+
 #    close of the 20,000 files; the same two walks over the whole tree (which
 #    includes the bundle roots: a lookup of a bundle root is a fresh
 #    verification, so this walk hashes the 1 GiB bundle); a 1 GiB sequential
@@ -40,7 +42,8 @@
 # 5. The write run, with `seal mount --writable` and bindfs read-write, the
 #    order rotating the same way: a 1 GiB sequential write in 1 MiB writes
 #    (write+close, then fsync apart), create+write+close of 20,000 4 KiB files
-#    in 300 directories, `git status` of a 20,000-file repository (after > 1 s
+#    in 300 directories (each after a sync(2), so that what the previous view
+#    left dirty is not written back in this one's time), `git status` of a 20,000-file repository (after > 1 s
 #    and at once again) and `git add -A && git commit` of 1,000 changed files.
 #    This run has a project of its own (wproject/, kept apart so that the
 #    read run's tree and walks stay as they were). Each view writes in a
