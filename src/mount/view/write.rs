@@ -827,6 +827,9 @@ struct AsCallerRegister<'a, Id> {
 impl<Id> Register for AsCallerRegister<'_, Id> {
     type Id = Id;
     fn register(&self, fd: BorrowedFd<'_>) -> std::io::Result<Id> {
+        // Should the switch ever fail, the cache turns passthrough off and
+        // the daemon serves reads and writes (writes as the caller, which
+        // then fail the same way): slower, never a write as root.
         let _as = AsCaller::switch(self.who)?;
         self.inner.register(fd)
     }
