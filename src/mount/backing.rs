@@ -32,16 +32,40 @@ pub trait Register {
 /// What a passthrough backing file holds: a real file, or verified bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackingOf {
-    /// A real file, registered with the credentials of the caller `by`
-    /// (uid, gid) whose open registered it: the kernel opens the backing
-    /// file anew for each open of the inode, and writes it, with those
-    /// credentials, so the disk checks access and drops set-ID bits as it
-    /// would for that caller. Another caller's open needs a backing of its
-    /// own (a [`Conflict`] while this one is live).
+    /// A real file, registered with the credentials `by` (uid, gid): the
+    /// kernel opens the backing file anew for each open of the inode, and
+    /// writes it, with those credentials. An open to write registers as its
+    /// caller, so that the disk drops set-ID bits as it would for that
+    /// caller, and needs a backing registered by that caller (another's
+    /// live one is a [`Conflict`]). An open to read registers as the daemon
+    /// ([`DAEMON`]: no switch, nothing written) and is served by any
+    /// backing of the same file.
     RealFile { dev: u64, ino: u64, by: (u32, u32) },
     /// Verified bytes (a sealed memfd: never written), registered by the
     /// daemon.
     Verified(Digest),
+}
+
+/// Who registers the backing of a file opened to read: the daemon.
+pub const DAEMON: (u32, u32) = (0, 0);
+
+impl BackingOf {
+    /// Whether a backing holding `self` may serve an open for `wanted`
+    /// (`writes`: the open may write): the same content, and for a writer
+    /// the same registering caller.
+    pub fn serves(&self, wanted: &BackingOf, writes: bool) -> bool {
+        match (self, wanted) {
+            (
+                BackingOf::RealFile { dev, ino, by },
+                BackingOf::RealFile {
+                    dev: d,
+                    ino: i,
+                    by: b,
+                },
+            ) => dev == d && ino == i && (!writes || by == b),
+            (held, wanted) => held == wanted,
+        }
+    }
 }
 
 /// A registered backing; the registration ends when the last reference goes.
@@ -102,13 +126,15 @@ impl<Id> BackingCache<Id> {
         self.enabled.load(Ordering::Relaxed)
     }
 
-    /// The backing of inode `ino` for content `of`: the live one when it
-    /// holds the same content, a new one when none is live, `Ok(None)` when
+    /// The backing of inode `ino` for content `of` (for an open that may
+    /// write, `writes`): the live one when it serves it
+    /// ([`BackingOf::serves`]), a new one when none is live, `Ok(None)` when
     /// passthrough is off (or the kernel refuses it now: then it stays off).
     pub fn backing_for(
         &self,
         ino: u64,
         of: BackingOf,
+        writes: bool,
         fd: BorrowedFd<'_>,
         register: &dyn Register<Id = Id>,
     ) -> Result<Option<Arc<Backing<Id>>>, Conflict> {
@@ -118,7 +144,7 @@ impl<Id> BackingCache<Id> {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((live_of, weak)) = live.get(&ino) {
             if let Some(backing) = weak.upgrade() {
-                return if *live_of == of {
+                return if live_of.serves(&of, writes) {
                     Ok(Some(backing))
                 } else {
                     Err(Conflict)
@@ -223,7 +249,7 @@ mod tests {
     }
 
     #[test]
-    fn another_callers_open_gets_its_own_backing_unless_the_kept_one_is_in_use() {
+    fn a_writer_gets_a_backing_of_its_own_caller_and_readers_take_any() {
         let cache = BackingCache::<u64>::default();
         cache.enable();
         let register = Counting(std::sync::atomic::AtomicU64::new(0));
@@ -234,33 +260,30 @@ mod tests {
             ino: 7,
             by: (uid, uid),
         };
-        // Root read the file; its backing is kept, no handle holds it.
-        let roots = cache.backing_for(9, by(0), fd, &register).unwrap().unwrap();
-        cache.keep(9, roots.clone());
-        drop(roots);
-        // Another caller's open registers its own (written with its
-        // credentials), in place of the kept one.
+        // A reader registered as the daemon; kept, no handle holds it.
+        let read = cache.backing_for(9, by(0), false, fd, &register);
+        let read = read.unwrap().unwrap();
+        cache.keep(9, read.clone());
+        drop(read);
+        // A writer's open registers its own (written with its credentials)
+        // in place of the kept one.
         cache.release_other_callers(9, by(1000));
-        let users = cache
-            .backing_for(9, by(1000), fd, &register)
-            .unwrap()
-            .unwrap();
-        assert_ne!(users.id, 0, "a new registration");
-        cache.keep(9, users.clone());
-        // While a handle holds it, a third caller's open conflicts (the view
-        // then gives the name a new inode) and nothing kept is dropped.
+        let written = cache.backing_for(9, by(1000), true, fd, &register);
+        let written = written.unwrap().unwrap();
+        assert_ne!(written.id, 0, "a new registration");
+        cache.keep(9, written.clone());
+        // A reader of any caller is served by it.
+        let reader = cache.backing_for(9, by(0), false, fd, &register);
+        assert_eq!(reader.unwrap().unwrap().id, written.id);
+        // While a handle holds it, another caller's writer conflicts (the
+        // view then gives the name a new inode) and nothing kept is dropped.
         cache.release_other_callers(9, by(0));
-        assert_eq!(
-            cache.backing_for(9, by(0), fd, &register).unwrap_err(),
-            Conflict
-        );
+        let other = cache.backing_for(9, by(0), true, fd, &register);
+        assert_eq!(other.unwrap_err(), Conflict);
         assert_eq!(cache.kept(9).map(|(of, _)| of), Some(by(1000)));
-        // The same caller reuses it.
-        let again = cache
-            .backing_for(9, by(1000), fd, &register)
-            .unwrap()
-            .unwrap();
-        assert_eq!(again.id, users.id);
+        // The same caller's next writer reuses it.
+        let again = cache.backing_for(9, by(1000), true, fd, &register);
+        assert_eq!(again.unwrap().unwrap().id, written.id);
     }
 
     #[test]
@@ -282,7 +305,7 @@ mod tests {
                     found += 1;
                 }
                 let backing = cache
-                    .backing_for(ino, of, std::os::fd::AsFd::as_fd(&fd), &register)
+                    .backing_for(ino, of, false, std::os::fd::AsFd::as_fd(&fd), &register)
                     .unwrap()
                     .unwrap();
                 cache.keep(ino, backing);

@@ -743,7 +743,7 @@ impl<Id> View<Id> {
         }
         match self.gate.open(&path, who) {
             OpenDecision::Deny => Err(FsError::NotFound),
-            OpenDecision::Ordinary => self.open_ordinary(ino, &path, who, register),
+            OpenDecision::Ordinary => self.open_ordinary(ino, &path, register),
             OpenDecision::Snapshot(snapshot) => {
                 // Every snapshot carries the digest its bytes were hashed to;
                 // one without could never share a backing safely.
@@ -753,6 +753,7 @@ impl<Id> View<Id> {
                 let backing = self.backing_for(
                     ino,
                     BackingOf::Verified(digest),
+                    false,
                     snapshot.file().as_fd(),
                     register,
                 )?;
@@ -779,7 +780,6 @@ impl<Id> View<Id> {
         &self,
         ino: u64,
         path: &ViewPath,
-        who: Who,
         register: &dyn Register<Id = Id>,
     ) -> Result<Opened<Id>, FsError> {
         // The handle keeps the file it reads (`fstat` of the handle describes
@@ -790,7 +790,7 @@ impl<Id> View<Id> {
         let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
             .map_err(FsError::from_walk)?;
         let st = regular(&fd)?;
-        self.open_real(ino, File::from(fd), &st, who, register)
+        self.open_real(ino, File::from(fd), &st, None, register)
     }
 
     /// Opens an ordinary file for writing (the gate allowed it).
@@ -808,20 +808,22 @@ impl<Id> View<Id> {
         let append = flags & libc::O_APPEND;
         let file = reopened(&fd, libc::O_RDWR | append)
             .or_else(|_| reopened(&fd, (flags & libc::O_ACCMODE) | append))?;
-        self.open_real(ino, file, &st, who, register)
+        self.open_real(ino, file, &st, Some(who), register)
     }
 
-    /// The passthrough backing of `ino` for content `of`; a live backing
-    /// with other content retires the inode ([`FsError::Stale`]).
+    /// The passthrough backing of `ino` for content `of` (`writes`: for an
+    /// open that may write); a live backing that cannot serve it retires the
+    /// inode ([`FsError::Stale`]).
     fn backing_for(
         &self,
         ino: u64,
         of: BackingOf,
+        writes: bool,
         fd: BorrowedFd<'_>,
         register: &dyn Register<Id = Id>,
     ) -> Result<Option<Arc<Backing<Id>>>, FsError> {
         self.backings
-            .backing_for(ino, of, fd, register)
+            .backing_for(ino, of, writes, fd, register)
             .map_err(|_conflict| {
                 self.inodes().retire(ino);
                 FsError::Stale

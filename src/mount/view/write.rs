@@ -28,7 +28,7 @@ use crate::core::discovery::Listings;
 use crate::core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
 use crate::feed::Naming;
 use crate::gate::{Change, ViewPath, Who, assess::holds_protected};
-use crate::mount::backing::{BackingOf, Register};
+use crate::mount::backing::{BackingOf, DAEMON, Register};
 use crate::mount::creds::AsCaller;
 use crate::mount::error::FsError;
 use crate::mount::inodes::ROOT;
@@ -472,7 +472,7 @@ impl<Id> View<Id> {
             super::entry_ttl(crate::gate::Caching::Cacheable),
             false,
         );
-        let opened = self.open_real(ino, File::from(fd), &st, who, register)?;
+        let opened = self.open_real(ino, File::from(fd), &st, Some(who), register)?;
         Ok((entry, opened))
     }
 
@@ -502,28 +502,41 @@ impl<Id> View<Id> {
     }
 
     /// Serves an opened real file: through a passthrough backing when the
-    /// kernel allows it, else by the daemon.
+    /// kernel allows it, else by the daemon. `writer`: the caller of an
+    /// open that may write, whose credentials its backing is registered
+    /// with (see [`BackingOf::RealFile`]); an open to read registers as
+    /// the daemon.
     pub(super) fn open_real(
         &self,
         ino: u64,
         file: File,
         st: &nix::sys::stat::FileStat,
-        who: Who,
+        writer: Option<Who>,
         register: &dyn Register<Id = Id>,
     ) -> Result<Opened<Id>, FsError> {
+        let writes = writer.is_some();
         let of = BackingOf::RealFile {
             dev: st.st_dev,
             ino: st.st_ino,
-            by: (who.uid, who.gid),
+            by: writer.map_or(DAEMON, |w| (w.uid, w.gid)),
         };
-        let register = AsCallerRegister {
-            inner: register,
-            who,
+        let as_writer;
+        let register = match writer {
+            Some(who) => {
+                as_writer = AsCallerRegister {
+                    inner: register,
+                    who,
+                };
+                &as_writer as &dyn Register<Id = Id>
+            }
+            None => register,
         };
-        let register = &register;
-        // A kept backing of the same file is reused: nothing to register.
-        let reused = self.backings.kept(ino).is_some_and(|(kept, _)| kept == of);
-        if !reused {
+        // A kept backing that serves the open is reused: nothing to register.
+        let reused = self
+            .backings
+            .kept(ino)
+            .is_some_and(|(kept, _)| kept.serves(&of, writes));
+        if !reused && writes {
             self.backings.release_other_callers(ino, of);
         }
         let read_only = match reused || !self.backings.is_enabled() {
@@ -531,7 +544,7 @@ impl<Id> View<Id> {
             false => for_backing(&file),
         };
         let fd = read_only.as_ref().map_or(file.as_fd(), |f| f.as_fd());
-        let backing = self.backing_for(ino, of, fd, register)?;
+        let backing = self.backing_for(ino, of, writes, fd, register)?;
         if let Some(b) = &backing {
             self.backings.keep(ino, b.clone());
         }
