@@ -172,13 +172,11 @@ impl<Id> BackingCache<Id> {
     /// open asking registers its own (with its caller's credentials) instead
     /// of finding a [`Conflict`].
     pub fn release_other_callers(&self, ino: u64, of: BackingOf) {
-        let BackingOf::RealFile { dev, ino: file, by } = of else {
-            return;
-        };
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let unused_by_another = kept.get(&ino).is_some_and(|(kept_of, backing)| {
-            matches!(*kept_of, BackingOf::RealFile { dev: d, ino: i, by: b }
-                if d == dev && i == file && b != by)
+            // The same file (it serves a reader), registered by another.
+            kept_of.serves(&of, false)
+                && !kept_of.serves(&of, true)
                 && Arc::strong_count(backing) == 1
         });
         if unused_by_another {
@@ -248,12 +246,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_writer_gets_a_backing_of_its_own_caller_and_readers_take_any() {
+    /// A cache with passthrough on, a counting registrar, and a descriptor
+    /// to register (any will do for it).
+    fn enabled() -> (BackingCache<u64>, Counting, std::fs::File) {
         let cache = BackingCache::<u64>::default();
         cache.enable();
         let register = Counting(std::sync::atomic::AtomicU64::new(0));
-        let fd = std::fs::File::open("/").unwrap();
+        (cache, register, std::fs::File::open("/").unwrap())
+    }
+
+    #[test]
+    fn a_writer_gets_a_backing_of_its_own_caller_and_readers_take_any() {
+        let (cache, register, fd) = enabled();
         let fd = std::os::fd::AsFd::as_fd(&fd);
         let by = |uid| BackingOf::RealFile {
             dev: 1,
@@ -288,10 +292,7 @@ mod tests {
 
     #[test]
     fn a_cycle_over_more_files_than_are_kept_still_finds_most_kept() {
-        let cache = BackingCache::<u64>::default();
-        cache.enable();
-        let register = Counting(std::sync::atomic::AtomicU64::new(0));
-        let fd = std::fs::File::open("/").unwrap();
+        let (cache, register, fd) = enabled();
         let files = kept_ordinary_max() + kept_ordinary_max() / 4;
         let mut found = 0;
         for round in 0..2 {

@@ -68,6 +68,9 @@ pub const ATTR_TTL: Duration = Duration::from_secs(1);
 /// reply that taught it. Opens are decided by the gate either way.
 const WATCHED_TTL: Duration = Duration::from_secs(1);
 
+/// The set-user-ID and set-group-ID bits of a mode.
+const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
+
 /// How long the kernel may keep `attr`. A file with several names is a
 /// separate inode in the view under each (the kernel cannot be told they are
 /// one), so a change through one name would leave the others' attributes
@@ -78,7 +81,7 @@ const WATCHED_TTL: Duration = Duration::from_secs(1);
 /// `fed`: the entry's directory is watched by the directory feed (and the
 /// entry is ordinary).
 pub fn attr_ttl(attr: &FileAttr, fed: bool) -> Duration {
-    let set_id = attr.kind == fuser::FileType::RegularFile && attr.perm & 0o6000 != 0;
+    let set_id = attr.kind == fuser::FileType::RegularFile && u32::from(attr.perm) & SET_ID != 0;
     if (attr.kind != fuser::FileType::Directory && attr.nlink > 1) || set_id {
         Duration::ZERO
     } else if fed {
@@ -631,10 +634,9 @@ impl<Id> View<Id> {
         let dir = open_dir_path_beneath(self.gate.project_fd(), &parent_path.raw)
             .map_err(FsError::from_walk)?;
         let fed = self.fed(parent, dir.as_fd());
-        let st = match fstatat(dir.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
-            Ok(st) => st,
-            Err(nix::errno::Errno::ENOENT) => return Err(self.absent(parent, &path, fed)),
-            Err(e) => return Err(FsError::from_walk(e.into())),
+        let st = match lstat_in(dir.as_fd(), name) {
+            Err(FsError::NotFound) => return Err(self.absent(parent, &path, fed)),
+            st => st?,
         };
         let kind = EntryKind::from_mode(st.st_mode);
         let target = if kind == EntryKind::Symlink {

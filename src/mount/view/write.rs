@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
 
-use super::{Entry, Handle, Opened, ReadMode, View, attr_of, lstat_in};
+use super::{Entry, Handle, Opened, ReadMode, SET_ID, View, attr_of, lstat_in};
 use crate::core::discovery::Listings;
 use crate::core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
 use crate::feed::Naming;
@@ -588,7 +588,9 @@ impl<Id> View<Id> {
                 // writes to or truncates a set-user-ID or set-group-ID file
                 // (as it would do itself on a local filesystem, whoever the
                 // writer): it only takes rights away, and the caller, not
-                // being the owner, could not ask it of chmod.
+                // being the owner, could not ask it of chmod. Only a kernel
+                // without FUSE_HANDLE_KILLPRIV_V2 asks it: with it, the
+                // disk drops the bits itself as the writer.
                 rustix::fs::chmodat(
                     rustix::fs::CWD,
                     by_proc.as_os_str(),
@@ -820,7 +822,6 @@ impl<Id> View<Id> {
 /// Whether changing a file's mode from `now` to `wanted` only clears its
 /// set-user-ID or set-group-ID bit (and changes nothing else).
 fn only_drops_set_id_bits(now: u32, wanted: u32) -> bool {
-    const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
     let changed = (now ^ wanted) & 0o7777;
     // Something changes, only set-ID bits change, and each is cleared.
     changed != 0 && changed & !SET_ID == 0 && wanted & changed == 0
