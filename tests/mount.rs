@@ -771,3 +771,79 @@ fn why_and_the_dry_run_agree_with_the_view() {
         }
     }
 }
+
+/// Bytes of `len` bytes, all `b`.
+fn filled(b: u8, len: usize) -> Vec<u8> {
+    vec![b; len]
+}
+
+/// Rewrites `path` in place with `bytes` (the same length) and puts its
+/// modification time back: a change the kernel's own attribute checks
+/// (`FUSE_AUTO_INVAL_DATA` compares mtime and size) cannot see.
+fn rewrite_keeping_mtime(path: &Path, bytes: &[u8]) {
+    let mtime = fs::metadata(path).unwrap().modified().unwrap();
+    let f = fs::OpenOptions::new().write(true).open(path).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, bytes, 0).unwrap();
+    f.set_modified(mtime).unwrap();
+}
+
+#[test]
+fn pages_the_kernel_keeps_are_dropped_at_a_change_and_never_outlive_an_approval() {
+    // The read-only view lets the kernel open files itself and keep their
+    // pages. A change on the disk must drop an ordinary file's pages at
+    // once (the directory feed), a bundle file re-pinned to other bytes
+    // must be read afresh (a new inode), and a tampered bundle file must
+    // not open, cached pages or not.
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(false, false);
+    p.write("src/page.txt", filled(b'a', 8192));
+    p.write(".claude/skills/x/data.txt", filled(b'A', 8192));
+    p.pin(&[]);
+    let v = Mounted::new(&p, &[]);
+    for _ in 0..2 {
+        assert_eq!(
+            fs::read(v.path("src/page.txt")).unwrap(),
+            filled(b'a', 8192)
+        );
+        assert_eq!(
+            fs::read(v.path(".claude/skills/x/data.txt")).unwrap(),
+            filled(b'A', 8192)
+        );
+    }
+    rewrite_keeping_mtime(&p.path().join("src/page.txt"), &filled(b'b', 8192));
+    assert!(
+        within_100ms(|| fs::read(v.path("src/page.txt")).unwrap() == filled(b'b', 8192)),
+        "an ordinary file changed on the disk still reads as the kernel kept it"
+    );
+    let bundle_file = p.path().join(".claude/skills/x/data.txt");
+    rewrite_keeping_mtime(&bundle_file, &filled(b'B', 8192));
+    p.pin(&[]);
+    assert!(
+        within_100ms(
+            || fs::read(v.path(".claude/skills/x/data.txt")).is_ok_and(|b| b == filled(b'B', 8192))
+        ),
+        "a bundle file pinned anew still reads as the bytes approved before"
+    );
+    rewrite_keeping_mtime(&bundle_file, &filled(b'C', 8192));
+    assert!(
+        within_100ms(
+            || errno_of(&fs::File::open(v.path(".claude/skills/x/data.txt"))) == Some(libc::ENOENT)
+        ),
+        "a tampered bundle file still opens"
+    );
+    // Opened before the change: only the approved bytes, or nothing.
+    rewrite_keeping_mtime(&bundle_file, &filled(b'B', 8192));
+    let mut opened = None;
+    assert!(within_100ms(|| {
+        opened = fs::File::open(v.path(".claude/skills/x/data.txt")).ok();
+        opened.is_some()
+    }));
+    rewrite_keeping_mtime(&bundle_file, &filled(b'C', 8192));
+    let mut got = Vec::new();
+    match std::io::Read::read_to_end(opened.as_mut().unwrap(), &mut got) {
+        Ok(_) => assert_eq!(got, filled(b'B', 8192), "read after the tamper"),
+        Err(e) => assert_eq!(e.raw_os_error(), Some(libc::ESTALE), "{e}"),
+    }
+}

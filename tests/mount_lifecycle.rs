@@ -241,6 +241,16 @@ fn nix_io<T>(r: nix::Result<T>) -> io::Result<()> {
         .map_err(|e| io::Error::from_raw_os_error(e as i32))
 }
 
+/// Writes a byte through `f`. An open for writing fails with EROFS where
+/// the view is asked at every open; where the kernel opens files itself
+/// (a read-only view with a change feed, here remounted read-write by
+/// root), the open succeeds and the write through it fails with EROFS.
+fn write_one(mut f: std::fs::File) -> io::Result<()> {
+    use std::io::Write;
+    f.write_all(b"x")?;
+    f.sync_all()
+}
+
 fn write_ops() -> Vec<Op> {
     use std::fs::OpenOptions;
     let mut ops: Vec<Op> = Vec::new();
@@ -254,7 +264,12 @@ fn write_ops() -> Vec<Op> {
             leak(format!("open O_WRONLY ({what})")),
             Box::new({
                 let f = f.clone();
-                move |r: &Path| OpenOptions::new().write(true).open(r.join(&f)).map(drop)
+                move |r: &Path| {
+                    OpenOptions::new()
+                        .write(true)
+                        .open(r.join(&f))
+                        .and_then(write_one)
+                }
             }),
         ));
         ops.push((
@@ -266,7 +281,7 @@ fn write_ops() -> Vec<Op> {
                         .read(true)
                         .write(true)
                         .open(r.join(&f))
-                        .map(drop)
+                        .and_then(write_one)
                 }
             }),
         ));
@@ -274,7 +289,12 @@ fn write_ops() -> Vec<Op> {
             leak(format!("open O_APPEND ({what})")),
             Box::new({
                 let f = f.clone();
-                move |r: &Path| OpenOptions::new().append(true).open(r.join(&f)).map(drop)
+                move |r: &Path| {
+                    OpenOptions::new()
+                        .append(true)
+                        .open(r.join(&f))
+                        .and_then(write_one)
+                }
             }),
         ));
         ops.push((

@@ -83,6 +83,16 @@ pub struct Assessment {
     /// Set when the lockfile was invalid at the start of the run.
     pub fail_closed: Option<Arc<String>>,
     pub micros: u64,
+    /// Which run this was: a number no other run of any gate has (the
+    /// copies a run leaves in the cache and in its answers share it).
+    pub run: u64,
+}
+
+/// Numbers runs (see [`Assessment::run`]).
+static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_run() -> u64 {
+    RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Assessment {
@@ -342,15 +352,28 @@ impl Gate {
 
     /// Decides an open of the regular file at `path`.
     pub fn open(&self, path: &ViewPath, who: Who) -> OpenDecision {
+        self.open_once_per_run(path, who, None).0
+    }
+
+    /// [`Gate::open`], leaving out the `allow` record when the verification
+    /// run that allows is `recorded` (the caller gave out the same file's
+    /// bytes under that run before, and that was recorded). Answers with the
+    /// decision and, when a Verified bundle allowed it, the run's number.
+    pub fn open_once_per_run(
+        &self,
+        path: &ViewPath,
+        who: Who,
+        recorded: Option<u64>,
+    ) -> (OpenDecision, Option<u64>) {
         let view = self.lock_view();
         let lock = view.patterns_source();
         let policy = self.policy_of(lock).0;
         let place = self.place(lock, path);
         let Some(root_len) = place.root_len() else {
-            return OpenDecision::Ordinary;
+            return (OpenDecision::Ordinary, None);
         };
         let Some(rel) = path.rel_from(root_len) else {
-            return OpenDecision::Deny;
+            return (OpenDecision::Deny, None);
         };
         if is_excluded_below_root(path.names().skip(root_len)) && view.is_valid() {
             // Never part of a bundle (`.git`): never hashed, never recorded,
@@ -358,10 +381,9 @@ impl Gate {
             // unrecorded names through.
             let decision = decide(&place, State::Recorded(false), policy);
             self.record("open", &place, path, &decision, None, &view, who);
-            return if decision.shown {
-                OpenDecision::Ordinary
-            } else {
-                OpenDecision::Deny
+            return match decision.shown {
+                true => (OpenDecision::Ordinary, None),
+                false => (OpenDecision::Deny, None),
             };
         }
         let answer = match (&view, &place) {
@@ -394,19 +416,60 @@ impl Gate {
             decision.shown = false;
             decision.event = Some(Event::Hide);
         }
-        self.record(
-            "open",
-            &place,
-            path,
-            &decision,
-            verdict.as_deref(),
-            &view,
-            who,
-        );
-        match snapshot {
-            Some(s) if decision.shown => OpenDecision::Snapshot(s),
-            _ => OpenDecision::Deny,
+        let verified_run = verdict
+            .as_deref()
+            .filter(|v| v.state() == State::Root(RootState::Bundle(BundleState::Verified)))
+            .map(|v| v.run);
+        let recorded_before = decision.event == Some(Event::Allow)
+            && verified_run.is_some()
+            && verified_run == recorded;
+        if !recorded_before {
+            self.record(
+                "open",
+                &place,
+                path,
+                &decision,
+                verdict.as_deref(),
+                &view,
+                who,
+            );
         }
+        match snapshot {
+            Some(s) if decision.shown => (OpenDecision::Snapshot(s), verified_run),
+            _ => (OpenDecision::Deny, None),
+        }
+    }
+
+    /// The verification run that approves, now, serving again the bytes of
+    /// digest `digest` that [`Gate::open`] gave out for the bundle file
+    /// `path`, without reading the file: its bundle is verified (by a full
+    /// verification, or by the last one while the change feed proves it
+    /// current) and `seal.json` still records `digest` for it. Cheap while
+    /// the bundle is current; `None` for anything else, and the caller asks
+    /// [`Gate::open_once_per_run`] (which decides, records and reads
+    /// afresh). Records nothing.
+    pub fn still_approves(
+        &self,
+        path: &ViewPath,
+        digest: &crate::core::digest::Digest,
+    ) -> Option<u64> {
+        let view = self.lock_view();
+        let LockView::Valid(lock) = &view else {
+            return None;
+        };
+        let place = self.place(lock, path);
+        let Place::Sealed { key, root_len } = &place else {
+            return None;
+        };
+        let recorded = path
+            .rel_from(*root_len)
+            .and_then(|rel| lock.bundles.get(key)?.files.get(&rel).copied());
+        if recorded.as_ref() != Some(digest) {
+            return None;
+        }
+        let verdict = self.sealed_run(key, None).verdict;
+        let verified = verdict.state() == State::Root(RootState::Bundle(BundleState::Verified));
+        (verified && decide(&place, verdict.state(), verdict.policy).shown).then_some(verdict.run)
     }
 
     /// Decides whether the writable view may make `change` at `path`
@@ -497,6 +560,7 @@ impl Gate {
                 LockView::Valid(_) => None,
             },
             micros: 0,
+            run: next_run(),
         };
         let mut kept = HashMap::new();
         let mut digests = std::collections::BTreeMap::new();
@@ -566,6 +630,7 @@ impl Gate {
             policy: Policy::Warn,
             fail_closed: None,
             micros: started.elapsed().as_micros() as u64,
+            run: next_run(),
         };
         (assessment, kept)
     }

@@ -48,6 +48,12 @@ impl super::view::Invalidate for fuser::Notifier {
             tracing::debug!("inval_inode: {e}");
         }
     }
+    fn data(&self, ino: u64) {
+        // Offset 0, length 0: attributes and every cached page.
+        if let Err(e) = self.inval_inode(INodeNo(ino), 0, 0) {
+            tracing::debug!("inval_inode: {e}");
+        }
+    }
     fn listing(&self, dir: u64) {
         // Offset 0, length 0: every cached page, which for a directory is
         // its cached listing.
@@ -122,6 +128,8 @@ fn reply_opened(reply: ReplyOpen, opened: Opened<BackingId>) {
         }
         ReadMode::Direct => reply.opened(fh, FopenFlags::FOPEN_DIRECT_IO),
         ReadMode::Cached => reply.opened(fh, FopenFlags::empty()),
+        // The kernel opens this file and every later one itself.
+        ReadMode::InKernel => reply.error(fuser::Errno::ENOSYS),
     }
 }
 
@@ -146,6 +154,12 @@ impl Filesystem for SealFs {
         // registration, made as the caller: `BackingOf::RealFile`), so the
         // disk applies the rules of a native write.
         let _ = config.add_capabilities(InitFlags::FUSE_HANDLE_KILLPRIV_V2);
+        if self.view().opens_in_kernel() {
+            // Files the kernel opens itself keep their pages: a change of
+            // mtime or size, seen when their attributes are refreshed, must
+            // drop them (where the directory feed does not tell at once).
+            let _ = config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA);
+        }
         if config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_ok()
             && config.set_max_stack_depth(2).is_ok()
         {
@@ -202,8 +216,8 @@ impl Filesystem for SealFs {
 
     fn read(
         &self,
-        _req: &Request,
-        _ino: INodeNo,
+        req: &Request,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -211,6 +225,19 @@ impl Filesystem for SealFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        if fh.0 == 0 {
+            // An open the kernel made itself: read by inode (which may take
+            // the bytes of a bundle file from the gate again).
+            let who = who(req);
+            let heavy = self.view().may_verify(ino.0, None, false);
+            self.dispatch.run(heavy, move |view| {
+                match view.read_unopened(ino.0, offset, size, who) {
+                    Ok(data) => reply.data(&data),
+                    Err(e) => reply.error(e.reply("read")),
+                }
+            });
+            return;
+        }
         match self.view().read(fh.0, offset, size) {
             Ok(data) => reply.data(&data),
             Err(e) => reply.error(e.reply("read")),
@@ -556,6 +583,9 @@ impl Filesystem for SealFs {
                         fh,
                         FopenFlags::empty(),
                     ),
+                    // Only the read-only view opens in the kernel, and it
+                    // creates nothing.
+                    ReadMode::InKernel => reply.error(fuser::Errno::EIO),
                 }
             }
             Err(e) => reply.error(e.reply("create")),

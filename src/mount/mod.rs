@@ -156,20 +156,21 @@ fn raise_open_file_limit() {
 /// How often the sweeper hands freed heap memory back to the system.
 const TRIM_EVERY_SECONDS: u64 = 10;
 
-/// Releases, every few seconds, what the gate keeps for bundles nobody used
-/// lately, so that memory comes back when the load goes away. The thread
-/// ends with the gate, and never takes a termination signal (those are for
-/// the thread that unmounts).
-fn start_sweeper(gate: &Arc<Gate>) {
-    let weak = Arc::downgrade(gate);
+/// Releases, every few seconds, what the gate and the view keep for bundles
+/// nobody used lately, so that memory comes back when the load goes away.
+/// The thread ends with the view, and never takes a termination signal
+/// (those are for the thread that unmounts).
+fn start_sweeper(view: &Arc<view::View<fuser::BackingId>>) {
+    let weak = Arc::downgrade(view);
     without_termination_signals(|| {
         let _ = std::thread::Builder::new()
             .name("seal-sweep".into())
             .spawn(move || {
                 for second in 1u64.. {
                     std::thread::sleep(std::time::Duration::from_secs(1));
-                    let Some(gate) = weak.upgrade() else { return };
-                    gate.sweep();
+                    let Some(view) = weak.upgrade() else { return };
+                    view.gate().sweep();
+                    view.sweep_pins();
                     if second % TRIM_EVERY_SECONDS == 0 {
                         crate::memory::give_memory_back();
                     }
@@ -402,7 +403,6 @@ fn mount_with(
         // not mask them again.
         nix::sys::stat::umask(nix::sys::stat::Mode::empty());
     }
-    start_sweeper(&gate);
     let mut config = Config::default();
     config.mount_options = options;
     config.acl = if allow_other {
@@ -418,6 +418,7 @@ fn mount_with(
         fs = fs.on_end(last_words);
     }
     let view = fs.view_handle();
+    start_sweeper(&view);
     let session = Session::new(fs, mountpoint, &config).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
             MountError::StaleMount(mountpoint.to_path_buf())

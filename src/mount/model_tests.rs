@@ -76,6 +76,10 @@ enum Op {
     RestoreLockfile,
     Check(usize),
     List(usize),
+    /// Reads again, by inode and without a lookup, a file an earlier check
+    /// read (a kernel reading pages it has not kept), where the kernel
+    /// opens files itself.
+    Reread(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -90,6 +94,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::RestoreLockfile),
         6 => file.clone().prop_map(Op::Check),
         2 => (0..DIRS.len()).prop_map(Op::List),
+        2 => file.clone().prop_map(Op::Reread),
     ]
 }
 
@@ -203,12 +208,21 @@ struct World {
     view: View<()>,
     model: Model,
     last_valid: Vec<u8>,
+    /// The view is read-only and the kernel opens files itself: lookups
+    /// are kept (as a kernel keeps inodes), and what each check read is
+    /// remembered, by the inode it read it from, with its path.
+    in_kernel: bool,
+    read: std::sync::Mutex<BTreeMap<u64, (String, Vec<u8>)>>,
 }
 
 impl World {
     /// `feed`: whether the gate reuses verifications the change feed proves
     /// current (the model must hold either way).
     fn new(feed: bool) -> World {
+        World::with(feed, true)
+    }
+
+    fn with(feed: bool, writable: bool) -> World {
         let dir = tempfile::tempdir().unwrap();
         let mut model = Model::default();
         for f in [".claude/skills/a/SKILL.md", "CLAUDE.md", "src/main.rs"] {
@@ -228,10 +242,25 @@ impl World {
         });
         World {
             dir,
-            view: View::new(Arc::new(gate), true),
+            view: View::new(Arc::new(gate), writable),
             model,
             last_valid: bytes,
+            in_kernel: false,
+            read: Default::default(),
         }
+    }
+
+    /// A read-only view with a change feed, where the kernel opens files
+    /// itself (see `view/kernel_opens.rs`).
+    fn in_kernel() -> World {
+        let mut world = World::with(true, false);
+        world.view.set_invalidator(Box::new(Forgotten::default()));
+        world
+            .view
+            .watch_directories(crate::feed::Feed::new().unwrap());
+        assert!(world.view.opens_in_kernel());
+        world.in_kernel = true;
+        world
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -272,7 +301,10 @@ impl World {
                 std::fs::write(self.path("seal.json"), &self.last_valid).unwrap();
                 self.model.valid = true;
             }
+            // A read-only view is written through in tests of its own.
+            Op::ViewWrite(..) if self.in_kernel => {}
             Op::ViewWrite(f, c) => self.write_through_view(FILES[f], CONTENTS[c]),
+            Op::Reread(f) => self.reread(FILES[f]),
             Op::Check(f) => self.check(FILES[f]),
             Op::List(d) => self.list(DIRS[d]),
         }
@@ -297,8 +329,10 @@ impl World {
             }
         }
         let out = result.map(|()| then(ino));
-        for ino in held.into_iter().rev() {
-            self.view.forget(ino, 1);
+        if !self.in_kernel {
+            for ino in held.into_iter().rev() {
+                self.view.forget(ino, 1);
+            }
         }
         out
     }
@@ -371,13 +405,30 @@ impl World {
 
     fn check(&self, rel: &str) {
         let walked = self.walk(rel, |ino| {
-            self.view
-                .open(ino, libc::O_RDONLY, WHO, &NoKernel)
-                .and_then(|o| {
+            let opened = self.view.open(ino, libc::O_RDONLY, WHO, &NoKernel);
+            match opened {
+                Ok(o) if self.in_kernel => {
+                    // Told to open by itself, the kernel reads by inode.
+                    assert!(matches!(o.mode, super::view::ReadMode::InKernel));
+                    let bytes = self.view.read_unopened(ino, 0, 1 << 16, WHO);
+                    if let Ok(b) = &bytes {
+                        let mut read = self.read.lock().unwrap();
+                        // An inode of a bundle file is bound to one version:
+                        // other bytes come under a new inode.
+                        if let Some((_, earlier)) = read.get(&ino).filter(|_| gated(rel)) {
+                            assert_eq!(earlier, b, "{rel}: inode {ino} served two versions");
+                        }
+                        read.insert(ino, (rel.to_string(), b.clone()));
+                    }
+                    bytes
+                }
+                Ok(o) => {
                     let bytes = self.view.read(o.fh, 0, 1 << 16);
                     self.view.release(o.fh);
                     bytes
-                })
+                }
+                Err(e) => Err(e),
+            }
         });
         assert_eq!(
             walked.is_ok(),
@@ -390,6 +441,34 @@ impl World {
             (Some(want), Ok(got)) => assert_eq!(got, want, "bytes of {rel}"),
             (None, Err(FsError::NotFound)) => {}
             (want, got) => panic!("open {rel}: want {want:?}, got {got:?}\n{:#?}", self.model),
+        }
+    }
+
+    /// Reads by inode, without a lookup, what an earlier check read: a file
+    /// of a bundle or artifact gives the very bytes it gave then, or
+    /// `ESTALE`, never any other bytes; an ordinary file gives what its
+    /// name holds on the disk now.
+    fn reread(&self, rel: &str) {
+        let earlier: Vec<(u64, Vec<u8>)> = {
+            let read = self.read.lock().unwrap();
+            read.iter()
+                .filter(|(_, (r, _))| r == rel)
+                .map(|(ino, (_, bytes))| (*ino, bytes.clone()))
+                .collect()
+        };
+        // As after a while: the bytes must come from the gate again.
+        self.view.let_go_of_pinned_bytes(std::time::Duration::ZERO);
+        for (ino, before) in earlier {
+            let got = self.view.read_unopened(ino, 0, 1 << 16, WHO);
+            match got {
+                Ok(bytes) if gated(rel) => {
+                    assert_eq!(bytes, before, "{rel} read again by inode {ino}")
+                }
+                Ok(bytes) => assert_eq!(Some(&bytes), self.model.disk.get(rel), "{rel}"),
+                Err(FsError::Stale) => {}
+                Err(_) if !gated(rel) => {}
+                Err(e) => panic!("{rel} read again by inode {ino}: {e:?}"),
+            }
         }
     }
 
@@ -446,6 +525,12 @@ impl World {
     }
 }
 
+/// Whether `rel` is decided by the gate (in a bundle or an artifact, and
+/// not a name never part of one).
+fn gated(rel: &str) -> bool {
+    (sealed_root(rel).is_some() || artifact_root(rel).is_some()) && !rel.contains("/.git/")
+}
+
 fn write(root: &Path, rel: &str, bytes: &[u8]) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -499,6 +584,21 @@ proptest! {
             world.apply(&Op::List(dir));
         }
     }
+
+    /// The same, in a read-only view where the kernel opens files itself:
+    /// bundle files are decided at lookup, and every read by inode serves
+    /// the bytes the inode was pinned to, or nothing.
+    #[test]
+    fn the_view_that_lets_the_kernel_open_matches_the_model(ops in proptest::collection::vec(op(), 1..40)) {
+        let mut world = World::in_kernel();
+        for op in &ops {
+            world.apply(op);
+        }
+        for f in FILES {
+            world.check(f);
+            world.reread(f);
+        }
+    }
 }
 
 /// What the view tells the kernel to forget, in order.
@@ -511,6 +611,9 @@ impl super::view::Invalidate for Forgotten {
     }
     fn inode(&self, ino: u64) {
         self.push(format!("inode {ino}"));
+    }
+    fn data(&self, ino: u64) {
+        self.push(format!("data {ino}"));
     }
     fn listing(&self, dir: u64) {
         self.push(format!("listing {dir}"));

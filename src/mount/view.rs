@@ -39,6 +39,7 @@ use crate::core::fs::{
 use crate::gate::{Caching, Gate, OpenDecision, ViewPath, Who};
 use crate::snapshot::Snapshot;
 
+mod kernel_opens;
 mod write;
 pub use write::{Node, SetAttr, SetTime};
 
@@ -106,6 +107,9 @@ pub trait Invalidate: Send + Sync {
     fn entry(&self, parent: u64, name: &OsStr);
     /// Forget the attributes of `ino`.
     fn inode(&self, ino: u64);
+    /// Forget the attributes of file `ino` and every page of it the kernel
+    /// keeps (files the kernel opens itself keep their pages).
+    fn data(&self, ino: u64);
     /// Forget the attributes of directory `dir` and the listing of it the
     /// kernel keeps.
     fn listing(&self, dir: u64);
@@ -224,6 +228,21 @@ pub enum ReadMode<Id> {
     Direct,
     /// Through [`View::read`], cached by the kernel.
     Cached,
+    /// Not opened here: the kernel is told (`ENOSYS`) to open files itself
+    /// from now on and to read them by inode ([`View::read_unopened`]).
+    InKernel,
+}
+
+/// The verified bytes an inode of a bundle file is bound to when the kernel
+/// opens files itself (see `kernel_opens`).
+pub(super) struct Pin {
+    digest: crate::core::digest::Digest,
+    size: u64,
+    /// The bytes, while reads may follow (let go after a short while).
+    bytes: Option<(Arc<Snapshot>, Instant)>,
+    /// The verification run that allowed them (none: given out under
+    /// `warn`, given out again at every lookup).
+    run: Option<u64>,
 }
 
 /// An opened file.
@@ -266,6 +285,14 @@ pub struct View<Id> {
     /// every change), and the directories it watches, by inode.
     dir_feed: std::sync::OnceLock<Arc<crate::feed::Feed>>,
     dir_watches: Mutex<HashMap<u64, DirWatch>>,
+    /// Inodes of bundle files bound to verified bytes, when the kernel
+    /// opens files itself.
+    pins: Mutex<HashMap<u64, Pin>>,
+    /// The verification run under which each bundle file's bytes were last
+    /// given out (and recorded), and when, by a hash of the path: the kernel
+    /// forgetting an inode does not make the next lookup record them again
+    /// under the same run.
+    given: Mutex<HashMap<u64, (u64, Instant)>>,
 }
 
 impl<Id> View<Id> {
@@ -282,6 +309,8 @@ impl<Id> View<Id> {
             watched_roots: Mutex::new(HashMap::new()),
             dir_feed: std::sync::OnceLock::new(),
             dir_watches: Mutex::new(HashMap::new()),
+            pins: Mutex::new(HashMap::new()),
+            given: Mutex::new(HashMap::new()),
         }
     }
 
@@ -399,16 +428,28 @@ impl<Id> View<Id> {
                 }
             }
         };
-        if *notice == Notice::Lost {
-            // Events of the directory feed were lost: nothing the kernel
-            // keeps of the ordinary tree can be trusted.
-            tracing::info!(
-                "change feed events were lost (queue overflow): the kernel forgets what it kept"
-            );
+        // Where the kernel opens files itself, nothing checks an open: under
+        // a new seal.json every path must be looked up and decided again.
+        let lockfile = *notice == Notice::Dirty(crate::gate::live::LOCKFILE_TAG);
+        if *notice == Notice::Lost || (lockfile && self.opens_in_kernel()) {
+            // Events of the directory feed were lost (nothing the kernel
+            // keeps of the ordinary tree can be trusted), or every decision
+            // may have changed.
+            match lockfile {
+                true => tracing::info!("seal.json changed: the kernel forgets what it kept"),
+                false => tracing::info!(
+                    "change feed events were lost (queue overflow): the kernel forgets what it kept"
+                ),
+            }
             for w in self.dir_watches().values_mut() {
                 w.listed_until = None;
             }
-            for (parent, name, ino) in self.inodes().below(ROOT).iter().rev() {
+            // Taken before the loop: the table's lock must not be held while
+            // the kernel is told (telling it waits for the directory's lock,
+            // which a lookup holds while it waits for a FUSE thread that
+            // needs the table).
+            let all = self.inodes().below(ROOT);
+            for (parent, name, ino) in all.iter().rev() {
                 invalidate.entry(*parent, name);
                 invalidate.listing(*ino);
             }
@@ -465,8 +506,10 @@ impl<Id> View<Id> {
             (Change::Content, Some(_)) => {}
             (Change::Content, None) => invalidate.inode(dir),
         }
-        if let Some(child) = child {
-            invalidate.inode(child);
+        match child {
+            Some(child) if self.opens_in_kernel() => invalidate.data(child),
+            Some(child) => invalidate.inode(child),
+            None => {}
         }
     }
 
@@ -529,6 +572,10 @@ impl<Id> View<Id> {
             }
             None => false,
         }
+    }
+
+    fn pins(&self) -> MutexGuard<'_, HashMap<u64, Pin>> {
+        self.pins.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn served(&self) -> MutexGuard<'_, HashMap<u64, (u64, usize)>> {
@@ -648,7 +695,23 @@ impl<Id> View<Id> {
         if !decision.shown {
             return Err(FsError::NotFound);
         }
+        // Where the kernel opens files itself, a bundle file is decided
+        // here and its inode bound to the bytes it shows.
+        let in_kernel = self.opens_in_kernel();
+        let pin =
+            match in_kernel && kind == EntryKind::File && decision.caching != Caching::Cacheable {
+                true => self.pin_for(parent, name, &path, who)?,
+                false => None,
+            };
+        if in_kernel {
+            self.retire_if_repinned(parent, name, pin.as_ref().map(|p| &p.digest));
+        }
+        let pinned = pin.is_some();
+        let size = pin.as_ref().map(|p| p.size);
         let ino = self.entry_ino(parent, name, &st);
+        if let Some(pin) = pin {
+            self.set_pin(ino, pin);
+        }
         if decision.caching == Caching::Watched {
             if let crate::gate::Place::Sealed { key, root_len } = self.gate.cached_place(&path) {
                 if root_len == path.depth() {
@@ -662,10 +725,15 @@ impl<Id> View<Id> {
         let fed = fed && decision.caching == Caching::Cacheable;
         let ttl = if fed {
             FED_TTL
+        } else if pinned {
+            // Every open of it looks it up again.
+            Duration::ZERO
         } else {
             self.ttl(decision.caching)
         };
-        Ok(Entry::new(attr_of(&st, ino, None), ttl, fed))
+        // A pinned inode's attributes may be kept as any others: its size
+        // is the pinned bytes', and it is bound to them.
+        Ok(Entry::new(attr_of(&st, ino, size), ttl, fed))
     }
 
     /// Why a lookup of `path` in `parent` found nothing on the disk: an
@@ -686,7 +754,12 @@ impl<Id> View<Id> {
 
     /// The kernel dropped `n` lookups of `ino`.
     pub fn forget(&self, ino: u64, n: u64) {
-        if self.inodes().forget(ino, n) {
+        let mut inodes = self.inodes();
+        if inodes.forget(ino, n) {
+            // Under the table's lock: once it is released, a lookup may
+            // give the number to a new inode and pin it.
+            self.pins().remove(&ino);
+            drop(inodes);
             self.backings.forget(ino);
             self.dir_watches().remove(&ino);
         }
@@ -717,7 +790,8 @@ impl<Id> View<Id> {
                     None => self.lstat_fed(ino, &path)?,
                 };
                 let fed = fed && self.gate.cached_place(&path).caching() == Caching::Cacheable;
-                (st, self.served().get(&ino).map(|(size, _)| *size), fed)
+                let size = self.served().get(&ino).map(|(size, _)| *size);
+                (st, size.or_else(|| self.pinned_size(ino)), fed)
             }
         };
         let attr = attr_of(&st, ino, size);
@@ -739,6 +813,13 @@ impl<Id> View<Id> {
         register: &dyn Register<Id = Id>,
     ) -> Result<Opened<Id>, FsError> {
         let path = self.path_of(ino)?;
+        if flags & libc::O_ACCMODE == libc::O_RDONLY && self.opens_in_kernel() {
+            self.admit(ino, who)?;
+            return Ok(Opened {
+                fh: 0,
+                mode: ReadMode::InKernel,
+            });
+        }
         if flags & libc::O_ACCMODE != libc::O_RDONLY {
             self.allow(&path, crate::gate::Change::Modify, "open", who)?;
             return self.open_for_writing(ino, &path, flags, who, register);
@@ -1057,7 +1138,7 @@ impl<Id> View<Id> {
             } else {
                 self.entry_ino(ino, &item.name, &st)
             };
-            let attr = attr_of(&st, child, None);
+            let attr = attr_of(&st, child, self.pinned_size(child));
             let fed = fed && !dots && caching == Caching::Cacheable;
             let entry_ttl = if fed { FED_TTL } else { entry_ttl(caching) };
             let full = add(&PlusEntry {

@@ -661,6 +661,12 @@ impl<Id> View<Id> {
     /// the caller: the disk drops set-ID bits as for a native write.
     pub fn write(&self, fh: u64, offset: u64, data: &[u8], who: Who) -> Result<u32, FsError> {
         use std::os::unix::fs::FileExt;
+        if !self.writable {
+            // A read-only view writes nothing, also through a file the
+            // kernel opened itself (handle 0) on a mount that root
+            // remounted read-write.
+            return Err(FsError::ReadOnly);
+        }
         match &*self.handle(fh)? {
             Handle::Real { file: Some(f), .. } => {
                 let _as = AsCaller::switch(who)?;

@@ -1,0 +1,311 @@
+//! Opens the kernel makes without asking (the read-only view, with a change
+//! feed): the view answers the first open with `ENOSYS`, after which the
+//! kernel sends no open and no release again, keeps each file's pages
+//! (`FOPEN_KEEP_CACHE`) and reads by inode (handle 0). An open then costs
+//! what a native one does unless its path must be looked up.
+//!
+//! What moves where:
+//!
+//! * **Bundle files are decided at lookup.** Their entries are never kept
+//!   (every open looks its name up), and a lookup that shows one *pins* it:
+//!   the inode is bound to the verified bytes [`Gate::open`] gave out (their
+//!   digest and size, the bytes themselves kept a short while for the reads
+//!   that follow). The inode reports the pinned size, whatever the disk's
+//!   file has become, and every page the kernel caches for it comes from
+//!   bytes of the pinned digest: one inode never mixes two versions. A later
+//!   lookup reuses the pin while [`Gate::still_approves`] it (the bundle
+//!   verified, `seal.json` recording the same digest); bytes of another
+//!   digest get a new inode.
+//! * **Reads come by inode.** A pinned inode is read from its bytes (or,
+//!   once they were let go, from bytes [`Gate::open`] gives out again,
+//!   which must have the pinned digest: otherwise the read fails with
+//!   `ESTALE` and never serves anything else). An ordinary file is read
+//!   from the disk's file under its name at the time of the read.
+//! * **The kernel's pages are kept true** by the directory feed (a change
+//!   to a file drops its pages) and, where no feed watches, by
+//!   `FUSE_AUTO_INVAL_DATA` (a changed mtime or size seen when attributes
+//!   are refreshed, at most [`super::ATTR_TTL`] old, drops them). A
+//!   change of `seal.json` makes the kernel forget every entry, so that
+//!   every path is decided again under the new lockfile.
+//!
+//! `--rehash-every-open`, a view without a complete change feed and the
+//! writable view keep asking at every open (the writable view needs the
+//! open to register its passthrough backing).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Pin, View};
+use crate::core::digest::Digest;
+use crate::core::fs::open_file_beneath;
+use crate::gate::{OpenDecision, ViewPath, Who};
+use crate::mount::error::FsError;
+use crate::snapshot::Snapshot;
+
+/// How long a pin keeps its bytes after their last use: the reads that
+/// follow a lookup (an open, a program loading a bundle) are served from
+/// them; a read after that takes them again from the gate.
+const PIN_BYTES_FOR: Duration = Duration::from_secs(2);
+
+/// How long the run a path's bytes were last given out under is
+/// remembered (after that, or beyond [`GIVEN_MAX`] paths, the next lookup
+/// records them again).
+const GIVEN_FOR: Duration = Duration::from_secs(60);
+const GIVEN_MAX: usize = 65_536;
+
+/// The key of `path` in the record of what was given out: a 64-bit hash,
+/// so that 20,000 paths cost a few hundred KiB (two paths that collide
+/// share a record: one `allow` may go unrecorded, nothing else).
+fn given_key(path: &ViewPath) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut hasher);
+    hasher.finish()
+}
+
+impl Pin {
+    /// A pin of bytes the gate just gave out, allowed by verification run
+    /// `run` (none under `warn`).
+    fn of(snapshot: Arc<Snapshot>, run: Option<u64>) -> Result<Pin, FsError> {
+        // Every snapshot carries the digest its bytes were hashed to; one
+        // without could never be told apart from another version.
+        let digest = snapshot.digest().ok_or(FsError::NotFound)?;
+        Ok(Pin {
+            digest,
+            size: snapshot.len(),
+            bytes: Some((snapshot, Instant::now())),
+            run,
+        })
+    }
+}
+
+impl<Id> View<Id> {
+    /// Whether the kernel opens files without asking (see the module).
+    /// Stable once the session runs: the invalidator and the directory feed
+    /// are set before the first request.
+    pub fn opens_in_kernel(&self) -> bool {
+        !self.writable
+            && self.gate.reuses_verifications()
+            && self.invalidate.get().is_some()
+            && self.dir_feed.get().is_some()
+    }
+
+    /// The pin a lookup of the bundle file `name` in `parent` (at `path`)
+    /// shows it with: the pin its inode has while the gate still approves
+    /// it, else the bytes the gate gives out now. `None`: the gate serves it
+    /// as an ordinary file (a name never part of a bundle, such as `.git`).
+    pub(super) fn pin_for(
+        &self,
+        parent: u64,
+        name: &std::ffi::OsStr,
+        path: &ViewPath,
+        who: Who,
+    ) -> Result<Option<Pin>, FsError> {
+        let held = self.inodes().peek(parent, name).and_then(|ino| {
+            let pins = self.pins();
+            let pin = pins.get(&ino)?;
+            let (bytes, _) = pin.bytes.as_ref()?;
+            Some((pin.digest, bytes.clone(), pin.run?))
+        });
+        if let Some((digest, bytes, run)) = held {
+            // Reused only while its bytes are held (so that the reads that
+            // follow this lookup have them, whatever the disk does
+            // meanwhile) and under the verification run that allowed them
+            // when they were given out: after another run, the gate decides
+            // (and records) again.
+            if self.gate.still_approves(path, &digest) == Some(run) {
+                return Ok(Some(Pin {
+                    digest,
+                    size: bytes.len(),
+                    bytes: Some((bytes, Instant::now())),
+                    run: Some(run),
+                }));
+            }
+        }
+        match self.give_out(path, who) {
+            (OpenDecision::Deny, _) => Err(FsError::NotFound),
+            (OpenDecision::Ordinary, _) => Ok(None),
+            (OpenDecision::Snapshot(snapshot), run) => Pin::of(snapshot, run).map(Some),
+        }
+    }
+
+    /// [`crate::gate::Gate::open`] for bytes the kernel will keep: an
+    /// `allow` is recorded once per verification run and path.
+    fn give_out(&self, path: &ViewPath, who: Who) -> (OpenDecision, Option<u64>) {
+        let key = given_key(path);
+        let recorded = self.given().get(&key).map(|(run, _)| *run);
+        let (decision, run) = self.gate.open_once_per_run(path, who, recorded);
+        if let Some(run) = run {
+            let mut given = self.given();
+            if given.len() >= GIVEN_MAX {
+                given.clear();
+            }
+            given.insert(key, (run, Instant::now()));
+        }
+        (decision, run)
+    }
+
+    /// Before a lookup counts `name` in `parent`: an inode pinned to other
+    /// bytes than `pinned` (or pinned while the name is now ordinary, or the
+    /// other way round) leaves the name, which then gets a new inode. The
+    /// kernel's pages of the old one are never shown under the name again.
+    pub(super) fn retire_if_repinned(
+        &self,
+        parent: u64,
+        name: &std::ffi::OsStr,
+        pinned: Option<&Digest>,
+    ) {
+        let mut inodes = self.inodes();
+        let Some(ino) = inodes.peek(parent, name) else {
+            return;
+        };
+        let held = self.pins().get(&ino).map(|p| p.digest);
+        if held.as_ref() != pinned {
+            inodes.retire(ino);
+        }
+    }
+
+    /// Binds `ino` to `pin`, keeping bytes it already holds of the same
+    /// digest.
+    pub(super) fn set_pin(&self, ino: u64, pin: Pin) {
+        let mut pins = self.pins();
+        match pins.get_mut(&ino) {
+            Some(held) if held.digest == pin.digest => {
+                held.run = pin.run;
+                if pin.bytes.is_some() {
+                    held.bytes = pin.bytes;
+                }
+            }
+            _ => {
+                pins.insert(ino, pin);
+            }
+        }
+    }
+
+    fn given(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, (u64, Instant)>> {
+        self.given.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The size the inode `ino` shows when it is pinned.
+    pub(super) fn pinned_size(&self, ino: u64) -> Option<u64> {
+        self.pins().get(&ino).map(|p| p.size)
+    }
+
+    /// The first opens, before the kernel learns it may open by itself:
+    /// decided as a lookup decides (a bundle file is pinned).
+    pub(super) fn admit(&self, ino: u64, who: Who) -> Result<(), FsError> {
+        let path = self.path_of(ino)?;
+        match self.give_out(&path, who) {
+            (OpenDecision::Deny, _) => Err(FsError::NotFound),
+            (OpenDecision::Ordinary, _) if self.pins().contains_key(&ino) => Err(FsError::Stale),
+            (OpenDecision::Ordinary, _) => Ok(()),
+            (OpenDecision::Snapshot(snapshot), run) => {
+                let pin = Pin::of(snapshot, run)?;
+                // The lookup that led here pinned the inode; pinned to
+                // other bytes (or not at all, looked up while the path was
+                // ordinary), the name must be looked up again and gets a
+                // new inode.
+                let held = self.pins().get(&ino).map(|p| p.digest);
+                if held != Some(pin.digest) {
+                    tracing::debug!("open of inode {ino}: pinned {held:?}, now {:?}", pin.digest);
+                    return Err(FsError::Stale);
+                }
+                self.set_pin(ino, pin);
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads `size` bytes at `offset` of the inode `ino` for an open the
+    /// kernel made itself (see the module).
+    pub fn read_unopened(
+        &self,
+        ino: u64,
+        offset: u64,
+        size: u32,
+        who: Who,
+    ) -> Result<Vec<u8>, FsError> {
+        let held = {
+            let mut pins = self.pins();
+            pins.get_mut(&ino).map(|pin| {
+                let bytes = pin.bytes.as_mut().map(|(snapshot, used)| {
+                    *used = Instant::now();
+                    snapshot.clone()
+                });
+                (pin.digest, bytes)
+            })
+        };
+        let snapshot = match held {
+            Some((_, Some(snapshot))) => snapshot,
+            Some((digest, None)) => self.bytes_again(ino, &digest, who)?,
+            None => return self.read_ordinary(ino, offset, size, who),
+        };
+        Ok(snapshot.read_at(offset, size as usize)?)
+    }
+
+    /// The pinned bytes of `ino` once more, from the gate: only bytes of
+    /// the pinned digest, never others.
+    fn bytes_again(&self, ino: u64, digest: &Digest, who: Who) -> Result<Arc<Snapshot>, FsError> {
+        let path = self.path_of(ino)?;
+        match self.give_out(&path, who) {
+            (OpenDecision::Snapshot(snapshot), run)
+                if snapshot.digest().as_ref() == Some(digest) =>
+            {
+                self.set_pin(ino, Pin::of(snapshot.clone(), run)?);
+                Ok(snapshot)
+            }
+            _ => {
+                tracing::debug!("read of inode {ino}: its pinned bytes are no longer given out");
+                Err(FsError::Stale)
+            }
+        }
+    }
+
+    /// A read of an unpinned inode: the disk's file under its name, as long
+    /// as the gate still calls the path ordinary.
+    fn read_ordinary(
+        &self,
+        ino: u64,
+        offset: u64,
+        size: u32,
+        who: Who,
+    ) -> Result<Vec<u8>, FsError> {
+        let path = self.path_of(ino)?;
+        if !matches!(self.gate.open(&path, who), OpenDecision::Ordinary) {
+            // Looked up before `seal.json` sealed it; the kernel was told to
+            // forget the name, and the new lookup pins it.
+            return Err(FsError::Stale);
+        }
+        let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
+            .map_err(FsError::from_walk)?;
+        let file = std::fs::File::from(fd);
+        let mut buf = vec![0u8; size as usize];
+        let n = crate::core::fs::read_fully_at(&file, offset, &mut buf)?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    /// Lets go of pinned bytes unused for [`PIN_BYTES_FOR`] (the sweeper
+    /// calls this every second): the kernel keeps the pages it read.
+    pub fn sweep_pins(&self) {
+        self.let_go_of_pinned_bytes(PIN_BYTES_FOR);
+        crate::memory::shrink_if_sparse(&mut self.pins());
+        let mut given = self.given();
+        given.retain(|_, (_, when)| when.elapsed() < GIVEN_FOR);
+        crate::memory::shrink_if_sparse(&mut given);
+    }
+
+    /// Lets go of pinned bytes unused for `unused_for`.
+    pub(in crate::mount) fn let_go_of_pinned_bytes(&self, unused_for: Duration) {
+        let mut pins = self.pins();
+        for pin in pins.values_mut() {
+            if pin
+                .bytes
+                .as_ref()
+                .is_some_and(|(_, used)| used.elapsed() >= unused_for)
+            {
+                pin.bytes = None;
+            }
+        }
+    }
+}
