@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks `seal mount` against the native tree (and bindfs when
-# installed): reads through `seal mount` (read-only: the kernel opens files
-# itself), `seal mount --writable` (seal-rw: every open asks the daemon) and
-# `bindfs -r` in one interleaved run, then writes through `seal mount
+# installed): reads through `seal mount` (read-only), `seal mount
+# --kernel-opens` (seal-ko: the kernel opens files itself) and `bindfs -r`
+# in one interleaved run, then writes through `seal mount
 # --writable` and bindfs (read-write) in a second one; warm cache.
 #
 #   scripts/bench-mount.sh                 # build, make the tree, measure, count
@@ -79,19 +79,19 @@ HELPER="${SEAL%/seal}/examples/mount_bench"
 PROJECT="$TREE/project"
 SEAL_MP="$TREE/seal-view"
 BINDFS_MP="$TREE/bindfs-view"
-# The read run measures the writable view too (what `seal run` serves by
-# default): the kernel opens files itself only in the read-only one.
-SEAL_RW_MP="$TREE/seal-rw-view"
+# The read run measures `seal mount --kernel-opens` too (seal-ko: the
+# kernel opens files itself and keeps their pages).
+SEAL_KO_MP="$TREE/seal-ko-view"
 LOG="$TREE/daemon.log"
 SEAL_PID=
-SEAL_RW_PID=
+SEAL_KO_PID=
 
 cleanup() {
   set +e
-  for mp in "$SEAL_MP" "$SEAL_RW_MP" "$BINDFS_MP"; do
+  for mp in "$SEAL_MP" "$SEAL_KO_MP" "$BINDFS_MP"; do
     if grep -q " $mp " /proc/self/mountinfo; then umount "$mp" 2>/dev/null || umount -l "$mp"; fi
   done
-  for pid in "$SEAL_PID" "$SEAL_RW_PID"; do
+  for pid in "$SEAL_PID" "$SEAL_KO_PID"; do
     if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
       kill -TERM "$pid"; wait "$pid" 2>/dev/null
     fi
@@ -120,7 +120,7 @@ WPROJECT="$TREE/wproject"
 make_project "$TREE/.bench-wspec" "w1 3 git trees of 20000 files" \
   "$WPROJECT" git-prep "$WPROJECT" native seal bindfs
 (cd "$PROJECT" && "$SEAL" verify) >&2
-mkdir -p "$SEAL_MP" "$SEAL_RW_MP" "$BINDFS_MP"
+mkdir -p "$SEAL_MP" "$SEAL_KO_MP" "$BINDFS_MP"
 
 # The write run mounts its own project, writable.
 SEAL_PROJECT=$PROJECT
@@ -145,17 +145,17 @@ stop_seal() {
 VIEWS=("native=$PROJECT")
 start_seal
 VIEWS+=("seal=$SEAL_MP")
-RW_LOG="$TREE/daemon-rw.log"
-: >"$RW_LOG"
-(cd "$PROJECT" && exec "$SEAL" mount "$SEAL_RW_MP" --writable 2>>"$RW_LOG") &
-SEAL_RW_PID=$!
+KO_LOG="$TREE/daemon-ko.log"
+: >"$KO_LOG"
+(cd "$PROJECT" && exec "$SEAL" mount "$SEAL_KO_MP" --kernel-opens 2>>"$KO_LOG") &
+SEAL_KO_PID=$!
 for _ in $(seq 200); do
-  grep -q "serving the sealed view" "$RW_LOG" && break
-  kill -0 "$SEAL_RW_PID" 2>/dev/null || { cat "$RW_LOG" >&2; exit 1; }
+  grep -q "serving the sealed view" "$KO_LOG" && break
+  kill -0 "$SEAL_KO_PID" 2>/dev/null || { cat "$KO_LOG" >&2; exit 1; }
   sleep 0.05
 done
-grep -q "serving the sealed view" "$RW_LOG" || { echo "seal mount --writable did not become ready" >&2; exit 1; }
-VIEWS+=("seal-rw=$SEAL_RW_MP")
+grep -q "serving the sealed view" "$KO_LOG" || { echo "seal mount --kernel-opens did not become ready" >&2; exit 1; }
+VIEWS+=("seal-ko=$SEAL_KO_MP")
 BINDFS=no
 if ! command -v bindfs >/dev/null; then
   echo "bindfs not installed; trying apt-get install -y bindfs" >&2
@@ -184,9 +184,9 @@ for v in "${VIEWS[@]}"; do VIEWS_SRC+=("${v}/src"); done
 
 if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
 stop_seal
-umount "$SEAL_RW_MP"
-wait "$SEAL_RW_PID" || { echo "seal mount --writable exited with $?" >&2; exit 1; }
-SEAL_RW_PID=
+umount "$SEAL_KO_MP"
+wait "$SEAL_KO_PID" || { echo "seal mount --kernel-opens exited with $?" >&2; exit 1; }
+SEAL_KO_PID=
 
 # --- the write run ------------------------------------------------------------
 echo

@@ -801,7 +801,7 @@ fn pages_the_kernel_keeps_are_dropped_at_a_change_and_never_outlive_an_approval(
     p.write("src/page.txt", filled(b'a', 8192));
     p.write(".claude/skills/x/data.txt", filled(b'A', 8192));
     p.pin(&[]);
-    let v = Mounted::new(&p, &[]);
+    let v = Mounted::new(&p, &["--kernel-opens"]);
     for _ in 0..2 {
         assert_eq!(
             fs::read(v.path("src/page.txt")).unwrap(),

@@ -522,12 +522,40 @@ fn assert_all_erofs(root: &Path, layer: &str, skip: &[&str]) {
 
 #[test]
 fn every_kind_of_write_gets_erofs() {
+    every_kind_of_write_gets_erofs_in(&[]);
+}
+
+#[test]
+fn every_kind_of_write_gets_erofs_when_the_kernel_opens() {
+    every_kind_of_write_gets_erofs_in(&["--kernel-opens"]);
+}
+
+#[test]
+fn kernel_opens_are_refused_for_the_writable_view() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture();
+    let mp = mountpoint();
+    let (code, err) = seal_mount(
+        p.path(),
+        &[mp.path().to_str().unwrap(), "--writable", "--kernel-opens"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--kernel-opens serves the read-only view only"),
+        "{err}"
+    );
+    assert!(!fuse_mounted_at(mp.path()));
+}
+
+fn every_kind_of_write_gets_erofs_in(extra: &[&str]) {
     if !fuse_available() {
         return;
     }
     let p = fixture();
     let before = tree(p.path(), true);
-    let m = Mounted::new(&p, &[]);
+    let m = Mounted::new(&p, extra);
     // As mounted (read-only mount): the kernel refuses.
     assert_all_erofs(&m.mountpoint, "read-only mount", &[]);
     assert_eq!(tree(p.path(), true), before, "the disk changed");

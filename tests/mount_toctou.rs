@@ -101,12 +101,14 @@ fn swap_once(p: &Project, how: Swap, bytes: &[u8], tmp: &std::path::Path) {
     }
 }
 
-fn swap_test(how: Swap) {
+/// `extra`: arguments of `seal mount` (`--kernel-opens`: the kernel opens
+/// files itself and bundle files are decided at lookup).
+fn swap_test(how: Swap, extra: &[&str]) {
     if !fuse_available() {
         return;
     }
     let p = fixture(false);
-    let m = Mounted::new(&p, &[]);
+    let m = Mounted::new(&p, extra);
     let good = approved();
     let evil = unapproved();
     let target = m.path(FILE);
@@ -237,22 +239,42 @@ fn describe(buf: &[u8], good: &[u8], evil: &[u8]) -> String {
 
 #[test]
 fn swapping_in_place_never_serves_unapproved_bytes() {
-    swap_test(Swap::InPlace);
+    swap_test(Swap::InPlace, &[]);
 }
 
 #[test]
 fn swapping_by_rename_never_serves_unapproved_bytes() {
-    swap_test(Swap::Rename);
+    swap_test(Swap::Rename, &[]);
 }
 
 #[test]
 fn partial_overwrite_never_serves_a_mix() {
-    swap_test(Swap::Partial);
+    swap_test(Swap::Partial, &[]);
 }
 
 #[test]
 fn swapping_the_bundle_directory_never_serves_unapproved_bytes() {
-    swap_test(Swap::Directory);
+    swap_test(Swap::Directory, &[]);
+}
+
+#[test]
+fn swapping_in_place_never_serves_unapproved_bytes_when_the_kernel_opens() {
+    swap_test(Swap::InPlace, &["--kernel-opens"]);
+}
+
+#[test]
+fn swapping_by_rename_never_serves_unapproved_bytes_when_the_kernel_opens() {
+    swap_test(Swap::Rename, &["--kernel-opens"]);
+}
+
+#[test]
+fn partial_overwrite_never_serves_a_mix_when_the_kernel_opens() {
+    swap_test(Swap::Partial, &["--kernel-opens"]);
+}
+
+#[test]
+fn swapping_the_bundle_directory_never_serves_unapproved_bytes_when_the_kernel_opens() {
+    swap_test(Swap::Directory, &["--kernel-opens"]);
 }
 
 // ---------------------------------------------------------------------------
@@ -260,11 +282,20 @@ fn swapping_the_bundle_directory_never_serves_unapproved_bytes() {
 
 #[test]
 fn open_then_change_then_read_yields_the_verified_bytes() {
+    open_then_change_then_read(&[]);
+}
+
+#[test]
+fn open_then_change_then_read_yields_the_verified_bytes_when_the_kernel_opens() {
+    open_then_change_then_read(&["--kernel-opens"]);
+}
+
+fn open_then_change_then_read(extra: &[&str]) {
     if !fuse_available() {
         return;
     }
     let p = fixture(false);
-    let m = Mounted::new(&p, &[]);
+    let m = Mounted::new(&p, extra);
     let good = approved();
     let target = m.path(FILE);
     type Change<'a> = (&'static str, Box<dyn Fn() + 'a>);
@@ -313,7 +344,8 @@ fn open_then_change_then_read_yields_the_verified_bytes() {
     ];
     for (name, change) in &changes {
         p.write(FILE, &good);
-        let mut held = fs::File::open(&target).unwrap();
+        let mut held = fs::File::open(&target)
+            .unwrap_or_else(|e| panic!("before {name}: the approved file does not open: {e}"));
         let mut first = vec![0u8; 100];
         held.read_exact(&mut first).unwrap();
         assert_eq!(first, good[..100]);

@@ -146,6 +146,13 @@ struct MountArgs {
     /// feed proves it unchanged (slower; the same as -o rehash_every_open)
     #[arg(long)]
     rehash_every_open: bool,
+    /// Read-only view: let the kernel open files itself and keep their pages
+    /// (an open costs no round trip; bundle files are decided at the lookup
+    /// each open makes). For trees that do not change while they are read,
+    /// such as CI checkouts; see docs/SECURITY.md (the same as -o
+    /// kernel_opens)
+    #[arg(long)]
+    kernel_opens: bool,
     /// Mount options, comma-separated, as mount(8) spells them: ro, rw,
     /// allow_other, audit_log=FILE, nonempty, noexec (and the generic ones
     /// mount(8) and fstab pass, which are accepted and ignored)
@@ -435,6 +442,7 @@ pub fn main() -> ExitCode {
                 allow_other: a.allow_other,
                 writable: a.writable,
                 rehash_every_open: a.rehash_every_open,
+                kernel_opens: a.kernel_opens,
                 options: a.options,
                 daemon: a.daemon,
             },

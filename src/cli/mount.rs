@@ -21,6 +21,8 @@ pub struct MountArgs {
     pub writable: bool,
     /// `--rehash-every-open` (or `-o rehash_every_open`).
     pub rehash_every_open: bool,
+    /// `--kernel-opens` (or `-o kernel_opens`).
+    pub kernel_opens: bool,
     /// `-o` lists, as given.
     pub options: Vec<String>,
     pub daemon: bool,
@@ -31,6 +33,7 @@ pub struct MountArgs {
 struct Options {
     writable: bool,
     rehash_every_open: bool,
+    kernel_opens: bool,
     allow_other: bool,
     audit_log: Option<PathBuf>,
     nonempty: bool,
@@ -90,6 +93,7 @@ fn parse_options(lists: &[String], sloppy: bool, into: &mut Options) -> Result<(
             "nonempty" => into.nonempty = true,
             "noexec" => into.noexec = true,
             "rehash_every_open" => into.rehash_every_open = true,
+            "kernel_opens" => into.kernel_opens = true,
             "exec" => into.noexec = false,
             "audit_log" | "audit_log=" => {
                 return Err("mount option audit_log needs a file: audit_log=FILE".into());
@@ -102,7 +106,8 @@ fn parse_options(lists: &[String], sloppy: bool, into: &mut Options) -> Result<(
             o => {
                 return Err(format!(
                     "unknown mount option {} (seal knows ro, rw, allow_other, audit_log=FILE, \
-                     nonempty, exec, noexec, rehash_every_open, and ignores the generic ones \
+                     nonempty, exec, noexec, rehash_every_open, kernel_opens, and ignores the \
+                     generic ones \
                      mount(8) passes)",
                     crate::core::escape::quoted(o)
                 ));
@@ -124,6 +129,7 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
         audit_log: args.audit_log,
         writable: args.writable,
         rehash_every_open: args.rehash_every_open,
+        kernel_opens: args.kernel_opens,
         ..Options::default()
     };
     parse_options(&args.options, sloppy, &mut options).map_err(CliError::Refused)?;
@@ -137,6 +143,13 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
         options.writable = false;
     }
     options.rehash_every_open |= machine.rehash_every_open;
+    if options.kernel_opens && options.writable {
+        return Err(CliError::Refused(
+            "--kernel-opens serves the read-only view only (the writable view asks at every \
+             open, to pass writes through as the writer); drop one of them"
+                .into(),
+        ));
+    }
     let request = MountRequest {
         project_dir: ctx.dir.clone(),
         mountpoint: args.mountpoint.clone(),
@@ -146,6 +159,7 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
         nonempty: options.nonempty,
         noexec: options.noexec,
         rehash_every_open: options.rehash_every_open,
+        kernel_opens: options.kernel_opens,
     };
     // Before anything starts a thread; errors from here on are printed by
     // the child, whose exit code the waiting parent takes as its own.
@@ -168,7 +182,10 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
             "seal: mount: serving the sealed view of {} at {} ({}); {stop} 'umount {}'{}",
             shown(&crate::mount::absolute(&ctx.dir)),
             shown(view),
-            crate::mount::describe_mode(request.writable),
+            match request.kernel_opens {
+                true => "read-only; the kernel opens files itself",
+                false => crate::mount::describe_mode(request.writable),
+            },
             shown(&args.mountpoint),
             if daemon { "" } else { " or Ctrl-C" },
         );
@@ -271,6 +288,7 @@ pub fn helper(args: &[OsString]) -> Result<Done, CliError> {
             // mount(8) passes rw or ro itself.
             writable: false,
             rehash_every_open: false,
+            kernel_opens: false,
             options: parsed.options,
             daemon: true,
         },
@@ -301,6 +319,7 @@ mod tests {
             Options {
                 writable: false,
                 rehash_every_open: false,
+                kernel_opens: false,
                 allow_other: true,
                 audit_log: Some(PathBuf::from("/var/log/seal.log")),
                 nonempty: true,

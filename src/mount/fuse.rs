@@ -82,10 +82,17 @@ pub struct SealFs {
 impl SealFs {
     /// At most `fuse_threads - 2` requests that may verify a bundle run on
     /// FUSE threads at once, so two always remain for ordinary requests.
-    pub fn new(gate: std::sync::Arc<Gate>, fuse_threads: usize, writable: bool) -> SealFs {
+    pub fn new(
+        gate: std::sync::Arc<Gate>,
+        fuse_threads: usize,
+        writable: bool,
+        kernel_opens: bool,
+    ) -> SealFs {
         SealFs {
             dispatch: Dispatch::new(
-                std::sync::Arc::new(View::new(gate, writable)),
+                std::sync::Arc::new(
+                    View::new(gate, writable).letting_the_kernel_open(kernel_opens),
+                ),
                 fuse_threads.saturating_sub(2),
                 VERIFY_WORKERS,
             ),
@@ -154,6 +161,12 @@ impl Filesystem for SealFs {
         // registration, made as the caller: `BackingOf::RealFile`), so the
         // disk applies the rules of a native write.
         let _ = config.add_capabilities(InitFlags::FUSE_HANDLE_KILLPRIV_V2);
+        if self.view().kernel_opens_asked() && !self.view().opens_in_kernel() {
+            tracing::warn!(
+                "--kernel-opens: every open still asks the view (it needs a read-only view, a \
+                 complete change feed and no --rehash-every-open)"
+            );
+        }
         if self.view().opens_in_kernel() {
             // Files the kernel opens itself keep their pages: a change of
             // mtime or size, seen when their attributes are refreshed, must

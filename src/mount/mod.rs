@@ -51,6 +51,9 @@ pub struct MountRequest {
     /// Verify a bundle in full at every decision, never reusing one the
     /// change feed proves current (`--rehash-every-open`).
     pub rehash_every_open: bool,
+    /// Let the kernel open files itself (`--kernel-opens`; read-only views
+    /// with a change feed only: see `view/kernel_opens.rs`).
+    pub kernel_opens: bool,
 }
 
 /// Builds the gate for `project` (already opened): the lockfile must be
@@ -330,6 +333,7 @@ pub fn mount(
         view_options(&fsname_of(mountpoint), writable, false),
         allow_other,
         writable,
+        false,
         None,
     )
 }
@@ -386,6 +390,7 @@ pub fn mount_request(
         options,
         request.allow_other,
         request.writable,
+        request.kernel_opens,
         last_words,
     )
 }
@@ -396,6 +401,7 @@ fn mount_with(
     options: Vec<MountOption>,
     allow_other: bool,
     writable: bool,
+    kernel_opens: bool,
     last_words: Option<fuse::LastWords>,
 ) -> Result<Session<fuse::SealFs>, MountError> {
     if writable {
@@ -413,7 +419,7 @@ fn mount_with(
     config.n_threads = Some(FUSE_THREADS);
     config.clone_fd = true;
     let feed = gate.feed().cloned();
-    let mut fs = fuse::SealFs::new(gate, FUSE_THREADS, writable);
+    let mut fs = fuse::SealFs::new(gate, FUSE_THREADS, writable, kernel_opens);
     if let Some(last_words) = last_words {
         fs = fs.on_end(last_words);
     }

@@ -242,7 +242,7 @@ impl World {
         });
         World {
             dir,
-            view: View::new(Arc::new(gate), writable),
+            view: View::new(Arc::new(gate), writable).letting_the_kernel_open(!writable),
             model,
             last_valid: bytes,
             in_kernel: false,

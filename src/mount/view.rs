@@ -240,6 +240,9 @@ pub(super) struct Pin {
     size: u64,
     /// The bytes, while reads may follow (let go after a short while).
     bytes: Option<(Arc<Snapshot>, Instant)>,
+    /// The disk's attributes when the inode was last looked up (what it
+    /// shows, with the pinned size, once the file is gone from the disk).
+    stat: Option<FileStat>,
     /// The verification run that allowed them (none: given out under
     /// `warn`, given out again at every lookup).
     run: Option<u64>,
@@ -285,6 +288,9 @@ pub struct View<Id> {
     /// every change), and the directories it watches, by inode.
     dir_feed: std::sync::OnceLock<Arc<crate::feed::Feed>>,
     dir_watches: Mutex<HashMap<u64, DirWatch>>,
+    /// Whether the kernel may open files itself (`--kernel-opens`; see
+    /// [`View::opens_in_kernel`]).
+    kernel_opens: bool,
     /// Inodes of bundle files bound to verified bytes, when the kernel
     /// opens files itself.
     pins: Mutex<HashMap<u64, Pin>>,
@@ -309,9 +315,17 @@ impl<Id> View<Id> {
             watched_roots: Mutex::new(HashMap::new()),
             dir_feed: std::sync::OnceLock::new(),
             dir_watches: Mutex::new(HashMap::new()),
+            kernel_opens: false,
             pins: Mutex::new(HashMap::new()),
             given: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Lets the kernel open files itself where the view allows it
+    /// (`--kernel-opens`).
+    pub fn letting_the_kernel_open(mut self, on: bool) -> View<Id> {
+        self.kernel_opens = on;
+        self
     }
 
     /// Lets the kernel keep ordinary entries and attributes long in the
@@ -709,7 +723,8 @@ impl<Id> View<Id> {
         let pinned = pin.is_some();
         let size = pin.as_ref().map(|p| p.size);
         let ino = self.entry_ino(parent, name, &st);
-        if let Some(pin) = pin {
+        if let Some(mut pin) = pin {
+            pin.stat = Some(st);
             self.set_pin(ino, pin);
         }
         if decision.caching == Caching::Watched {
@@ -787,7 +802,13 @@ impl<Id> View<Id> {
                 };
                 let (st, fed) = match unnamed {
                     Some(f) => (fstat_fd(f.as_fd())?, false),
-                    None => self.lstat_fed(ino, &path)?,
+                    // A pinned inode describes its bytes even once the
+                    // disk's file is gone (the kernel refreshes attributes
+                    // before reading a file it opened itself).
+                    None => match (self.lstat_fed(ino, &path), self.pinned_stat(ino)) {
+                        (Err(_), Some(st)) => (st, false),
+                        (found, _) => found?,
+                    },
                 };
                 let fed = fed && self.gate.cached_place(&path).caching() == Caching::Cacheable;
                 let size = self.served().get(&ino).map(|(size, _)| *size);

@@ -392,6 +392,7 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         nonempty: true,
         noexec: false,
         rehash_every_open: prepared.request.rehash_every_open,
+        kernel_opens: false,
     };
     let gate =
         crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)

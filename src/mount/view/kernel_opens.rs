@@ -8,16 +8,19 @@
 //!
 //! * **Bundle files are decided at lookup.** Their entries are never kept
 //!   (every open looks its name up), and a lookup that shows one *pins* it:
-//!   the inode is bound to the verified bytes [`Gate::open`] gave out (their
+//!   the inode is bound to the verified bytes the gate gave out (their
 //!   digest and size, the bytes themselves kept a short while for the reads
 //!   that follow). The inode reports the pinned size, whatever the disk's
 //!   file has become, and every page the kernel caches for it comes from
 //!   bytes of the pinned digest: one inode never mixes two versions. A later
-//!   lookup reuses the pin while [`Gate::still_approves`] it (the bundle
-//!   verified, `seal.json` recording the same digest); bytes of another
-//!   digest get a new inode.
+//!   lookup reuses the pin (reading nothing) while
+//!   [`Gate::still_approves`] names the verification run that allowed them
+//!   (the bundle verified, `seal.json` recording the same digest); otherwise
+//!   the gate decides again ([`Gate::open_once_per_run`], which records an
+//!   `allow` once per run and path). Bytes of another digest get a new
+//!   inode.
 //! * **Reads come by inode.** A pinned inode is read from its bytes (or,
-//!   once they were let go, from bytes [`Gate::open`] gives out again,
+//!   once they were let go, from bytes the gate gives out again,
 //!   which must have the pinned digest: otherwise the read fails with
 //!   `ESTALE` and never serves anything else). An ordinary file is read
 //!   from the disk's file under its name at the time of the read.
@@ -38,6 +41,8 @@ use std::time::{Duration, Instant};
 use super::{Pin, View};
 use crate::core::digest::Digest;
 use crate::core::fs::open_file_beneath;
+#[cfg(doc)]
+use crate::gate::Gate;
 use crate::gate::{OpenDecision, ViewPath, Who};
 use crate::mount::error::FsError;
 use crate::snapshot::Snapshot;
@@ -75,6 +80,7 @@ impl Pin {
             size: snapshot.len(),
             bytes: Some((snapshot, Instant::now())),
             run,
+            stat: None,
         })
     }
 }
@@ -84,7 +90,8 @@ impl<Id> View<Id> {
     /// Stable once the session runs: the invalidator and the directory feed
     /// are set before the first request.
     pub fn opens_in_kernel(&self) -> bool {
-        !self.writable
+        self.kernel_opens
+            && !self.writable
             && self.gate.reuses_verifications()
             && self.invalidate.get().is_some()
             && self.dir_feed.get().is_some()
@@ -104,21 +111,23 @@ impl<Id> View<Id> {
         let held = self.inodes().peek(parent, name).and_then(|ino| {
             let pins = self.pins();
             let pin = pins.get(&ino)?;
-            let (bytes, _) = pin.bytes.as_ref()?;
-            Some((pin.digest, bytes.clone(), pin.run?))
+            let bytes = pin.bytes.as_ref().map(|(b, _)| b.clone());
+            Some((pin.digest, pin.size, bytes, pin.run?))
         });
-        if let Some((digest, bytes, run)) = held {
-            // Reused only while its bytes are held (so that the reads that
-            // follow this lookup have them, whatever the disk does
-            // meanwhile) and under the verification run that allowed them
-            // when they were given out: after another run, the gate decides
-            // (and records) again.
+        if let Some((digest, size, bytes, run)) = held {
+            // Reused under the verification run that allowed the bytes when
+            // they were given out (the feed proves the file unchanged since,
+            // so a `stat` reads nothing); after another run, the gate
+            // decides (and records) again. Bytes still held are kept for the
+            // reads that follow (whatever the disk does meanwhile); once let
+            // go, a read takes them from the gate again.
             if self.gate.still_approves(path, &digest) == Some(run) {
                 return Ok(Some(Pin {
                     digest,
-                    size: bytes.len(),
-                    bytes: Some((bytes, Instant::now())),
+                    size,
+                    bytes: bytes.map(|b| (b, Instant::now())),
                     run: Some(run),
+                    stat: None,
                 }));
             }
         }
@@ -172,6 +181,9 @@ impl<Id> View<Id> {
         match pins.get_mut(&ino) {
             Some(held) if held.digest == pin.digest => {
                 held.run = pin.run;
+                if pin.stat.is_some() {
+                    held.stat = pin.stat;
+                }
                 if pin.bytes.is_some() {
                     held.bytes = pin.bytes;
                 }
@@ -184,6 +196,17 @@ impl<Id> View<Id> {
 
     fn given(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, (u64, Instant)>> {
         self.given.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The attributes the pinned inode `ino` was last looked up with.
+    pub(super) fn pinned_stat(&self, ino: u64) -> Option<nix::sys::stat::FileStat> {
+        self.pins().get(&ino).and_then(|p| p.stat)
+    }
+
+    /// Whether `--kernel-opens` was asked for (it takes effect only where
+    /// [`View::opens_in_kernel`]).
+    pub fn kernel_opens_asked(&self) -> bool {
+        self.kernel_opens
     }
 
     /// The size the inode `ino` shows when it is pinned.
