@@ -1,5 +1,5 @@
-//! Opens the kernel makes without asking (the read-only view, with a change
-//! feed): the view answers the first open with `ENOSYS`, after which the
+//! Opens the kernel makes without asking (`seal mount --kernel-opens`: a
+//! read-only view with a change feed): the view answers the first open with `ENOSYS`, after which the
 //! kernel sends no open and no release again, keeps each file's pages
 //! (`FOPEN_KEEP_CACHE`) and reads by inode (handle 0). An open then costs
 //! what a native one does unless its path must be looked up.
@@ -31,9 +31,12 @@
 //!   change of `seal.json` makes the kernel forget every entry, so that
 //!   every path is decided again under the new lockfile.
 //!
-//! `--rehash-every-open`, a view without a complete change feed and the
-//! writable view keep asking at every open (the writable view needs the
-//! open to register its passthrough backing).
+//! Not the default: a file read while it is replaced on the disk can mix
+//! versions once the kernel drops its pages, and large files read at the
+//! speed of the FUSE page cache rather than through passthrough. Without
+//! the option, with `--rehash-every-open`, without a complete change feed
+//! and in the writable view (which registers each open's passthrough
+//! backing), every open asks the view.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
