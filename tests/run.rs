@@ -127,6 +127,63 @@ fn tampered_bundles_are_unreadable_by_relative_and_absolute_path() {
 }
 
 #[test]
+fn a_read_only_run_can_let_the_kernel_open_files() {
+    // `seal run --read-only --kernel-opens`: the kernel opens files itself
+    // (no round trip per open); bundles are still decided at every open's
+    // lookup, and nothing can be written.
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let script = "cat .claude/skills/review/SKILL.md; echo; cat src/main.rs; echo; \
+                  for i in 1 2 3; do cat CLAUDE.md >/dev/null || echo fail; done; \
+                  echo x >> src/main.rs 2>/dev/null || echo refused";
+    let (code, out, err) = w.seal(
+        &[
+            "run",
+            "--read-only",
+            "--kernel-opens",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "approved review skill\nfn main() {}\nrefused\n",
+        "{err}"
+    );
+    assert!(
+        err.contains("the sealed view (read-only; the kernel opens files itself)"),
+        "{err}"
+    );
+    // A tampered bundle is not there, whatever the kernel kept.
+    w.tamper();
+    let (code, out, err) = w.seal(
+        &[
+            "run",
+            "--read-only",
+            "--kernel-opens",
+            "--",
+            "sh",
+            "-c",
+            "cat .claude/skills/review/SKILL.md; echo rel=$?",
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "rel=1\n", "{err}");
+    // Without --read-only the flag is refused before anything runs.
+    let (code, _, err) = w.seal(&["run", "--kernel-opens", "--", "true"], "", &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--read-only"), "{err}");
+}
+
+#[test]
 fn exit_status_passes_through() {
     if !fuse_available() {
         return;

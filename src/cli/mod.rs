@@ -106,6 +106,10 @@ struct RunArgs {
     /// feed proves it unchanged
     #[arg(long)]
     rehash_every_open: bool,
+    /// With --read-only: let the kernel open files itself (as seal mount
+    /// --kernel-opens; for trees that do not change during the run)
+    #[arg(long, requires = "read_only")]
+    kernel_opens: bool,
     /// Print what the command would see and which locations would be masked,
     /// then exit with the verify exit code
     #[arg(long)]
@@ -454,6 +458,7 @@ pub fn main() -> ExitCode {
                 user: a.user,
                 read_only: a.read_only,
                 rehash_every_open: a.rehash_every_open,
+                kernel_opens: a.kernel_opens,
                 dry_run: a.dry_run,
                 json: a.json,
                 binds: run::pairs(&a.ro_bind, false)

@@ -182,10 +182,7 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
             "seal: mount: serving the sealed view of {} at {} ({}); {stop} 'umount {}'{}",
             shown(&crate::mount::absolute(&ctx.dir)),
             shown(view),
-            match request.kernel_opens {
-                true => "read-only; the kernel opens files itself",
-                false => crate::mount::describe_mode(request.writable),
-            },
+            crate::mount::describe_mode(request.writable, request.kernel_opens),
             shown(&args.mountpoint),
             if daemon { "" } else { " or Ctrl-C" },
         );

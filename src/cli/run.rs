@@ -19,6 +19,8 @@ pub struct RunArgs {
     pub user: Option<String>,
     pub read_only: bool,
     pub rehash_every_open: bool,
+    /// `--kernel-opens` (clap lets it through only with `--read-only`).
+    pub kernel_opens: bool,
     pub dry_run: bool,
     pub json: bool,
     /// (source, destination, writable)
@@ -52,6 +54,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         binds: args.binds,
         writable: !args.read_only && !machine.read_only,
         rehash_every_open: args.rehash_every_open || machine.rehash_every_open,
+        kernel_opens: args.kernel_opens && args.read_only,
     })
     .map_err(CliError::Run)?;
     // Strictest wins: what the dry run shows and the summary says are
@@ -72,7 +75,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
     }
     eprintln!(
         "seal: run: the project is the sealed view ({})",
-        crate::mount::describe_mode(prepared.request.writable)
+        crate::mount::describe_mode(prepared.request.writable, prepared.request.kernel_opens)
     );
     let code = execute(prepared).map_err(CliError::Run)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))

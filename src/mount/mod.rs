@@ -326,6 +326,7 @@ pub fn mount(
     mountpoint: &Path,
     allow_other: bool,
     writable: bool,
+    kernel_opens: bool,
 ) -> Result<Session<fuse::SealFs>, MountError> {
     mount_with(
         gate,
@@ -333,7 +334,7 @@ pub fn mount(
         view_options(&fsname_of(mountpoint), writable, false),
         allow_other,
         writable,
-        false,
+        kernel_opens,
         None,
     )
 }
@@ -694,11 +695,13 @@ pub fn detach() -> Result<Detached, MountError> {
 }
 
 /// What a view lets its users do, for the lines that announce it.
-pub fn describe_mode(writable: bool) -> &'static str {
-    if writable {
-        "writable: ordinary files change the project; extensions and seal.json are read-only"
-    } else {
-        "read-only"
+pub fn describe_mode(writable: bool, kernel_opens: bool) -> &'static str {
+    match (writable, kernel_opens) {
+        (true, _) => {
+            "writable: ordinary files change the project; extensions and seal.json are read-only"
+        }
+        (false, true) => "read-only; the kernel opens files itself",
+        (false, false) => "read-only",
     }
 }
 

@@ -101,6 +101,8 @@ pub struct RunRequest {
     pub writable: bool,
     /// `--rehash-every-open`.
     pub rehash_every_open: bool,
+    /// `--kernel-opens` (with `--read-only`): the kernel opens files itself.
+    pub kernel_opens: bool,
 }
 
 /// Everything decided before anything changes.
@@ -392,7 +394,7 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         nonempty: true,
         noexec: false,
         rehash_every_open: prepared.request.rehash_every_open,
-        kernel_opens: false,
+        kernel_opens: prepared.request.kernel_opens && !prepared.request.writable,
     };
     let gate =
         crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)
@@ -421,6 +423,7 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         &prepared.project_path,
         true,
         prepared.request.writable,
+        request.kernel_opens,
     )
     .and_then(|session| session.spawn().map_err(MountError::Mount));
     let view = match view {
