@@ -135,21 +135,25 @@ fn a_read_only_run_can_let_the_kernel_open_files() {
         return;
     }
     let w = World::new();
-    let script = "cat .claude/skills/review/SKILL.md; echo; cat src/main.rs; echo; \
-                  for i in 1 2 3; do cat CLAUDE.md >/dev/null || echo fail; done; \
-                  echo x >> src/main.rs 2>/dev/null || echo refused";
-    let (code, out, err) = w.seal(
-        &[
-            "run",
-            "--read-only",
-            "--kernel-opens",
-            "--",
-            "sh",
-            "-c",
-            script,
-        ],
-        "",
-        &[],
+    let run_ko = |script: &str| {
+        w.seal(
+            &[
+                "run",
+                "--read-only",
+                "--kernel-opens",
+                "--",
+                "sh",
+                "-c",
+                script,
+            ],
+            "",
+            &[],
+        )
+    };
+    let (code, out, err) = run_ko(
+        "cat .claude/skills/review/SKILL.md; echo; cat src/main.rs; echo; \
+         for i in 1 2 3; do cat CLAUDE.md >/dev/null || echo fail; done; \
+         echo x >> src/main.rs 2>/dev/null || echo refused",
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(
@@ -162,19 +166,7 @@ fn a_read_only_run_can_let_the_kernel_open_files() {
     );
     // A tampered bundle is not there, whatever the kernel kept.
     w.tamper();
-    let (code, out, err) = w.seal(
-        &[
-            "run",
-            "--read-only",
-            "--kernel-opens",
-            "--",
-            "sh",
-            "-c",
-            "cat .claude/skills/review/SKILL.md; echo rel=$?",
-        ],
-        "",
-        &[],
-    );
+    let (code, out, err) = run_ko("cat .claude/skills/review/SKILL.md; echo rel=$?");
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "rel=1\n", "{err}");
     // Without --read-only the flag is refused before anything runs.

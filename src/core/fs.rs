@@ -260,6 +260,15 @@ impl ProjectFd for OwnedFd {
     }
 }
 
+/// Up to `len` bytes of `file` at `offset` (fewer only at its end), as
+/// [`read_fully_at`] reads them.
+pub fn read_chunk_at(file: &std::fs::File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    let n = read_fully_at(file, offset, &mut buf)?;
+    buf.truncate(n);
+    Ok(buf)
+}
+
 /// Reads into `buf` at `offset` until it is full or the file ends (a short
 /// positional read of a regular file is not its end); returns how many bytes
 /// were read. The descriptor's own offset is untouched.

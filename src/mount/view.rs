@@ -34,7 +34,7 @@ use super::error::FsError;
 use super::inodes::{Inodes, ROOT};
 use crate::core::fs::{
     EntryKind, fstat_fd, list_dir, open_dir_beneath, open_dir_path_beneath, open_file_beneath,
-    read_fully_at,
+    read_chunk_at,
 };
 use crate::gate::{Caching, Gate, OpenDecision, ViewPath, Who};
 use crate::snapshot::Snapshot;
@@ -949,12 +949,7 @@ impl<Id> View<Id> {
             Handle::Verified { snapshot, .. } => Ok(snapshot.read_at(offset, size as usize)?),
             Handle::Real {
                 file: Some(file), ..
-            } => {
-                let mut buf = vec![0u8; size as usize];
-                let n = read_fully_at(file, offset, &mut buf)?;
-                buf.truncate(n);
-                Ok(buf)
-            }
+            } => Ok(read_chunk_at(file, offset, size as usize)?),
             // Passed through: the kernel reads the backing file itself.
             Handle::Real { file: None, .. } => Err(FsError::Unsupported),
             Handle::Dir { .. } => Err(FsError::IsADirectory),

@@ -305,10 +305,11 @@ impl<Id> View<Id> {
         let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
             .map_err(FsError::from_walk)?;
         let file = std::fs::File::from(fd);
-        let mut buf = vec![0u8; size as usize];
-        let n = crate::core::fs::read_fully_at(&file, offset, &mut buf)?;
-        buf.truncate(n);
-        Ok(buf)
+        Ok(crate::core::fs::read_chunk_at(
+            &file,
+            offset,
+            size as usize,
+        )?)
     }
 
     /// Lets go of pinned bytes unused for [`PIN_BYTES_FOR`] (the sweeper
