@@ -30,6 +30,8 @@
 #   SEAL_AGENT_CACHE  where the agents are installed, outside the repository
 #                     (default ${XDG_CACHE_HOME:-$HOME/.cache}/sealfs-agents);
 #                     an install of the pinned version found there is reused
+#   SEAL_RUN_ARGS     extra `seal run` options for the sealed runs, e.g.
+#                     "--read-only --kernel-opens" (default: none)
 #   SEAL_AGENT_TIMEOUT seconds one agent run may take (default 45); Codex
 #                     without its provider setting retries until killed
 # Needs node and npm (and the npm registry on first use), python3, git; `seal
@@ -346,7 +348,8 @@ run_one() {
   local mode=$1 agent=$2 dir="$work/runs/$2.$1" wrap=() cmd=()
   mkdir -p "$dir"
   rm -f "$markers"/*
-  case $mode in seal*) wrap=("$SEAL" run --) ;; esac
+  # shellcheck disable=SC2206 # SEAL_RUN_ARGS is split into options on purpose
+  case $mode in seal*) wrap=("$SEAL" run ${SEAL_RUN_ARGS:-} --) ;; esac
   case $agent in claude) cmd=("${claude_cmd[@]}") ;; codex) cmd=("${codex_cmd[@]}") ;; esac
   local before rc=0
   before=$(wc -l <"$log")
