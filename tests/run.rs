@@ -164,6 +164,7 @@ fn a_read_only_run_can_let_the_kernel_open_files() {
         err.contains("the sealed view (read-only; the kernel opens files itself)"),
         "{err}"
     );
+    assert!(!err.contains("every open still asks"), "{err}");
     // A tampered bundle is not there, whatever the kernel kept.
     w.tamper();
     let (code, out, err) = run_ko("cat .claude/skills/review/SKILL.md; echo rel=$?");

@@ -161,13 +161,11 @@ impl Filesystem for SealFs {
         // registration, made as the caller: `BackingOf::RealFile`), so the
         // disk applies the rules of a native write.
         let _ = config.add_capabilities(InitFlags::FUSE_HANDLE_KILLPRIV_V2);
-        if self.view().kernel_opens_asked() && !self.view().opens_in_kernel() {
-            tracing::warn!(
-                "--kernel-opens: every open still asks the view (it needs a read-only view, a \
-                 complete change feed and no --rehash-every-open)"
-            );
-        }
-        if self.view().opens_in_kernel() {
+        // Asked for, not `View::opens_in_kernel`: the handshake runs while
+        // the session is made, before the view has its invalidator and
+        // directory feed (`mount_with` warns if the kernel will not open
+        // files itself after all; cached reads then refresh attributes).
+        if self.view().kernel_opens_asked() && !self.view().is_writable() {
             // Files the kernel opens itself keep their pages: a change of
             // mtime or size, seen when their attributes are refreshed, must
             // drop them (where the directory feed does not tell at once).

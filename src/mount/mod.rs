@@ -447,6 +447,12 @@ fn mount_with(
             view::ORDINARY_TTL.as_secs()
         ),
     }
+    if view.kernel_opens_asked() && !view.opens_in_kernel() {
+        tracing::warn!(
+            "--kernel-opens: every open still asks the view (it needs a read-only view, a \
+             complete change feed and no --rehash-every-open)"
+        );
+    }
     Ok(session)
 }
 
