@@ -1,20 +1,45 @@
-//! Immutable copies of verified bytes (sealed memfds).
+//! Immutable copies of verified bytes (sealed memfds, or immutable files of a
+//! private huge-page tmpfs for big files).
 //!
 //! The mount's rule is that the bytes served are the bytes verified. While a
 //! bundle is hashed, every file an open asked for is copied, chunk by chunk,
-//! into a fresh memfd — the same chunks the hash saw. The memfd is then sealed
-//! against any write, shrink or growth, so nothing (not even this process) can
-//! change it afterwards, and a handle opened on it reads those bytes only:
-//! through FUSE passthrough where the kernel allows it, through `read` in the
-//! daemon otherwise. The memory is freed when the last handle closes.
+//! into a fresh in-memory file — the same chunks the hash saw — that nothing
+//! (not even this process) can change afterwards, and a handle opened on it
+//! reads those bytes only: through FUSE passthrough where the kernel allows
+//! it, through `read` in the daemon otherwise. The memory is freed when the
+//! last handle closes.
+//!
+//! Two stores, one guarantee:
+//! - **A sealed memfd** (most files): sealed against any write, shrink or
+//!   growth, and against removing the seals.
+//! - **A huge-page tmpfs file** (files of 2 MiB or more, when the daemon may
+//!   mount): a memfd is made of 4 KiB pages, and reading one costs about 1.6
+//!   times reading the disk's page cache, which keeps big files in large
+//!   folios. So big files go to a tmpfs the daemon mounts for itself with
+//!   `huge=within_size` and never attaches anywhere (`fsmount` without
+//!   `move_mount`: no path of any namespace reaches it, only the daemon's
+//!   descriptor). A tmpfs file cannot be sealed, so it is made as immutable
+//!   as a file can be: written through a descriptor that is closed before
+//!   the snapshot exists, its name removed (it has no name and no writable
+//!   descriptor left), and flagged immutable, so that not even a new open
+//!   through `/proc` may write it. Where the tmpfs cannot be had, or its
+//!   files cannot be flagged immutable (no `CAP_SYS_ADMIN` or no
+//!   `CAP_LINUX_IMMUTABLE`: a daemon in a user namespace, an old kernel),
+//!   big files go to sealed memfds too.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use nix::fcntl::{FcntlArg, SealFlag, fcntl};
 use nix::sys::memfd::{MFdFlags, memfd_create};
+use rustix::fs::{AtFlags, Mode, OFlags};
 
 use crate::core::digest::Digest;
 use crate::core::hash::Keeper;
@@ -27,12 +52,25 @@ thread_local! {
     static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// The smallest file kept on the huge-page store: one huge page (x86-64 and
+/// arm64 with 4 KiB pages). A smaller file could not use a huge page, and
+/// `huge=within_size` gives it small pages anyway.
+const HUGE_STORE_MIN: u64 = 2 * 1024 * 1024;
+
+/// Where a snapshot's bytes live (see the module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    SealedMemfd,
+    HugeTmpfs,
+}
+
 /// Verified bytes of one file, sealed against change.
 #[derive(Debug)]
 pub struct Snapshot {
     file: File,
     len: u64,
     digest: Option<Digest>,
+    store: Store,
 }
 
 impl Snapshot {
@@ -56,9 +94,15 @@ impl Snapshot {
         self.len == 0
     }
 
-    /// The memfd, for registering as a passthrough backing file.
+    /// The file holding the bytes (read-only), for registering as a
+    /// passthrough backing file.
     pub fn file(&self) -> &File {
         &self.file
+    }
+
+    /// Which store holds the bytes.
+    pub fn store(&self) -> Store {
+        self.store
     }
 
     /// Reads up to `size` bytes at `offset` (fewer at the end; none past it).
@@ -86,7 +130,7 @@ impl Snapshot {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         let file = File::from(fd);
-        let mut w = SnapshotWriter::new()?;
+        let mut w = SnapshotWriter::for_size(u64::try_from(st.st_size).unwrap_or(0))?;
         let mut hasher = sha2::Sha256::new();
         // The thread's read buffer, grown to the file (plus one byte to see
         // its end at once) up to 256 KiB: a small file costs no 256 KiB to
@@ -117,21 +161,134 @@ impl Snapshot {
 
     /// Builds a snapshot directly from bytes (tests and small files).
     pub fn from_bytes(bytes: &[u8]) -> io::Result<Snapshot> {
-        let mut w = SnapshotWriter::new()?;
-        w.file.write_all(bytes)?;
-        w.len = bytes.len() as u64;
+        let mut w = SnapshotWriter::for_size(bytes.len() as u64)?;
+        w.append(bytes)?;
         w.seal()
     }
 }
 
-/// A memfd being filled; becomes a [`Snapshot`] when sealed.
+/// The daemon's private huge-page tmpfs: the root of a mount attached
+/// nowhere, made at the first big snapshot; `None` when it cannot be made.
+fn huge_store() -> Option<&'static OwnedFd> {
+    static STORE: OnceLock<Option<OwnedFd>> = OnceLock::new();
+    STORE
+        .get_or_init(|| match mount_huge_store() {
+            Ok(root) => Some(root),
+            Err(e) => {
+                tracing::debug!("no huge-page store for big snapshots ({e}); sealed memfds only");
+                None
+            }
+        })
+        .as_ref()
+}
+
+fn mount_huge_store() -> io::Result<OwnedFd> {
+    use rustix::mount::{
+        FsMountFlags, FsOpenFlags, MountAttrFlags, fsconfig_create, fsconfig_set_string, fsmount,
+        fsopen,
+    };
+    let fs = fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    // `within_size`: a huge page only where the file reaches past its end,
+    // so a file's tail costs small pages, not a whole huge one. No size cap
+    // beyond memory: a memfd has none either, and a snapshot is never
+    // bigger than a file being verified.
+    fsconfig_set_string(&fs, "huge", "within_size")?;
+    fsconfig_set_string(&fs, "size", "100%")?;
+    fsconfig_set_string(&fs, "mode", "0700")?;
+    fsconfig_create(&fs)?;
+    let root = fsmount(
+        &fs,
+        FsMountFlags::FSMOUNT_CLOEXEC,
+        MountAttrFlags::MOUNT_ATTR_NOEXEC
+            | MountAttrFlags::MOUNT_ATTR_NOSUID
+            | MountAttrFlags::MOUNT_ATTR_NODEV,
+    )?;
+    // A snapshot that cannot be flagged immutable could be opened again for
+    // writing by whoever may act as the daemon's user: the store is used
+    // only where the flag can be set (`CAP_LINUX_IMMUTABLE`, which a daemon
+    // in a user namespace lacks).
+    let probe = rustix::fs::openat(
+        &root,
+        c"probe",
+        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC,
+        Mode::RUSR,
+    )?;
+    rustix::fs::unlinkat(&root, c"probe", AtFlags::empty())?;
+    rustix::fs::ioctl_setflags(&probe, rustix::fs::IFlags::IMMUTABLE)?;
+    Ok(root)
+}
+
+/// A file of the huge-page store while it is written: named (so that it can
+/// be opened again read-only) until it is sealed or dropped.
+struct HugeFile {
+    root: &'static OwnedFd,
+    name: CString,
+}
+
+impl HugeFile {
+    /// A new file of `size_hint` bytes (its size set first, so that
+    /// `huge=within_size` gives its pages huge ones as they are written).
+    fn create(root: &'static OwnedFd, size_hint: u64) -> io::Result<(HugeFile, File)> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = CString::new(format!("s{}", NEXT.fetch_add(1, Ordering::Relaxed)))
+            .expect("no NUL in a number");
+        let fd = rustix::fs::openat(
+            root,
+            name.as_c_str(),
+            OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::RUSR,
+        )?;
+        let named = HugeFile { root, name };
+        let file = File::from(fd);
+        file.set_len(size_hint)?;
+        Ok((named, file))
+    }
+
+    /// Opens the file again read-only and removes its name.
+    fn reopen_read_only(self) -> io::Result<File> {
+        let fd = rustix::fs::openat(
+            self.root,
+            self.name.as_c_str(),
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )?;
+        Ok(File::from(fd))
+        // `self` drops here: the name goes.
+    }
+}
+
+impl Drop for HugeFile {
+    fn drop(&mut self) {
+        let _ = rustix::fs::unlinkat(self.root, self.name.as_c_str(), AtFlags::empty());
+    }
+}
+
+/// An in-memory file being filled; becomes a [`Snapshot`] when sealed.
 pub struct SnapshotWriter {
     file: File,
     len: u64,
+    /// The store's name of the file, for a file of the huge-page store.
+    huge: Option<HugeFile>,
 }
 
 impl SnapshotWriter {
-    pub fn new() -> io::Result<SnapshotWriter> {
+    /// A writer for about `size_hint` bytes (the file's size when it was
+    /// looked at; the bytes kept may differ if it changes meanwhile).
+    pub fn for_size(size_hint: u64) -> io::Result<SnapshotWriter> {
+        if size_hint >= HUGE_STORE_MIN
+            && let Some(root) = huge_store()
+        {
+            match HugeFile::create(root, size_hint) {
+                Ok((huge, file)) => {
+                    return Ok(SnapshotWriter {
+                        file,
+                        len: 0,
+                        huge: Some(huge),
+                    });
+                }
+                Err(e) => tracing::debug!("huge-page store refused a file ({e}); using a memfd"),
+            }
+        }
         let fd = memfd_create(
             c"seal-verified",
             MFdFlags::MFD_CLOEXEC | MFdFlags::MFD_ALLOW_SEALING,
@@ -140,27 +297,48 @@ impl SnapshotWriter {
         Ok(SnapshotWriter {
             file: File::from(fd),
             len: 0,
+            huge: None,
         })
     }
 
     pub fn append(&mut self, chunk: &[u8]) -> io::Result<()> {
-        self.file.write_all(chunk)?;
+        self.file.write_all_at(chunk, self.len)?;
         self.len += chunk.len() as u64;
         Ok(())
     }
 
-    /// Seals the memfd: no write, no shrink, no growth, and no seal removal.
+    /// Makes the bytes unchangeable. A memfd is sealed: no write, no shrink,
+    /// no growth, and no seal removal. A file of the huge-page store is cut
+    /// to the bytes written, opened again read-only, its name and its
+    /// writable descriptor dropped, and flagged immutable where the daemon
+    /// may.
     pub fn seal(self) -> io::Result<Snapshot> {
-        let seals = SealFlag::F_SEAL_WRITE
-            | SealFlag::F_SEAL_SHRINK
-            | SealFlag::F_SEAL_GROW
-            | SealFlag::F_SEAL_SEAL;
-        fcntl(self.file.as_fd(), FcntlArg::F_ADD_SEALS(seals))
-            .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+        let SnapshotWriter { file, len, huge } = self;
+        let (file, store) = match huge {
+            None => {
+                let seals = SealFlag::F_SEAL_WRITE
+                    | SealFlag::F_SEAL_SHRINK
+                    | SealFlag::F_SEAL_GROW
+                    | SealFlag::F_SEAL_SEAL;
+                fcntl(file.as_fd(), FcntlArg::F_ADD_SEALS(seals))
+                    .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+                (file, Store::SealedMemfd)
+            }
+            Some(huge) => {
+                file.set_len(len)?;
+                let read_only = huge.reopen_read_only()?;
+                drop(file);
+                // The store was only taken into use once this worked
+                // (`mount_huge_store`); should it fail now, no snapshot.
+                rustix::fs::ioctl_setflags(&read_only, rustix::fs::IFlags::IMMUTABLE)?;
+                (read_only, Store::HugeTmpfs)
+            }
+        };
         Ok(Snapshot {
-            file: self.file,
-            len: self.len,
+            file,
+            len,
             digest: None,
+            store,
         })
     }
 }
@@ -177,8 +355,8 @@ impl Keeper for SnapshotKeeper<'_> {
     fn wants(&self, path: &FilePath) -> bool {
         (self.wanted)(path)
     }
-    fn begin(&self, _path: &FilePath, _size_hint: u64) -> io::Result<SnapshotWriter> {
-        SnapshotWriter::new()
+    fn begin(&self, _path: &FilePath, size_hint: u64) -> io::Result<SnapshotWriter> {
+        SnapshotWriter::for_size(size_hint)
     }
     fn append(&self, writer: &mut SnapshotWriter, chunk: &[u8]) -> io::Result<()> {
         writer.append(chunk)
@@ -191,6 +369,111 @@ impl Keeper for SnapshotKeeper<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
+
+    /// Whether the huge-page store must be there: as root (CI runs as
+    /// root), the daemon can always mount its own tmpfs.
+    fn huge_store_expected() -> bool {
+        let root = nix::unistd::geteuid().is_root();
+        if !root {
+            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+                panic!("the huge-page store test needs root; CI must run it");
+            }
+            eprintln!("SKIPPED: the huge-page store needs CAP_SYS_ADMIN");
+        }
+        root
+    }
+
+    /// A write through any new descriptor of `s`'s file fails, and so does
+    /// a resize; the bytes stay `expected`.
+    fn assert_unchangeable(s: &Snapshot, expected: &[u8]) {
+        let path = format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(s.file())
+        );
+        match std::fs::OpenOptions::new().write(true).open(&path) {
+            Ok(mut f) => assert!(
+                f.write_all(b"X").is_err() && f.set_len(1).is_err(),
+                "a write to a snapshot through a new descriptor succeeded"
+            ),
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EPERM)),
+        }
+        assert!(s.file().set_len(1).is_err(), "a snapshot was resized");
+        assert!(
+            s.file().write_all_at(b"X", 0).is_err(),
+            "a snapshot's own descriptor wrote"
+        );
+        assert_eq!(s.read_at(0, expected.len() + 10).unwrap(), expected);
+    }
+
+    #[test]
+    fn a_big_snapshot_lives_on_huge_pages_and_cannot_change() {
+        if !huge_store_expected() {
+            return;
+        }
+        // 3 MiB and a bit: a huge page and a tail of small ones.
+        let bytes: Vec<u8> = (0..3 * 1024 * 1024 + 4321u32)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        let s = Snapshot::from_bytes(&bytes).unwrap();
+        assert_eq!(s.store(), Store::HugeTmpfs);
+        assert_eq!(s.len(), bytes.len() as u64);
+        assert_eq!(s.file().metadata().unwrap().len(), bytes.len() as u64);
+        // No name left in the store: nothing but its descriptor reaches it.
+        let root = huge_store().expect("the store was made");
+        let names: Vec<_> = rustix::fs::Dir::read_from(root)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_bytes() != b"." && e.file_name().to_bytes() != b"..")
+            .map(|e| e.file_name().to_owned())
+            .collect();
+        assert!(names.is_empty(), "names left in the store: {names:?}");
+        assert_unchangeable(&s, &bytes);
+    }
+
+    #[test]
+    fn a_file_that_shrank_while_read_keeps_only_the_bytes_read() {
+        if !huge_store_expected() {
+            return;
+        }
+        // The size hint said 8 MiB; only 2.5 MiB came: the snapshot is the
+        // bytes that came, not a tail of zeroes.
+        let mut w = SnapshotWriter::for_size(8 * 1024 * 1024).unwrap();
+        let chunk = vec![7u8; 512 * 1024];
+        for _ in 0..5 {
+            w.append(&chunk).unwrap();
+        }
+        let s = w.seal().unwrap();
+        assert_eq!(s.store(), Store::HugeTmpfs);
+        assert_eq!(s.len(), 5 * 512 * 1024);
+        assert_eq!(s.file().metadata().unwrap().len(), 5 * 512 * 1024);
+        assert_unchangeable(&s, &vec![7u8; 5 * 512 * 1024]);
+    }
+
+    #[test]
+    fn a_dropped_writer_leaves_no_name_behind() {
+        if !huge_store_expected() {
+            return;
+        }
+        let w = SnapshotWriter::for_size(4 * 1024 * 1024).unwrap();
+        let name = w
+            .huge
+            .as_ref()
+            .expect("a big writer uses the store")
+            .name
+            .clone();
+        let root = huge_store().unwrap();
+        assert!(rustix::fs::statat(root, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok());
+        drop(w);
+        assert!(rustix::fs::statat(root, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).is_err());
+    }
+
+    #[test]
+    fn a_small_snapshot_is_a_sealed_memfd() {
+        let s = Snapshot::from_bytes(&[1u8; 100_000]).unwrap();
+        assert_eq!(s.store(), Store::SealedMemfd);
+        assert_unchangeable(&s, &[1u8; 100_000]);
+    }
 
     #[test]
     fn sealed_snapshot_cannot_change() {
