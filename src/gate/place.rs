@@ -31,22 +31,45 @@ impl ViewPath {
 
     /// The view path of a project-relative raw path.
     pub fn of(raw: &RawPath) -> ViewPath {
-        let mut path = ViewPath::root();
-        for name in &raw.0 {
-            path = path.child(name);
+        ViewPath::from_names(raw.0.iter().map(|n| n.as_os_str()))
+    }
+
+    /// The view path of `names`, from the project root down. Built in one
+    /// pass: every request of the mount names its inode by this path, so
+    /// building it name by name with [`ViewPath::child`] (a copy of the
+    /// path so far at each step) would cost a quadratic number of copies.
+    pub fn from_names<'a>(names: impl ExactSizeIterator<Item = &'a OsStr>) -> ViewPath {
+        let mut path = ViewPath {
+            raw: RawPath(Vec::with_capacity(names.len())),
+            names: Vec::with_capacity(names.len()),
+            utf8: true,
+        };
+        for name in names {
+            path.push(name);
         }
         path
     }
 
     pub fn child(&self, name: &OsStr) -> ViewPath {
-        let mut names = self.names.clone();
-        let utf8 = self.utf8 && name.to_str().is_some();
-        names.push(crate::core::paths::nfc(&name.to_string_lossy()));
-        ViewPath {
-            raw: self.raw.join(name),
+        let mut raw = Vec::with_capacity(self.raw.0.len() + 1);
+        raw.extend_from_slice(&self.raw.0);
+        let mut names = Vec::with_capacity(self.names.len() + 1);
+        names.extend_from_slice(&self.names);
+        let mut path = ViewPath {
+            raw: RawPath(raw),
             names,
-            utf8,
-        }
+            utf8: self.utf8,
+        };
+        path.push(name);
+        path
+    }
+
+    /// Appends one name (the one place a raw name gets its NFC string).
+    fn push(&mut self, name: &OsStr) {
+        self.utf8 &= name.to_str().is_some();
+        self.names
+            .push(crate::core::paths::nfc(&name.to_string_lossy()));
+        self.raw.0.push(name.to_os_string());
     }
 
     pub fn parent(&self) -> Option<ViewPath> {

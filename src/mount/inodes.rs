@@ -71,11 +71,7 @@ impl Inodes {
             names.push(&node.name);
             at = node.parent;
         }
-        let mut path = ViewPath::root();
-        for name in names.iter().rev() {
-            path = path.child(name);
-        }
-        Some(path)
+        Some(ViewPath::from_names(names.into_iter().rev()))
     }
 
     /// The number of `name` in `parent`, if the kernel knows it.
