@@ -6,8 +6,9 @@
 //! into a fresh in-memory file — the same chunks the hash saw — that nothing
 //! (not even this process) can change afterwards, and a handle opened on it
 //! reads those bytes only: through FUSE passthrough where the kernel allows
-//! it, through `read` in the daemon otherwise. The memory is freed when the
-//! last handle closes.
+//! it, through `read` in the daemon otherwise. The memory is freed once the
+//! last handle closes and the gate keeps the bytes no longer (two seconds
+//! after their last use).
 //!
 //! Two stores, one guarantee:
 //! - **A sealed memfd** (most files): sealed against any write, shrink or
@@ -230,8 +231,11 @@ impl HugeFile {
     /// `huge=within_size` gives its pages huge ones as they are written).
     fn create(root: &'static OwnedFd, size_hint: u64) -> io::Result<(HugeFile, File)> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = CString::new(format!("s{}", NEXT.fetch_add(1, Ordering::Relaxed)))
-            .expect("no NUL in a number");
+        let name = CString::new(format!(
+            "seal-verified-{}",
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ))
+        .expect("no NUL in a number");
         let fd = rustix::fs::openat(
             root,
             name.as_c_str(),

@@ -13,12 +13,27 @@ use std::time::{Duration, Instant};
 
 use support::*;
 
-/// The daemon's open file descriptors that are verified snapshots (memfds).
+/// The daemon's open file descriptors that are verified snapshots: memfds,
+/// and (files of 2 MiB or more, the daemon being root) files of its private
+/// huge-page tmpfs, which is attached nowhere (so the link names the file
+/// from that tmpfs's root).
 fn snapshot_fds(pid: u32) -> usize {
     fs::read_dir(format!("/proc/{pid}/fd"))
         .unwrap()
         .filter_map(|e| fs::read_link(e.unwrap().path()).ok())
-        .filter(|t| t.to_string_lossy().starts_with("/memfd:seal-verified"))
+        .filter(|t| {
+            let t = t.to_string_lossy();
+            t.starts_with("/memfd:seal-verified") || t.starts_with("/seal-verified-")
+        })
+        .count()
+}
+
+/// The daemon's snapshots of the huge-page store.
+fn huge_snapshot_fds(pid: u32) -> usize {
+    fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| fs::read_link(e.unwrap().path()).ok())
+        .filter(|t| t.to_string_lossy().starts_with("/seal-verified-"))
         .count()
 }
 
@@ -145,6 +160,12 @@ fn snapshots_are_released_when_handles_close() {
         .map(|_| fs::File::open(m.path(".claude/skills/big/data.bin")).unwrap())
         .collect();
     assert!(snapshot_fds(pid) <= 2, "snapshots are shared by content");
+    // The 16 MiB file is on the huge-page store (root can always mount it).
+    assert_eq!(
+        huge_snapshot_fds(pid),
+        1,
+        "the big file on the huge-page store"
+    );
     let sibling = fs::File::open(m.path(".claude/skills/big/SKILL.md")).unwrap();
     assert!(snapshot_fds(pid) <= 2);
     if let (Some(cg), Some(base)) = (&cgroup, baseline_shmem) {

@@ -50,7 +50,7 @@ const KEEP_ALL_BYTES: u64 = 64 << 20;
 /// (a burst of opens, as an agent loading a bundle makes, is served from
 /// them; a later open reads its one file again), and its whole entry (with
 /// its watches) a while later.
-const KEEP_BYTES_FOR: Duration = Duration::from_secs(2);
+pub const KEEP_BYTES_FOR: Duration = Duration::from_secs(2);
 const KEEP_ENTRY_FOR: Duration = Duration::from_secs(120);
 
 /// What a watch walk found: the subscription, and where each file is.

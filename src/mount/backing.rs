@@ -8,9 +8,13 @@
 //! number for ordinary files, and the SHA-256 the bytes were verified as for
 //! snapshots.
 //!
-//! Backings of ordinary files are kept after their last handle closes
-//! (bounded, dropped when the kernel forgets the inode), so that reopening an
-//! unchanged file costs one `fstatat` instead of an open and a registration.
+//! Backings are kept after their last handle closes (bounded, dropped when
+//! the kernel forgets the inode), so that reopening a file costs no
+//! registration: an ordinary file's until the table is full, so that
+//! reopening it unchanged costs one `fstatat` instead of an open and a
+//! registration; verified bytes' for as long as the gate keeps those bytes
+//! after their last use ([`BackingCache::let_go_of_verified`]), so that a
+//! backing never keeps a snapshot's memory longer than the gate would.
 //!
 //! Registration is the kernel's business ([`Register`]); the cache itself is
 //! kernel-free, so the view runs in tests with a fake registrar.
@@ -20,6 +24,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use crate::core::digest::Digest;
 
@@ -97,13 +102,20 @@ fn kept_ordinary_max() -> usize {
 type Kept<Id> = (BackingOf, Arc<Backing<Id>>);
 type Live<Id> = (BackingOf, Weak<Backing<Id>>);
 
+/// A kept backing and when an open last took it.
+struct KeptEntry<Id> {
+    of: BackingOf,
+    backing: Arc<Backing<Id>>,
+    used: Instant,
+}
+
 /// The backings of one mount.
 pub struct BackingCache<Id> {
     /// Cleared when the kernel refuses passthrough (then everything is read
     /// through the daemon).
     enabled: AtomicBool,
     live: Mutex<HashMap<u64, Live<Id>>>,
-    kept: Mutex<HashMap<u64, Kept<Id>>>,
+    kept: Mutex<HashMap<u64, KeptEntry<Id>>>,
 }
 
 impl<Id> Default for BackingCache<Id> {
@@ -173,18 +185,46 @@ impl<Id> BackingCache<Id> {
     /// of finding a [`Conflict`].
     pub fn release_other_callers(&self, ino: u64, of: BackingOf) {
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let unused_by_another = kept.get(&ino).is_some_and(|(kept_of, backing)| {
+        let unused_by_another = kept.get(&ino).is_some_and(|k| {
             // The same file (it serves a reader), registered by another.
-            kept_of.serves(&of, false)
-                && !kept_of.serves(&of, true)
-                && Arc::strong_count(backing) == 1
+            k.of.serves(&of, false) && !k.of.serves(&of, true) && Arc::strong_count(&k.backing) == 1
         });
         if unused_by_another {
             kept.remove(&ino);
         }
     }
 
-    /// Keeps the backing of an ordinary file after its handles close.
+    /// Lets go of the kept backing of `ino` when it holds verified bytes
+    /// other than `of` and no open handle holds it (the bundle was pinned
+    /// anew): the open asking registers its own bytes on the same inode, as
+    /// it would had nothing been kept.
+    pub fn release_other_verified(&self, ino: u64, of: BackingOf) {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let unused_other = kept.get(&ino).is_some_and(|k| {
+            matches!(k.of, BackingOf::Verified(_))
+                && k.of != of
+                && Arc::strong_count(&k.backing) == 1
+        });
+        if unused_other {
+            kept.remove(&ino);
+        }
+    }
+
+    /// Lets go of kept backings of verified bytes that no open took for
+    /// `unused_for` and no handle holds (the sweeper calls this every
+    /// second, with the time the gate keeps a bundle's bytes).
+    pub fn let_go_of_verified(&self, unused_for: Duration) {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|_, k| {
+            !matches!(k.of, BackingOf::Verified(_))
+                || k.used.elapsed() < unused_for
+                || Arc::strong_count(&k.backing) > 1
+        });
+        crate::memory::shrink_if_sparse(&mut kept);
+    }
+
+    /// Keeps the backing of a file after its handles close (an open took
+    /// it now).
     pub fn keep(&self, ino: u64, backing: Arc<Backing<Id>>) {
         let of = {
             let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
@@ -204,13 +244,20 @@ impl<Id> BackingCache<Id> {
                 kept.remove(&ino);
             }
         }
-        kept.insert(ino, (of, backing));
+        kept.insert(
+            ino,
+            KeptEntry {
+                of,
+                backing,
+                used: Instant::now(),
+            },
+        );
     }
 
     /// The kept backing of `ino`, if any, with the content it holds.
     pub fn kept(&self, ino: u64) -> Option<Kept<Id>> {
         let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        kept.get(&ino).map(|(of, b)| (*of, b.clone()))
+        kept.get(&ino).map(|k| (k.of, k.backing.clone()))
     }
 
     /// The kernel forgot `ino`: drop what is kept for it.
@@ -288,6 +335,70 @@ mod tests {
         // The same caller's next writer reuses it.
         let again = cache.backing_for(9, by(1000), true, fd, &register);
         assert_eq!(again.unwrap().unwrap().id, written.id);
+    }
+
+    #[test]
+    fn verified_bytes_keep_their_backing_while_the_gate_would_keep_them() {
+        let (cache, register, fd) = enabled();
+        let fd = std::os::fd::AsFd::as_fd(&fd);
+        let v1 = BackingOf::Verified(Digest::of(b"one"));
+        let v2 = BackingOf::Verified(Digest::of(b"two"));
+        // Opened, kept, closed: the next open of the same bytes registers
+        // nothing.
+        let first = cache
+            .backing_for(5, v1, false, fd, &register)
+            .unwrap()
+            .unwrap();
+        cache.keep(5, first.clone());
+        let first_id = first.id;
+        drop(first);
+        let again = cache
+            .backing_for(5, v1, false, fd, &register)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.id, first_id, "reused, not registered again");
+        // Other bytes while a handle holds the kept ones: a conflict (the
+        // view gives the name a new inode); nothing is let go.
+        cache.release_other_verified(5, v2);
+        assert_eq!(
+            cache.backing_for(5, v2, false, fd, &register).unwrap_err(),
+            Conflict
+        );
+        drop(again);
+        // No handle holds it: it makes way for the new bytes.
+        cache.release_other_verified(5, v2);
+        let new = cache
+            .backing_for(5, v2, false, fd, &register)
+            .unwrap()
+            .unwrap();
+        assert_ne!(new.id, first_id);
+        cache.keep(5, new.clone());
+        // An ordinary file's kept backing is not let go by time.
+        let real = BackingOf::RealFile {
+            dev: 1,
+            ino: 6,
+            by: DAEMON,
+        };
+        let ordinary = cache
+            .backing_for(6, real, false, fd, &register)
+            .unwrap()
+            .unwrap();
+        cache.keep(6, ordinary);
+        // Held by a handle: kept past its time. Let go once unused.
+        cache.let_go_of_verified(Duration::ZERO);
+        assert!(cache.kept(5).is_some(), "a held backing was let go");
+        drop(new);
+        cache.let_go_of_verified(Duration::from_secs(60));
+        assert!(cache.kept(5).is_some(), "let go before its time");
+        cache.let_go_of_verified(Duration::ZERO);
+        assert!(
+            cache.kept(5).is_none(),
+            "verified bytes kept past their time"
+        );
+        assert!(
+            cache.kept(6).is_some(),
+            "an ordinary backing let go by time"
+        );
     }
 
     #[test]

@@ -174,6 +174,7 @@ fn start_sweeper(view: &Arc<view::View<fuser::BackingId>>) {
                     let Some(view) = weak.upgrade() else { return };
                     view.gate().sweep();
                     view.sweep_pins();
+                    view.sweep_backings();
                     if second % TRIM_EVERY_SECONDS == 0 {
                         crate::memory::give_memory_back();
                     }

@@ -649,11 +649,22 @@ impl<Id> View<Id> {
     pub fn may_verify(&self, ino: u64, name: Option<&OsStr>, listing: bool) -> bool {
         match self.path_of(ino) {
             Ok(path) => {
-                let path = name.map_or(path.clone(), |n| path.child(n));
+                let path = match name {
+                    Some(n) => path.child(n),
+                    None => path,
+                };
                 self.gate.may_verify(&path, listing)
             }
             Err(_) => false,
         }
+    }
+
+    /// Lets go of kept backings of verified bytes no open took lately: the
+    /// sweeper calls this every second, so that a kept backing holds a
+    /// snapshot's memory no longer than the gate keeps a bundle's bytes.
+    pub fn sweep_backings(&self) {
+        self.backings
+            .let_go_of_verified(crate::gate::cache::KEEP_BYTES_FOR);
     }
 
     /// Inodes the kernel holds (for tests and memory accounting).
@@ -854,13 +865,16 @@ impl<Id> View<Id> {
                 let Some(digest) = snapshot.digest() else {
                     return Err(FsError::NotFound);
                 };
-                let backing = self.backing_for(
-                    ino,
-                    BackingOf::Verified(digest),
-                    false,
-                    snapshot.file().as_fd(),
-                    register,
-                )?;
+                // A backing kept from an earlier open of the same bytes is
+                // taken again (no registration); one of other bytes that no
+                // handle holds makes way.
+                let of = BackingOf::Verified(digest);
+                self.backings.release_other_verified(ino, of);
+                let backing =
+                    self.backing_for(ino, of, false, snapshot.file().as_fd(), register)?;
+                if let Some(b) = &backing {
+                    self.backings.keep(ino, b.clone());
+                }
                 let mode = match &backing {
                     Some(b) => ReadMode::Passthrough(b.clone()),
                     None => ReadMode::Direct,
