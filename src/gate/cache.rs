@@ -25,6 +25,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -268,7 +269,24 @@ pub struct Cached {
     /// hashed it, its digest.
     files: HashMap<FilePath, (RawPath, Option<Digest>)>,
     snapshots: Mutex<HashMap<FilePath, Arc<Snapshot>>>,
+    /// Files being read again (their bytes were let go): an open of one
+    /// waits for that read instead of making its own.
+    refetching: Mutex<std::collections::HashSet<FilePath>>,
+    refetched: std::sync::Condvar,
+    /// Set when a file read again no longer had the bytes the verification
+    /// saw: the requests that waited for that read verify afresh too.
+    void: std::sync::atomic::AtomicBool,
     last_used: Mutex<Instant>,
+}
+
+/// What an open finds of a file's bytes in a cached verification.
+enum KeptBytes {
+    Kept(Arc<Snapshot>),
+    /// Not kept: this request reads the file again (and ends with
+    /// [`Cached::refetch_done`], whatever came of it).
+    ReadAgain,
+    /// The read another request made showed a change: verify afresh.
+    Void,
 }
 
 impl Cached {
@@ -295,12 +313,56 @@ impl Cached {
             assessment,
             files,
             snapshots: Mutex::new(kept),
+            refetching: Mutex::new(std::collections::HashSet::new()),
+            refetched: std::sync::Condvar::new(),
+            void: std::sync::atomic::AtomicBool::new(false),
             last_used: Mutex::new(Instant::now()),
         }
     }
 
     fn snapshots(&self) -> MutexGuard<'_, HashMap<FilePath, Arc<Snapshot>>> {
         self.snapshots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The kept snapshot of `path`, once no other request is reading it
+    /// again.
+    fn kept_or_refetch(&self, path: &FilePath) -> KeptBytes {
+        let mut refetching = self.refetching.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if self.void.load(Ordering::Acquire) {
+                return KeptBytes::Void;
+            }
+            if let Some(s) = self.snapshots().get(path) {
+                return KeptBytes::Kept(s.clone());
+            }
+            if refetching.insert(path.clone()) {
+                return KeptBytes::ReadAgain;
+            }
+            refetching = self
+                .refetched
+                .wait(refetching)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn refetch_done(&self, path: &FilePath) {
+        self.refetching
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(path);
+        self.refetched.notify_all();
+    }
+}
+
+/// Ends a refetch of one file however the read ends (an error, a panic).
+struct Refetch<'a> {
+    cached: &'a Cached,
+    path: &'a FilePath,
+}
+
+impl Drop for Refetch<'_> {
+    fn drop(&mut self) {
+        self.cached.refetch_done(self.path);
     }
 }
 
@@ -498,6 +560,21 @@ impl VerifiedCache {
                 snapshot: None,
             });
         };
+        // Kept, or read again by one request while the others wait for it.
+        match cached.kept_or_refetch(path) {
+            KeptBytes::Kept(s) => {
+                return Lookup::Answer(Answer {
+                    verdict,
+                    snapshot: Some(s),
+                });
+            }
+            KeptBytes::Void => return Lookup::Verify,
+            KeptBytes::ReadAgain => {}
+        }
+        let _refetch = Refetch {
+            cached: &cached,
+            path,
+        };
         let verified = cached.assessment.state
             == super::RootState::Bundle(crate::core::verify::BundleState::Verified);
         let fresh = Snapshot::of_file(project, raw);
@@ -520,6 +597,7 @@ impl VerifiedCache {
             }
             // Changed (or unreadable) since: verify the bundle again.
             _ => {
+                cached.void.store(true, Ordering::Release);
                 self.forget(key);
                 Lookup::Verify
             }

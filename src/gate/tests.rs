@@ -371,13 +371,24 @@ fn a_change_the_feed_cannot_see_is_caught_by_the_digest_of_the_file_read() {
     let file = ".claude/skills/review/SKILL.md";
     assert!(snapshot_of(&g, file).is_some());
     g.release_kept_bytes();
-    // Writes through a shared mapping raise no inotify event.
+    overwrite_through_a_mapping(&t.path().join(file), b"EVILEVIL");
+    assert!(
+        snapshot_of(&g, file).is_none(),
+        "served bytes the lockfile does not record"
+    );
+    assert!(!shows(&g, ".claude/skills/review"));
+}
+
+/// Overwrites the start of `path` with `bytes` through a shared mapping:
+/// a write that raises no inotify event.
+fn overwrite_through_a_mapping(path: &Path, bytes: &[u8]) {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
-        .open(t.path().join(file))
+        .open(path)
         .unwrap();
     let len = f.metadata().unwrap().len() as usize;
+    assert!(len >= bytes.len());
     // SAFETY: the mapping covers exactly the file's length, is written
     // through a byte slice of that length only, and is unmapped before the
     // file is touched again.
@@ -391,14 +402,65 @@ fn a_change_the_feed_cannot_see_is_caught_by_the_digest_of_the_file_read() {
             0,
         )
         .unwrap();
-        std::slice::from_raw_parts_mut(map.as_ptr() as *mut u8, len).copy_from_slice(b"EVILEVIL");
+        std::slice::from_raw_parts_mut(map.as_ptr() as *mut u8, len)[..bytes.len()]
+            .copy_from_slice(bytes);
         nix::sys::mman::munmap(map, len).unwrap();
     }
-    assert!(
-        snapshot_of(&g, file).is_none(),
-        "served bytes the lockfile does not record"
-    );
-    assert!(!shows(&g, ".claude/skills/review"));
+}
+
+/// `READERS` opens of `file` at once; what each was served.
+fn opens_at_once(g: &Gate, file: &str) -> Vec<Option<Arc<Snapshot>>> {
+    const READERS: usize = 6;
+    let start = std::sync::Barrier::new(READERS);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..READERS)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    snapshot_of(g, file)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn opens_of_a_file_whose_bytes_were_let_go_share_one_read_of_it() {
+    // Once the gate has let go of a bundle's bytes, the next open reads
+    // its one file again; opens that come together must share that read
+    // (each reading and hashing a big file for itself would multiply the
+    // cost by the number of readers: the kernel's readahead alone sends
+    // several at once).
+    let t = project();
+    let big: Vec<u8> = (0..24u32 << 20).map(|i| (i % 253) as u8).collect();
+    std::fs::write(t.path().join(".claude/skills/review/big.bin"), &big).unwrap();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate_with_feed(t.path());
+    let file = ".claude/skills/review/big.bin";
+    assert!(snapshot_of(&g, file).is_some());
+    g.release_kept_bytes();
+    let got: Vec<Arc<Snapshot>> = opens_at_once(&g, file)
+        .into_iter()
+        .map(|s| s.expect("an approved file"))
+        .collect();
+    for s in &got[1..] {
+        assert!(
+            Arc::ptr_eq(&got[0], s),
+            "opens that came together read and copied the file each for itself"
+        );
+    }
+    assert!(got[0].read_at(0, 64).unwrap() == big[..64]);
+    drop(got);
+    // The same, when the read shows a change no event told of: no open is
+    // served, neither the one that read nor those that waited for it.
+    g.release_kept_bytes();
+    overwrite_through_a_mapping(&t.path().join(file), b"EVIL");
+    let served = opens_at_once(&g, file)
+        .iter()
+        .filter(|s| s.is_some())
+        .count();
+    assert_eq!(served, 0, "served bytes the lockfile does not record");
 }
 
 /// A bundle of `files` files spread over `dirs` directories, pinned, under
