@@ -18,6 +18,13 @@
 //! complete events gets no feed at all ([`Feed::for_project`]). What the feed
 //! cannot see at all — writes through a shared writable mapping — is
 //! documented in docs/SECURITY.md; the bytes served are snapshots either way.
+//!
+//! A decision must be current at the request that asked for it: every change
+//! that completed before the request arrived must be seen. Any drain that
+//! began after the arrival proves that, so one request (its thread marks it
+//! with a [`RequestScope`]) drains at most once however many decisions it
+//! makes, and not at all when another drain (the listener's, another
+//! request's) began after it arrived and has finished.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -132,8 +139,53 @@ impl Change {
 }
 
 /// One inotify instance and what it watches.
+/// Stamps that order request arrivals and drain starts: one counter, so
+/// that a drain stamped after an arrival began after it.
+static STAMPS: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The stamp of the request this thread serves, while a
+    /// [`RequestScope`] lives.
+    static ARRIVAL: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Marks this thread as serving one request (arrived when the scope began)
+/// until dropped. Without one, every [`Feed::drain`] reads the queue.
+#[must_use]
+pub struct RequestScope {
+    previous: Option<u64>,
+}
+
+impl RequestScope {
+    /// A request arrives now.
+    pub fn begin() -> RequestScope {
+        RequestScope::resume(STAMPS.fetch_add(1, Ordering::SeqCst))
+    }
+
+    /// Serves on this thread (a worker's) a request that arrived at
+    /// `arrival` ([`RequestScope::arrival`] on the thread that received it).
+    pub fn resume(arrival: u64) -> RequestScope {
+        RequestScope {
+            previous: ARRIVAL.replace(Some(arrival)),
+        }
+    }
+
+    /// The arrival of the request this thread serves, if any.
+    pub fn arrival() -> Option<u64> {
+        ARRIVAL.get()
+    }
+}
+
+impl Drop for RequestScope {
+    fn drop(&mut self) {
+        ARRIVAL.set(self.previous);
+    }
+}
+
 pub struct Feed {
     inotify: Inotify,
+    /// The stamp taken when the latest finished drain began.
+    drained_from: AtomicU64,
     state: Mutex<State>,
     /// A pipe that wakes the listener when notices are queued by a drain
     /// it did not make (a decision's): (read end, write end), non-blocking.
@@ -177,6 +229,7 @@ impl Feed {
             nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC)?;
         Ok(Arc::new(Feed {
             inotify,
+            drained_from: AtomicU64::new(0),
             wake,
             state: Mutex::new(State {
                 watches: HashMap::new(),
@@ -220,10 +273,26 @@ impl Feed {
 
     /// Reads every queued event and marks the subscriptions they touch
     /// dirty. After it returns, every change that completed before it was
-    /// called has been accounted for.
+    /// called (within a [`RequestScope`]: before the request arrived) has
+    /// been accounted for.
+    ///
+    /// Within a [`RequestScope`], a drain that began after the request
+    /// arrived and has finished already proves that much: then nothing is
+    /// read.
     pub fn drain(&self) {
+        let arrival = RequestScope::arrival();
+        let proven = || arrival.is_some_and(|a| self.drained_from.load(Ordering::Acquire) > a);
+        if proven() {
+            return;
+        }
         let mut state = self.state();
+        // Another drain may have finished while this one waited for the lock.
+        if proven() {
+            return;
+        }
+        let began = STAMPS.fetch_add(1, Ordering::SeqCst);
         self.drain_locked(&mut state);
+        self.drained_from.fetch_max(began, Ordering::Release);
         let queued = state.notices.as_ref().is_some_and(|q| !q.is_empty());
         drop(state);
         if queued {
@@ -593,6 +662,56 @@ mod tests {
             change(&d);
             assert!(!sub.is_clean(), "{what}: not seen");
         }
+    }
+
+    #[test]
+    fn a_request_sees_every_change_made_before_it_arrived_and_drains_once() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("bundle");
+        fs::create_dir(&d).unwrap();
+        fs::write(d.join("f"), "approved").unwrap();
+        let feed = Feed::new().unwrap();
+        let mut sub = feed.subscribe();
+        let dir = dir_fd(&d);
+        sub.watch_fd(dir.as_fd());
+        sub.watch_at(dir.as_fd(), OsStr::new("f"));
+        // A drain outside any request (the listener's), then a change, then
+        // a request: the earlier drain proves nothing about it.
+        feed.drain();
+        fs::write(d.join("f"), "tampered").unwrap();
+        {
+            let _request = RequestScope::begin();
+            assert!(!sub.is_clean(), "a change before the request went unseen");
+        }
+        // A request whose first decision drained: its later decisions read
+        // nothing (a change after it arrived is the next request's).
+        let mut clean = feed.subscribe();
+        clean.watch_fd(dir.as_fd());
+        clean.watch_at(dir.as_fd(), OsStr::new("f"));
+        let read_before = feed.events_seen();
+        {
+            let _request = RequestScope::begin();
+            assert!(clean.is_clean());
+            fs::write(d.join("f"), "again").unwrap();
+            assert!(clean.is_clean(), "a second drain within one request");
+            assert_eq!(feed.events_seen(), read_before);
+            // A worker resuming an earlier request's arrival is bound the
+            // same way; a request that arrived later is not.
+            std::thread::scope(|s| {
+                let arrival = RequestScope::arrival().unwrap();
+                let clean = &clean;
+                s.spawn(move || {
+                    let _resumed = RequestScope::resume(arrival);
+                    assert!(clean.is_clean());
+                });
+            });
+        }
+        assert_eq!(RequestScope::arrival(), None, "the scope outlived itself");
+        let _request = RequestScope::begin();
+        assert!(
+            !clean.is_clean(),
+            "a change before this request went unseen"
+        );
     }
 
     #[test]

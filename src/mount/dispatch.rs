@@ -66,7 +66,14 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
         }
         self.inline_busy.fetch_sub(1, Ordering::AcqRel);
         let shared = self.shared.clone();
-        if let Err(job) = self.queue.send(Box::new(move || work(&shared))) {
+        // The worker serves the request as it arrived here (a worker serves
+        // no request of its own, so it has no arrival outside one).
+        let arrival = crate::feed::RequestScope::arrival();
+        let job = move || {
+            let _request = arrival.map(crate::feed::RequestScope::resume);
+            work(&shared)
+        };
+        if let Err(job) = self.queue.send(Box::new(job)) {
             // No worker left (shutting down): run it here after all.
             (job.0)();
         }

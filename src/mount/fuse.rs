@@ -182,6 +182,8 @@ impl Filesystem for SealFs {
     }
 
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        // Decisions of this request are current at its arrival (feed.rs).
+        let _request = crate::feed::RequestScope::begin();
         let who = who(req);
         let name = name.to_os_string();
         let heavy = self.view().may_verify(parent.0, Some(&name), false);
@@ -201,6 +203,8 @@ impl Filesystem for SealFs {
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        // Decisions of this request are current at its arrival (feed.rs).
+        let _request = crate::feed::RequestScope::begin();
         match self.view().getattr(ino.0, fh.map(|f| f.0)) {
             Ok(e) => reply.attr(&e.attr_ttl, &e.attr),
             Err(e) => reply.error(e.reply("getattr")),
@@ -215,6 +219,8 @@ impl Filesystem for SealFs {
     }
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        // Decisions of this request are current at its arrival (feed.rs).
+        let _request = crate::feed::RequestScope::begin();
         let who = who(req);
         let heavy = self.view().may_verify(ino.0, None, false);
         self.dispatch.run(heavy, move |view| {
@@ -236,6 +242,8 @@ impl Filesystem for SealFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        // Decisions of this request are current at its arrival (feed.rs).
+        let _request = crate::feed::RequestScope::begin();
         if fh.0 == 0 {
             // An open the kernel made itself: read by inode (which may take
             // the bytes of a bundle file from the gate again).
@@ -270,6 +278,8 @@ impl Filesystem for SealFs {
     }
 
     fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        // Decisions of this request are current at its arrival (feed.rs).
+        let _request = crate::feed::RequestScope::begin();
         let who = who(req);
         let heavy = self.view().may_verify(ino.0, None, true);
         self.dispatch
@@ -296,6 +306,8 @@ impl Filesystem for SealFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
+        // Decisions of this request are current at its arrival (feed.rs).
+        let _request = crate::feed::RequestScope::begin();
         match self.view().readdir(fh.0, offset) {
             Ok(entries) => {
                 for (next, item) in entries {
@@ -317,6 +329,8 @@ impl Filesystem for SealFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
+        // Decisions of this request are current at its arrival (feed.rs).
+        let _request = crate::feed::RequestScope::begin();
         let result = self.view().readdirplus(ino.0, fh.0, offset, &mut |e| {
             reply.add(
                 INodeNo(e.ino),
