@@ -175,7 +175,7 @@ echo "kernel $(uname -r), $(nproc) CPUs; bindfs: $BINDFS; reps: $REPS" >&2
 # so not in the resident set) after the walks and the bundle loads.
 echo
 echo "seal daemon after the read run: $(grep -E '^(VmRSS|VmHWM)' /proc/"$SEAL_PID"/status | tr -s ' \t' ' ' | paste -sd, -)" \
-  "(goal: RSS <= 32 MiB plus live snapshots; snapshots are memfd pages outside the RSS)"
+  "(goal: RSS <= 32 MiB plus live snapshots; snapshots are memfd or private tmpfs pages outside the RSS)"
 echo
 echo "walk src, just after the kernel dropped its dentries and inodes (drop_caches=2; once per view):"
 VIEWS_SRC=()
