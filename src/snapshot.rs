@@ -28,13 +28,11 @@
 //!   `CAP_LINUX_IMMUTABLE`: a daemon in a user namespace, an old kernel),
 //!   big files go to sealed memfds too.
 
+use std::ffi::CString;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
-
-use std::ffi::CString;
-use std::os::fd::OwnedFd;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
