@@ -138,7 +138,6 @@ impl Change {
     }
 }
 
-/// One inotify instance and what it watches.
 /// Stamps that order request arrivals and drain starts: one counter, so
 /// that a drain stamped after an arrival began after it.
 static STAMPS: AtomicU64 = AtomicU64::new(1);
@@ -182,6 +181,7 @@ impl Drop for RequestScope {
     }
 }
 
+/// One inotify instance and what it watches.
 pub struct Feed {
     inotify: Inotify,
     /// The stamp taken when the latest finished drain began.
