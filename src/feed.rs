@@ -648,33 +648,49 @@ mod tests {
             ("subdir entry", |d| fs::write(d.join("sub/g"), "g").unwrap()),
         ];
         for (what, change) in changes {
-            let t = tempfile::tempdir().unwrap();
-            let d = t.path().join("bundle");
-            fs::create_dir_all(d.join("sub")).unwrap();
-            fs::write(d.join("f"), "approved").unwrap();
-            let feed = Feed::new().unwrap();
-            let mut sub = feed.subscribe();
-            let dir = dir_fd(&d);
-            sub.watch_fd(dir.as_fd());
-            sub.watch_at(dir.as_fd(), OsStr::new("f"));
-            sub.watch_at(dir.as_fd(), OsStr::new("sub"));
+            let (_t, d, _feed, sub) = watched_bundle(true);
             assert!(sub.is_clean(), "{what}: dirty before any change");
             change(&d);
             assert!(!sub.is_clean(), "{what}: not seen");
         }
     }
 
-    #[test]
-    fn a_request_sees_every_change_made_before_it_arrived_and_drains_once() {
+    /// A directory `bundle` holding `f` (and `sub/` when `with_sub`), and a
+    /// subscription of a new feed watching it, `f` and `sub`.
+    fn watched_bundle(
+        with_sub: bool,
+    ) -> (
+        tempfile::TempDir,
+        std::path::PathBuf,
+        Arc<Feed>,
+        Subscription,
+    ) {
         let t = tempfile::tempdir().unwrap();
         let d = t.path().join("bundle");
         fs::create_dir(&d).unwrap();
+        if with_sub {
+            fs::create_dir(d.join("sub")).unwrap();
+        }
         fs::write(d.join("f"), "approved").unwrap();
         let feed = Feed::new().unwrap();
+        let sub = watch_bundle(&feed, &d, with_sub);
+        (t, d, feed, sub)
+    }
+
+    fn watch_bundle(feed: &Arc<Feed>, d: &std::path::Path, with_sub: bool) -> Subscription {
         let mut sub = feed.subscribe();
-        let dir = dir_fd(&d);
+        let dir = dir_fd(d);
         sub.watch_fd(dir.as_fd());
         sub.watch_at(dir.as_fd(), OsStr::new("f"));
+        if with_sub {
+            sub.watch_at(dir.as_fd(), OsStr::new("sub"));
+        }
+        sub
+    }
+
+    #[test]
+    fn a_request_sees_every_change_made_before_it_arrived_and_drains_once() {
+        let (_t, d, feed, sub) = watched_bundle(false);
         // A drain outside any request (the listener's), then a change, then
         // a request: the earlier drain proves nothing about it.
         feed.drain();
@@ -685,9 +701,7 @@ mod tests {
         }
         // A request whose first decision drained: its later decisions read
         // nothing (a change after it arrived is the next request's).
-        let mut clean = feed.subscribe();
-        clean.watch_fd(dir.as_fd());
-        clean.watch_at(dir.as_fd(), OsStr::new("f"));
+        let clean = watch_bundle(&feed, &d, false);
         let read_before = feed.events_seen();
         {
             let _request = RequestScope::begin();

@@ -184,14 +184,10 @@ impl<Id> BackingCache<Id> {
     /// open asking registers its own (with its caller's credentials) instead
     /// of finding a [`Conflict`].
     pub fn release_other_callers(&self, ino: u64, of: BackingOf) {
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let unused_by_another = kept.get(&ino).is_some_and(|k| {
-            // The same file (it serves a reader), registered by another.
-            k.of.serves(&of, false) && !k.of.serves(&of, true) && Arc::strong_count(&k.backing) == 1
+        // The same file (it serves a reader), registered by another.
+        self.release_unused_if(ino, |kept| {
+            kept.serves(&of, false) && !kept.serves(&of, true)
         });
-        if unused_by_another {
-            kept.remove(&ino);
-        }
     }
 
     /// Lets go of the kept backing of `ino` when it holds verified bytes
@@ -199,13 +195,19 @@ impl<Id> BackingCache<Id> {
     /// anew): the open asking registers its own bytes on the same inode, as
     /// it would had nothing been kept.
     pub fn release_other_verified(&self, ino: u64, of: BackingOf) {
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let unused_other = kept.get(&ino).is_some_and(|k| {
-            matches!(k.of, BackingOf::Verified(_))
-                && k.of != of
-                && Arc::strong_count(&k.backing) == 1
+        self.release_unused_if(ino, |kept| {
+            matches!(kept, BackingOf::Verified(_)) && *kept != of
         });
-        if unused_other {
+    }
+
+    /// Lets go of the kept backing of `ino` when no open handle holds it
+    /// and what it holds makes way (`makes_way`).
+    fn release_unused_if(&self, ino: u64, makes_way: impl Fn(&BackingOf) -> bool) {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        if kept
+            .get(&ino)
+            .is_some_and(|k| makes_way(&k.of) && Arc::strong_count(&k.backing) == 1)
+        {
             kept.remove(&ino);
         }
     }

@@ -140,6 +140,13 @@ fn reply_opened(reply: ReplyOpen, opened: Opened<BackingId>) {
     }
 }
 
+/// Marks the request this thread now serves as arrived: every decision it
+/// makes is current at that moment, proven by one read of the change feed
+/// (`crate::feed::RequestScope`).
+fn arrived() -> crate::feed::RequestScope {
+    crate::feed::RequestScope::begin()
+}
+
 impl Filesystem for SealFs {
     fn destroy(&mut self) {
         if let Some(last_words) = self.last_words.take() {
@@ -182,8 +189,7 @@ impl Filesystem for SealFs {
     }
 
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        // Decisions of this request are current at its arrival (feed.rs).
-        let _request = crate::feed::RequestScope::begin();
+        let _request = arrived();
         let who = who(req);
         let name = name.to_os_string();
         let heavy = self.view().may_verify(parent.0, Some(&name), false);
@@ -203,8 +209,7 @@ impl Filesystem for SealFs {
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
-        // Decisions of this request are current at its arrival (feed.rs).
-        let _request = crate::feed::RequestScope::begin();
+        let _request = arrived();
         match self.view().getattr(ino.0, fh.map(|f| f.0)) {
             Ok(e) => reply.attr(&e.attr_ttl, &e.attr),
             Err(e) => reply.error(e.reply("getattr")),
@@ -219,8 +224,7 @@ impl Filesystem for SealFs {
     }
 
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        // Decisions of this request are current at its arrival (feed.rs).
-        let _request = crate::feed::RequestScope::begin();
+        let _request = arrived();
         let who = who(req);
         let heavy = self.view().may_verify(ino.0, None, false);
         self.dispatch.run(heavy, move |view| {
@@ -242,8 +246,7 @@ impl Filesystem for SealFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        // Decisions of this request are current at its arrival (feed.rs).
-        let _request = crate::feed::RequestScope::begin();
+        let _request = arrived();
         if fh.0 == 0 {
             // An open the kernel made itself: read by inode (which may take
             // the bytes of a bundle file from the gate again).
@@ -278,8 +281,7 @@ impl Filesystem for SealFs {
     }
 
     fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        // Decisions of this request are current at its arrival (feed.rs).
-        let _request = crate::feed::RequestScope::begin();
+        let _request = arrived();
         let who = who(req);
         let heavy = self.view().may_verify(ino.0, None, true);
         self.dispatch
@@ -306,8 +308,7 @@ impl Filesystem for SealFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        // Decisions of this request are current at its arrival (feed.rs).
-        let _request = crate::feed::RequestScope::begin();
+        let _request = arrived();
         match self.view().readdir(fh.0, offset) {
             Ok(entries) => {
                 for (next, item) in entries {
@@ -329,8 +330,7 @@ impl Filesystem for SealFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        // Decisions of this request are current at its arrival (feed.rs).
-        let _request = crate::feed::RequestScope::begin();
+        let _request = arrived();
         let result = self.view().readdirplus(ino.0, fh.0, offset, &mut |e| {
             reply.add(
                 INodeNo(e.ino),
