@@ -680,6 +680,12 @@ impl Gate {
         who: Who,
     ) {
         let Some(event) = decision.event else { return };
+        let told = !matches!(event, Event::Allow | Event::DenyWrite);
+        if !told && self.audit.is_none() {
+            // Nothing to say and nowhere to write it: the common case of
+            // an allowed open, spared formatting the outcome and the path.
+            return;
+        }
         let fail_closed = match (assessment.and_then(|a| a.fail_closed.as_ref()), view) {
             (Some(reason), _) | (None, LockView::Invalid { reason, .. }) => Some(reason.clone()),
             (None, LockView::Valid(_)) => None,

@@ -53,18 +53,24 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
         &self.shared
     }
 
-    /// Runs `work` here, unless it is heavy and the FUSE threads already
-    /// doing heavy work are at their limit: then on a worker.
-    pub fn run(&self, heavy: bool, work: impl FnOnce(&T) + Send + 'static) {
-        if !heavy {
+    /// Runs `work` here, unless an inline slot is not free and `heavy` says
+    /// the request may verify a bundle: then on a worker.
+    ///
+    /// `heavy` is asked only when every inline slot is taken. Asking builds
+    /// and places the request's path, which for a light request costs as
+    /// much as the request itself; while a slot is free any request may
+    /// take it, and the rule that keeps FUSE threads free for ordinary
+    /// requests (at most `inline_max` requests in slots, hashing or not)
+    /// holds all the same.
+    pub fn run(&self, heavy: impl FnOnce(&T) -> bool, work: impl FnOnce(&T) + Send + 'static) {
+        if self.inline_busy.fetch_add(1, Ordering::AcqRel) < self.inline_max {
+            let _slot = Slot(&self.inline_busy);
             return work(&self.shared);
         }
-        if self.inline_busy.fetch_add(1, Ordering::AcqRel) < self.inline_max {
-            work(&self.shared);
-            self.inline_busy.fetch_sub(1, Ordering::AcqRel);
-            return;
-        }
         self.inline_busy.fetch_sub(1, Ordering::AcqRel);
+        if !heavy(&self.shared) {
+            return work(&self.shared);
+        }
         let shared = self.shared.clone();
         // The worker serves the request as it arrived here (a worker serves
         // no request of its own, so it has no arrival outside one).
@@ -77,6 +83,16 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
             // No worker left (shutting down): run it here after all.
             (job.0)();
         }
+    }
+}
+
+/// An inline slot taken: given back when the work ends, even by a panic
+/// (a slot lost for good would leave one heavy request fewer inline).
+struct Slot<'a>(&'a AtomicUsize);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -95,20 +111,81 @@ mod tests {
         // The first heavy job holds the only inline slot until released.
         let d2 = d.clone();
         let first = std::thread::spawn(move || {
-            d2.run(true, move |_| {
-                let _ = hold.recv_timeout(Duration::from_secs(10));
-            })
+            d2.run(
+                |_| true,
+                move |_| {
+                    let _ = hold.recv_timeout(Duration::from_secs(10));
+                },
+            )
         });
         std::thread::sleep(Duration::from_millis(50));
         let tx = ran_on.clone();
-        d.run(true, move |_| tx.send(std::thread::current().id()).unwrap());
+        d.run(
+            |_| true,
+            move |_| tx.send(std::thread::current().id()).unwrap(),
+        );
         let worker = threads.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_ne!(worker, here, "over the limit: ran on a worker");
-        d.run(false, move |_| {
-            ran_on.send(std::thread::current().id()).unwrap()
-        });
+        d.run(
+            |_| false,
+            move |_| ran_on.send(std::thread::current().id()).unwrap(),
+        );
         assert_eq!(threads.recv().unwrap(), here, "light work runs inline");
         release.send(()).unwrap();
         first.join().unwrap();
+    }
+
+    #[test]
+    fn weight_is_asked_only_when_every_inline_slot_is_taken() {
+        let d = Dispatch::new(Arc::new(()), 1, 1);
+        let here = std::thread::current().id();
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let ask = |_: &()| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            true
+        };
+        let (ran_on, threads) = channel();
+        // A free slot: run here, unasked, heavy or not.
+        let tx = ran_on.clone();
+        d.run(ask, move |_| tx.send(std::thread::current().id()).unwrap());
+        assert_eq!(threads.recv().unwrap(), here);
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            0,
+            "a free slot needs no answer"
+        );
+        // The slot given back after the work (a second request finds it
+        // free again), and asked when it is taken: from inside a job that
+        // holds the only slot.
+        let d = Arc::new(d);
+        let inner = d.clone();
+        let (asked_tx, asked_rx) = channel();
+        d.run(
+            |_| unreachable!("the slot is free"),
+            move |_| {
+                let asked_here = Arc::new(AtomicUsize::new(0));
+                let counter = asked_here.clone();
+                inner.run(
+                    move |_| {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        false
+                    },
+                    |_| {},
+                );
+                asked_tx.send(asked_here.load(Ordering::SeqCst)).unwrap();
+            },
+        );
+        assert_eq!(
+            asked_rx.recv().unwrap(),
+            1,
+            "a taken slot: the weight is asked"
+        );
+        // A panicking job gives its slot back.
+        let d2 = d.clone();
+        let _ = std::thread::spawn(move || d2.run(|_| true, |_| panic!("boom"))).join();
+        d.run(
+            |_| unreachable!("the panicked job's slot is free again"),
+            |_| {},
+        );
     }
 }

@@ -191,8 +191,8 @@ impl Filesystem for SealFs {
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let _request = arrived();
         let who = who(req);
+        let heavy = |view: &View<BackingId>| view.may_verify(parent.0, Some(name), false);
         let name = name.to_os_string();
-        let heavy = self.view().may_verify(parent.0, Some(&name), false);
         self.dispatch
             .run(heavy, move |view| match view.lookup(parent.0, &name, who) {
                 Ok(e) => reply.entry_with_ttls(&e.attr_ttl, &e.ttl, &e.attr, Generation(0)),
@@ -226,7 +226,7 @@ impl Filesystem for SealFs {
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let _request = arrived();
         let who = who(req);
-        let heavy = self.view().may_verify(ino.0, None, false);
+        let heavy = |view: &View<BackingId>| view.may_verify(ino.0, None, false);
         self.dispatch.run(heavy, move |view| {
             match view.open(ino.0, flags.0, who, &reply) {
                 Ok(opened) => reply_opened(reply, opened),
@@ -251,7 +251,7 @@ impl Filesystem for SealFs {
             // An open the kernel made itself: read by inode (which may take
             // the bytes of a bundle file from the gate again).
             let who = who(req);
-            let heavy = self.view().may_verify(ino.0, None, false);
+            let heavy = |view: &View<BackingId>| view.may_verify(ino.0, None, false);
             self.dispatch.run(heavy, move |view| {
                 match view.read_unopened(ino.0, offset, size, who) {
                     Ok(data) => reply.data(&data),
@@ -283,7 +283,7 @@ impl Filesystem for SealFs {
     fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         let _request = arrived();
         let who = who(req);
-        let heavy = self.view().may_verify(ino.0, None, true);
+        let heavy = |view: &View<BackingId>| view.may_verify(ino.0, None, true);
         self.dispatch
             .run(heavy, move |view| match view.opendir(ino.0, who) {
                 Ok(dir) => {
