@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -66,8 +66,18 @@ pub const ATTR_TTL: Duration = Duration::from_secs(1);
 /// How long the kernel may remember a sealed path whose bundle the change
 /// feed watches: it is told to forget it as soon as the feed reports a
 /// change, and this bounds how stale it could be if that notice raced the
-/// reply that taught it. Opens are decided by the gate either way.
+/// reply that taught it (a lookup in flight when the change was made, whose
+/// answer the kernel takes after the notice). Opens are decided by the gate
+/// either way.
 const WATCHED_TTL: Duration = Duration::from_secs(1);
+
+/// [`WATCHED_TTL`] where the kernel has connection epochs (Linux 6.16,
+/// FUSE 7.44): after the notices of a bundle's change the view also starts
+/// a new epoch, and the kernel takes every entry taught by a lookup that
+/// began before it as invalid at its next use. No answer can then outlive
+/// the change it raced, and the entry may be kept as long as an ordinary
+/// one in a watched directory.
+const WATCHED_TTL_WITH_EPOCHS: Duration = FED_TTL;
 
 /// The set-user-ID and set-group-ID bits of a mode.
 const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
@@ -113,6 +123,10 @@ pub trait Invalidate: Send + Sync {
     /// Forget the attributes of directory `dir` and the listing of it the
     /// kernel keeps.
     fn listing(&self, dir: u64);
+    /// Start a new epoch: every entry the kernel holds, and every entry a
+    /// lookup in flight is about to teach it, is invalid at its next use
+    /// (`FUSE_NOTIFY_INC_EPOCH`). False where the kernel refused.
+    fn epoch(&self) -> bool;
 }
 
 /// An open file or directory.
@@ -280,6 +294,10 @@ pub struct View<Id> {
     served: Mutex<HashMap<u64, (u64, usize)>>,
     /// Tells the kernel to forget (set once the session runs).
     invalidate: std::sync::OnceLock<Box<dyn Invalidate>>,
+    /// Whether the kernel has connection epochs (see
+    /// [`WATCHED_TTL_WITH_EPOCHS`]): learnt at the handshake, dropped if
+    /// the kernel ever refuses a new epoch.
+    epochs: AtomicBool,
     /// Bundle roots the kernel was allowed to remember, by key: their entry
     /// (parent inode, name) and inode.
     watched_roots: Mutex<HashMap<crate::core::paths::BundleKey, (u64, OsString, u64)>>,
@@ -312,6 +330,7 @@ impl<Id> View<Id> {
             writable,
             served: Mutex::new(HashMap::new()),
             invalidate: std::sync::OnceLock::new(),
+            epochs: AtomicBool::new(false),
             watched_roots: Mutex::new(HashMap::new()),
             dir_feed: std::sync::OnceLock::new(),
             dir_watches: Mutex::new(HashMap::new()),
@@ -408,10 +427,20 @@ impl<Id> View<Id> {
         let _ = self.invalidate.set(invalidate);
     }
 
+    /// Whether the kernel has connection epochs (FUSE 7.44; the handshake
+    /// tells).
+    pub fn set_kernel_epochs(&self, on: bool) {
+        self.epochs.store(on, Ordering::Release);
+    }
+
     /// The kernel's entry timeout for `caching`, given whether the view can
-    /// tell the kernel to forget.
+    /// tell the kernel to forget, and whether it can close the race of that
+    /// notice with a lookup in flight.
     fn ttl(&self, caching: Caching) -> Duration {
         match (caching, self.invalidate.get()) {
+            (Caching::Watched, Some(_)) if self.epochs.load(Ordering::Acquire) => {
+                WATCHED_TTL_WITH_EPOCHS
+            }
             (Caching::Watched, Some(_)) => WATCHED_TTL,
             (c, _) => entry_ttl(c),
         }
@@ -424,16 +453,18 @@ impl<Id> View<Id> {
         let Some(invalidate) = self.invalidate.get() else {
             return;
         };
-        let roots: Vec<(u64, OsString, u64)> = {
+        // The roots to forget, and whether the change may have changed what
+        // a sealed path shows (then a new epoch follows the notices).
+        let (roots, sealed): (Vec<(u64, OsString, u64)>, bool) = {
             let mut watched = self.watched_roots.lock().unwrap_or_else(|e| e.into_inner());
             match notice {
                 // seal.json changed: any decision may have changed with it.
                 Notice::Dirty(crate::gate::live::LOCKFILE_TAG) | Notice::Lost => {
-                    watched.drain().map(|(_, v)| v).collect()
+                    (watched.drain().map(|(_, v)| v).collect(), true)
                 }
                 Notice::Dirty(tag) => match self.gate.bundle_of_tag(*tag) {
-                    Some(key) => watched.remove(&key).into_iter().collect(),
-                    None => Vec::new(),
+                    Some(key) => (watched.remove(&key).into_iter().collect(), true),
+                    None => (Vec::new(), false),
                 },
                 Notice::Entry { tag, name, change } => {
                     drop(watched);
@@ -481,6 +512,19 @@ impl<Id> View<Id> {
             }
             invalidate.entry(parent, &name);
             invalidate.inode(ino);
+        }
+        // After the notices, whether or not a root was remembered: a lookup
+        // in flight may be about to register one and teach it to the kernel
+        // on an answer decided before the change. Its entry, begun before
+        // the new epoch, is invalid at its next use. (A lookup the kernel
+        // sends after the new epoch reaches the view after this drain, and
+        // decides on the change.)
+        if sealed && self.epochs.load(Ordering::Acquire) && !invalidate.epoch() {
+            tracing::warn!(
+                "the kernel refused a new epoch: sealed entries are kept {} s from now",
+                WATCHED_TTL.as_secs()
+            );
+            self.epochs.store(false, Ordering::Release);
         }
     }
 
@@ -748,6 +792,12 @@ impl<Id> View<Id> {
                 }
             }
         }
+        // The attributes of a watched bundle's path are kept as long as an
+        // ordinary path's in a watched directory: a change under the root
+        // makes the kernel forget them (an answer in flight then is dropped
+        // by the kernel itself, which takes no attributes asked before its
+        // last notice about the inode).
+        let watched = decision.caching == Caching::Watched && self.invalidate.get().is_some();
         let fed = fed && decision.caching == Caching::Cacheable;
         let ttl = if fed {
             FED_TTL
@@ -759,7 +809,7 @@ impl<Id> View<Id> {
         };
         // A pinned inode's attributes may be kept as any others: its size
         // is the pinned bytes', and it is bound to them.
-        Ok(Entry::new(attr_of(&st, ino, size), ttl, fed))
+        Ok(Entry::new(attr_of(&st, ino, size), ttl, fed || watched))
     }
 
     /// Why a lookup of `path` in `parent` found nothing on the disk: an

@@ -134,7 +134,32 @@ impl Mounted {
 
     /// Mounts `project` at `mountpoint`.
     pub fn at(project: &Project, mountpoint: &Path, extra: &[&str]) -> Mounted {
-        let mut child = Command::new(seal_bin())
+        Mounted::at_logging(project, mountpoint, extra, None)
+    }
+
+    /// Mounts `project` on a fresh temporary directory, the daemon's logs
+    /// filtered by `seal_log` (as `SEAL_LOG` spells it) into [`Mounted::stderr`].
+    pub fn logging(project: &Project, extra: &[&str], seal_log: &str) -> Mounted {
+        let dir = tempfile::Builder::new()
+            .prefix("sealfs-view-")
+            .tempdir()
+            .unwrap();
+        let mut m = Mounted::at_logging(project, dir.path(), extra, Some(seal_log));
+        m._mount_dir = Some(dir);
+        m
+    }
+
+    fn at_logging(
+        project: &Project,
+        mountpoint: &Path,
+        extra: &[&str],
+        seal_log: Option<&str>,
+    ) -> Mounted {
+        let mut command = Command::new(seal_bin());
+        if let Some(filter) = seal_log {
+            command.env("SEAL_LOG", filter);
+        }
+        let mut child = command
             .arg("mount")
             .arg(mountpoint)
             .args(extra)
