@@ -4,7 +4,9 @@
 //! The mount's rule is that the bytes served are the bytes verified. While a
 //! bundle is hashed, every file an open asked for is copied, chunk by chunk,
 //! into a fresh in-memory file — the same chunks the hash saw — that nothing
-//! (not even this process) can change afterwards, and a handle opened on it
+//! (not even this process) can change afterwards (one big file read again on
+//! its own is copied by the kernel and hashed from that file once it cannot
+//! change: the digest is of exactly the bytes it holds), and a handle opened on it
 //! reads those bytes only: through FUSE passthrough where the kernel allows
 //! it, through `read` in the daemon otherwise. The memory is freed once the
 //! last handle closes and the gate keeps the bytes no longer (two seconds
@@ -43,6 +45,15 @@ use rustix::fs::{AtFlags, Mode, OFlags};
 use crate::core::digest::Digest;
 use crate::core::hash::Keeper;
 use crate::core::paths::FilePath;
+
+/// Files at least this big are copied into their snapshot by the kernel
+/// (`sendfile`) and then hashed from the snapshot itself: one copy of their
+/// bytes instead of two (into a buffer, then into the snapshot). Their
+/// digest is then that of exactly the bytes the snapshot holds.
+const KERNEL_COPY_MIN: u64 = HUGE_STORE_MIN;
+
+/// The most `sendfile` moves in one call (it stops at 2 GiB anyway).
+const KERNEL_COPY_CHUNK: usize = 64 * 1024 * 1024;
 
 /// The largest read buffer [`Snapshot::of_file`] keeps per thread.
 const READ_BUFFER_MAX: usize = 256 * 1024;
@@ -129,7 +140,14 @@ impl Snapshot {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         let file = File::from(fd);
-        let mut w = SnapshotWriter::for_size(u64::try_from(st.st_size).unwrap_or(0))?;
+        let size = u64::try_from(st.st_size).unwrap_or(0);
+        let mut w = SnapshotWriter::for_size(size)?;
+        if size >= KERNEL_COPY_MIN {
+            w.append_file(&file)?;
+            let snapshot = w.seal()?;
+            let digest = snapshot.hash()?;
+            return Ok(snapshot.verified_as(Some(digest)));
+        }
         let mut hasher = sha2::Sha256::new();
         // The thread's read buffer, grown to the file (plus one byte to see
         // its end at once) up to 256 KiB: a small file costs no 256 KiB to
@@ -156,6 +174,42 @@ impl Snapshot {
             Ok::<_, io::Error>(())
         })?;
         Ok(w.seal()?.verified_as(Some(Digest::from_hasher(hasher))))
+    }
+
+    /// The digest of the snapshot's bytes, hashed through a read-only
+    /// mapping of them (no copy).
+    fn hash(&self) -> io::Result<Digest> {
+        use nix::sys::mman::{MapFlags, ProtFlags, mmap, munmap};
+        use sha2::Digest as _;
+        let mut hasher = sha2::Sha256::new();
+        let len =
+            usize::try_from(self.len).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+        if let Some(length) = std::num::NonZeroUsize::new(len) {
+            let errno = |e: nix::errno::Errno| io::Error::from_raw_os_error(e as i32);
+            // SAFETY: a read-only shared mapping of the snapshot's file, which
+            // nothing can change any more (sealed against writes and
+            // shrinking, or immutable with no writable descriptor left): its
+            // `len` bytes stay mapped, readable and unchanged until the unmap
+            // below, so no access faults and the slice never changes.
+            let at = unsafe {
+                mmap(
+                    None,
+                    length,
+                    ProtFlags::PROT_READ,
+                    MapFlags::MAP_SHARED | MapFlags::MAP_POPULATE,
+                    &self.file,
+                    0,
+                )
+            }
+            .map_err(errno)?;
+            // SAFETY: `at` maps `len` readable bytes (above) until the unmap.
+            let bytes = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<u8>(), len) };
+            hasher.update(bytes);
+            // SAFETY: unmaps exactly the mapping made above; `bytes` is not
+            // used after it.
+            unsafe { munmap(at, len) }.map_err(errno)?;
+        }
+        Ok(Digest::from_hasher(hasher))
     }
 
     /// Builds a snapshot directly from bytes (tests and small files).
@@ -301,6 +355,23 @@ impl SnapshotWriter {
             len: 0,
             huge: None,
         })
+    }
+
+    /// Appends what `file` holds, copied by the kernel (`sendfile`), up to
+    /// its end as it is while copied.
+    fn append_file(&mut self, file: &File) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        // `sendfile` writes at the descriptor's position (`append` writes at
+        // offsets and never moves it).
+        (&self.file).seek(SeekFrom::Start(self.len))?;
+        let mut from = 0u64;
+        loop {
+            let n = rustix::fs::sendfile(&self.file, file, Some(&mut from), KERNEL_COPY_CHUNK)?;
+            if n == 0 {
+                return Ok(());
+            }
+            self.len += n as u64;
+        }
     }
 
     pub fn append(&mut self, chunk: &[u8]) -> io::Result<()> {
@@ -450,6 +521,32 @@ mod tests {
         assert_eq!(s.len(), 5 * 512 * 1024);
         assert_eq!(s.file().metadata().unwrap().len(), 5 * 512 * 1024);
         assert_unchangeable(&s, &vec![7u8; 5 * 512 * 1024]);
+    }
+
+    #[test]
+    fn a_file_is_labelled_with_the_digest_of_exactly_the_bytes_its_snapshot_holds() {
+        // Below the kernel-copy size (read and hashed on the way) and above
+        // it (copied by the kernel, hashed from the snapshot): the same
+        // bytes, the same digest as hashing the file directly.
+        let dir = tempfile::tempdir().unwrap();
+        let project = crate::core::fs::open_project(dir.path()).unwrap();
+        for size in [
+            0usize,
+            4096,
+            KERNEL_COPY_MIN as usize - 1,
+            5 * 1024 * 1024 + 17,
+        ] {
+            let bytes: Vec<u8> = (0..size).map(|i| (i * 31 % 251) as u8).collect();
+            std::fs::write(dir.path().join("f.bin"), &bytes).unwrap();
+            let raw = crate::core::fs::RawPath(vec!["f.bin".into()]);
+            let s = Snapshot::of_file(project.as_fd(), &raw).unwrap();
+            assert_eq!(s.len(), size as u64, "size {size}");
+            assert_eq!(s.digest(), Some(Digest::of(&bytes)), "size {size}");
+            assert!(
+                s.read_at(0, size).unwrap() == bytes,
+                "size {size}: other bytes"
+            );
+        }
     }
 
     #[test]
