@@ -12,6 +12,11 @@ use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 /// Unicode Normalization Form C of `s` (SPEC §Canonicalization Rules: "normalize
 /// all path strings to NFC before sorting, hashing, or writing").
 pub fn nfc(s: &str) -> String {
+    // ASCII is always NFC: the common name, told apart at memory speed
+    // (every request builds its path name by name through here).
+    if s.is_ascii() {
+        return s.to_string();
+    }
     match is_nfc_quick(s.chars()) {
         IsNormalized::Yes => s.to_string(),
         _ => s.nfc().collect(),

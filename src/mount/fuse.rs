@@ -35,65 +35,30 @@ impl Register for ReplyOpen {
     }
 }
 
-/// The notice code of a new epoch (`FUSE_NOTIFY_INC_EPOCH`, FUSE 7.44),
-/// which fuser 0.18 does not know.
-const FUSE_NOTIFY_INC_EPOCH: i32 = 8;
-
-/// The first protocol minor version (kernels from 6.16) with epochs.
-const EPOCHS_SINCE_MINOR: u32 = 44;
-
-/// What tells the kernel to forget: the session's notifier, and for the
-/// notice fuser does not know, the FUSE device itself.
-pub struct KernelCache {
-    notifier: fuser::Notifier,
-    device: std::os::fd::OwnedFd,
-}
-
-impl KernelCache {
-    /// `device`: the session's FUSE device (a duplicate of its descriptor).
-    pub fn new(notifier: fuser::Notifier, device: std::os::fd::OwnedFd) -> KernelCache {
-        KernelCache { notifier, device }
-    }
-}
-
-impl super::view::Invalidate for KernelCache {
+/// The session's notifier tells the kernel to forget.
+impl super::view::Invalidate for fuser::Notifier {
     fn entry(&self, parent: u64, name: &OsStr) {
-        if let Err(e) = self.notifier.inval_entry(INodeNo(parent), name) {
+        if let Err(e) = self.inval_entry(INodeNo(parent), name) {
             tracing::debug!("inval_entry: {e}");
         }
     }
     fn inode(&self, ino: u64) {
         // Attributes only: a negative offset leaves cached pages alone.
-        if let Err(e) = self.notifier.inval_inode(INodeNo(ino), -1, 0) {
+        if let Err(e) = self.inval_inode(INodeNo(ino), -1, 0) {
             tracing::debug!("inval_inode: {e}");
         }
     }
     fn data(&self, ino: u64) {
         // Offset 0, length 0: attributes and every cached page.
-        if let Err(e) = self.notifier.inval_inode(INodeNo(ino), 0, 0) {
+        if let Err(e) = self.inval_inode(INodeNo(ino), 0, 0) {
             tracing::debug!("inval_inode: {e}");
         }
     }
     fn listing(&self, dir: u64) {
         // Offset 0, length 0: every cached page, which for a directory is
         // its cached listing.
-        if let Err(e) = self.notifier.inval_inode(INodeNo(dir), 0, 0) {
+        if let Err(e) = self.inval_inode(INodeNo(dir), 0, 0) {
             tracing::debug!("inval_inode: {e}");
-        }
-    }
-    fn epoch(&self) -> bool {
-        // A notice is a bare `fuse_out_header` (length, then the code where
-        // a reply has its error, then unique 0); this one carries nothing
-        // more. One write: the device takes a message whole or not at all.
-        let mut header = [0u8; 16];
-        header[0..4].copy_from_slice(&16u32.to_ne_bytes());
-        header[4..8].copy_from_slice(&FUSE_NOTIFY_INC_EPOCH.to_ne_bytes());
-        match rustix::io::write(&self.device, &header) {
-            Ok(16) => true,
-            other => {
-                tracing::debug!("FUSE_NOTIFY_INC_EPOCH: {other:?}");
-                false
-            }
         }
     }
 }
@@ -194,8 +159,6 @@ impl Filesystem for SealFs {
             .add_capabilities(InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO);
         let _ = config.add_capabilities(InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP);
         let _ = config.add_capabilities(InitFlags::FUSE_PARALLEL_DIROPS);
-        self.view()
-            .set_kernel_epochs(config.kernel_abi().1 >= EPOCHS_SINCE_MINOR);
         // Without it the kernel asks for `security.capability` before every
         // write, a round trip each (a 1 GiB write in 1 MiB writes: 1,024),
         // to learn whether the write must drop set-ID bits and capabilities.

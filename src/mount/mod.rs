@@ -434,11 +434,7 @@ fn mount_with(
             MountError::Mount(e)
         }
     })?;
-    let device = session
-        .as_fd()
-        .try_clone_to_owned()
-        .map_err(MountError::Mount)?;
-    view.set_invalidator(Box::new(fuse::KernelCache::new(session.notifier(), device)));
+    view.set_invalidator(Box::new(session.notifier()));
     if let Some(feed) = feed {
         start_listener(feed, Arc::downgrade(&view));
     }

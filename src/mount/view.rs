@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -64,20 +64,26 @@ pub const FED_TTL: Duration = Duration::from_secs(600);
 pub const ATTR_TTL: Duration = Duration::from_secs(1);
 
 /// How long the kernel may remember a sealed path whose bundle the change
-/// feed watches: it is told to forget it as soon as the feed reports a
-/// change, and this bounds how stale it could be if that notice raced the
-/// reply that taught it (a lookup in flight when the change was made, whose
-/// answer the kernel takes after the notice). Opens are decided by the gate
-/// either way.
-const WATCHED_TTL: Duration = Duration::from_secs(1);
-
-/// [`WATCHED_TTL`] where the kernel has connection epochs (Linux 6.16,
-/// FUSE 7.44): after the notices of a bundle's change the view also starts
-/// a new epoch, and the kernel takes every entry taught by a lookup that
-/// began before it as invalid at its next use. No answer can then outlive
-/// the change it raced, and the entry may be kept as long as an ordinary
-/// one in a watched directory.
-const WATCHED_TTL_WITH_EPOCHS: Duration = FED_TTL;
+/// feed watches (and its attributes): the feed's listener tells it to
+/// forget the bundle's root, and everything the view numbered below it, as
+/// soon as it reads a change under the root. No answer decided before the
+/// change outlives that notice:
+/// - a lookup the kernel sends for a name it does not hold keeps the
+///   directory locked until it has taken the answer, and the notice waits
+///   for that lock, so it finds and drops the entry just made;
+/// - a lookup that checks an entry the kernel holds runs without the lock,
+///   but the notice removes the entry from the kernel's tables, so an answer
+///   that arrives after it refreshes an entry no path walk finds again;
+/// - a root is registered for the notice before its lookup is decided (see
+///   [`View::lookup`]), so a change made while its first lookup is decided
+///   forgets it too;
+/// - the kernel takes no attributes asked before its last notice about an
+///   inode.
+///
+/// Long, like ordinary entries in a watched directory: an agent that loads
+/// a skill's files again a minute later should not look each up again.
+/// Opens are decided by the gate either way.
+const WATCHED_TTL: Duration = FED_TTL;
 
 /// The set-user-ID and set-group-ID bits of a mode.
 const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
@@ -123,10 +129,6 @@ pub trait Invalidate: Send + Sync {
     /// Forget the attributes of directory `dir` and the listing of it the
     /// kernel keeps.
     fn listing(&self, dir: u64);
-    /// Start a new epoch: every entry the kernel holds, and every entry a
-    /// lookup in flight is about to teach it, is invalid at its next use
-    /// (`FUSE_NOTIFY_INC_EPOCH`). False where the kernel refused.
-    fn epoch(&self) -> bool;
 }
 
 /// An open file or directory.
@@ -294,12 +296,8 @@ pub struct View<Id> {
     served: Mutex<HashMap<u64, (u64, usize)>>,
     /// Tells the kernel to forget (set once the session runs).
     invalidate: std::sync::OnceLock<Box<dyn Invalidate>>,
-    /// Whether the kernel has connection epochs (see
-    /// [`WATCHED_TTL_WITH_EPOCHS`]): learnt at the handshake, dropped if
-    /// the kernel ever refuses a new epoch.
-    epochs: AtomicBool,
-    /// Bundle roots the kernel was allowed to remember, by key: their entry
-    /// (parent inode, name) and inode.
+    /// Bundle roots the kernel may remember, or is learning, by key: their
+    /// entry (parent inode, name) and inode (0 while its lookup decides).
     watched_roots: Mutex<HashMap<crate::core::paths::BundleKey, (u64, OsString, u64)>>,
     /// The feed that watches ordinary directories for the kernel's caches
     /// (set with the invalidator, when the project's filesystem reports
@@ -330,7 +328,6 @@ impl<Id> View<Id> {
             writable,
             served: Mutex::new(HashMap::new()),
             invalidate: std::sync::OnceLock::new(),
-            epochs: AtomicBool::new(false),
             watched_roots: Mutex::new(HashMap::new()),
             dir_feed: std::sync::OnceLock::new(),
             dir_watches: Mutex::new(HashMap::new()),
@@ -427,20 +424,10 @@ impl<Id> View<Id> {
         let _ = self.invalidate.set(invalidate);
     }
 
-    /// Whether the kernel has connection epochs (FUSE 7.44; the handshake
-    /// tells).
-    pub fn set_kernel_epochs(&self, on: bool) {
-        self.epochs.store(on, Ordering::Release);
-    }
-
     /// The kernel's entry timeout for `caching`, given whether the view can
-    /// tell the kernel to forget, and whether it can close the race of that
-    /// notice with a lookup in flight.
+    /// tell the kernel to forget.
     fn ttl(&self, caching: Caching) -> Duration {
         match (caching, self.invalidate.get()) {
-            (Caching::Watched, Some(_)) if self.epochs.load(Ordering::Acquire) => {
-                WATCHED_TTL_WITH_EPOCHS
-            }
             (Caching::Watched, Some(_)) => WATCHED_TTL,
             (c, _) => entry_ttl(c),
         }
@@ -453,18 +440,16 @@ impl<Id> View<Id> {
         let Some(invalidate) = self.invalidate.get() else {
             return;
         };
-        // The roots to forget, and whether the change may have changed what
-        // a sealed path shows (then a new epoch follows the notices).
-        let (roots, sealed): (Vec<(u64, OsString, u64)>, bool) = {
+        let roots: Vec<(u64, OsString, u64)> = {
             let mut watched = self.watched_roots.lock().unwrap_or_else(|e| e.into_inner());
             match notice {
                 // seal.json changed: any decision may have changed with it.
                 Notice::Dirty(crate::gate::live::LOCKFILE_TAG) | Notice::Lost => {
-                    (watched.drain().map(|(_, v)| v).collect(), true)
+                    watched.drain().map(|(_, v)| v).collect()
                 }
                 Notice::Dirty(tag) => match self.gate.bundle_of_tag(*tag) {
-                    Some(key) => (watched.remove(&key).into_iter().collect(), true),
-                    None => (Vec::new(), false),
+                    Some(key) => watched.remove(&key).into_iter().collect(),
+                    None => Vec::new(),
                 },
                 Notice::Entry { tag, name, change } => {
                     drop(watched);
@@ -502,29 +487,22 @@ impl<Id> View<Id> {
         }
         tracing::debug!("feed notice {notice:?}: forgetting {} roots", roots.len());
         for (parent, name, ino) in roots {
-            // What the kernel remembers below the root goes too: an entry
-            // held open keeps its directory's dentry alive, and the next
-            // walk would find it again.
-            let below = self.inodes().below(ino);
-            for (p, n, i) in below.iter().rev() {
-                invalidate.entry(*p, n);
-                invalidate.inode(*i);
+            // A root registered by a lookup still deciding has no inode yet
+            // (0): its entry is all the kernel may be learning.
+            if ino != 0 {
+                // What the kernel remembers below the root goes too: an
+                // entry held open keeps its directory's dentry alive, and
+                // the next walk would find it again.
+                let below = self.inodes().below(ino);
+                for (p, n, i) in below.iter().rev() {
+                    invalidate.entry(*p, n);
+                    invalidate.inode(*i);
+                }
             }
             invalidate.entry(parent, &name);
-            invalidate.inode(ino);
-        }
-        // After the notices, whether or not a root was remembered: a lookup
-        // in flight may be about to register one and teach it to the kernel
-        // on an answer decided before the change. Its entry, begun before
-        // the new epoch, is invalid at its next use. (A lookup the kernel
-        // sends after the new epoch reaches the view after this drain, and
-        // decides on the change.)
-        if sealed && self.epochs.load(Ordering::Acquire) && !invalidate.epoch() {
-            tracing::warn!(
-                "the kernel refused a new epoch: sealed entries are kept {} s from now",
-                WATCHED_TTL.as_secs()
-            );
-            self.epochs.store(false, Ordering::Release);
+            if ino != 0 {
+                invalidate.inode(ino);
+            }
         }
     }
 
@@ -760,6 +738,19 @@ impl<Id> View<Id> {
         } else {
             None
         };
+        // A bundle root is registered for the listener's notices before it
+        // is decided: a change made while this lookup decides must make the
+        // kernel forget the entry it is about to learn (see [`WATCHED_TTL`]).
+        // Its inode is not known yet (0: forget the entry only).
+        if let crate::gate::Place::Sealed { key, root_len } = self.gate.cached_place(&path) {
+            if root_len == path.depth() {
+                self.watched_roots
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .entry(key)
+                    .or_insert_with(|| (parent, name.to_os_string(), 0));
+            }
+        }
         let decision = self.gate.lookup(&path, kind, target.as_deref(), who);
         if !decision.shown {
             return Err(FsError::NotFound);
@@ -792,11 +783,8 @@ impl<Id> View<Id> {
                 }
             }
         }
-        // The attributes of a watched bundle's path are kept as long as an
-        // ordinary path's in a watched directory: a change under the root
-        // makes the kernel forget them (an answer in flight then is dropped
-        // by the kernel itself, which takes no attributes asked before its
-        // last notice about the inode).
+        // The attributes of a watched bundle's path are kept as long as its
+        // entry (see [`WATCHED_TTL`]).
         let watched = decision.caching == Caching::Watched && self.invalidate.get().is_some();
         let fed = fed && decision.caching == Caching::Cacheable;
         let ttl = if fed {
