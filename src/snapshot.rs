@@ -52,6 +52,10 @@ use crate::core::paths::FilePath;
 /// digest is then that of exactly the bytes the snapshot holds.
 const KERNEL_COPY_MIN: u64 = HUGE_STORE_MIN;
 
+/// How much of a snapshot [`Snapshot::hash`] maps at a time (a multiple of
+/// the huge page, so every window starts page-aligned).
+const HASH_WINDOW: usize = 32 * 1024 * 1024;
+
 /// The most `sendfile` moves in one call (it stops at 2 GiB anyway).
 const KERNEL_COPY_CHUNK: usize = 64 * 1024 * 1024;
 
@@ -176,21 +180,29 @@ impl Snapshot {
         Ok(w.seal()?.verified_as(Some(Digest::from_hasher(hasher))))
     }
 
-    /// The digest of the snapshot's bytes, hashed through a read-only
-    /// mapping of them (no copy).
+    /// The digest of the snapshot's bytes, hashed through read-only mappings
+    /// of them (no copy), one window at a time: the daemon's resident size
+    /// grows by one window, not by the file.
     fn hash(&self) -> io::Result<Digest> {
         use nix::sys::mman::{MapFlags, ProtFlags, mmap, munmap};
         use sha2::Digest as _;
+        let errno = |e: nix::errno::Errno| io::Error::from_raw_os_error(e as i32);
         let mut hasher = sha2::Sha256::new();
-        let len =
-            usize::try_from(self.len).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
-        if let Some(length) = std::num::NonZeroUsize::new(len) {
-            let errno = |e: nix::errno::Errno| io::Error::from_raw_os_error(e as i32);
-            // SAFETY: a read-only shared mapping of the snapshot's file, which
-            // nothing can change any more (sealed against writes and
-            // shrinking, or immutable with no writable descriptor left): its
-            // `len` bytes stay mapped, readable and unchanged until the unmap
-            // below, so no access faults and the slice never changes.
+        let mut offset = 0u64;
+        while offset < self.len {
+            let window = (self.len - offset).min(HASH_WINDOW as u64) as usize;
+            let Some(length) = std::num::NonZeroUsize::new(window) else {
+                break;
+            };
+            let at_offset =
+                i64::try_from(offset).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+            // SAFETY: a read-only shared mapping of part of the snapshot's
+            // file, which nothing can change any more (sealed against writes
+            // and shrinking, or immutable with no writable descriptor left):
+            // its `window` bytes from `offset` (a multiple of the window,
+            // so page-aligned, and below the length) stay mapped, readable
+            // and unchanged until the unmap below, so no access faults and
+            // the slice never changes.
             let at = unsafe {
                 mmap(
                     None,
@@ -198,16 +210,18 @@ impl Snapshot {
                     ProtFlags::PROT_READ,
                     MapFlags::MAP_SHARED | MapFlags::MAP_POPULATE,
                     &self.file,
-                    0,
+                    at_offset,
                 )
             }
             .map_err(errno)?;
-            // SAFETY: `at` maps `len` readable bytes (above) until the unmap.
-            let bytes = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<u8>(), len) };
+            // SAFETY: `at` maps `window` readable bytes (above) until the
+            // unmap.
+            let bytes = unsafe { std::slice::from_raw_parts(at.as_ptr().cast::<u8>(), window) };
             hasher.update(bytes);
             // SAFETY: unmaps exactly the mapping made above; `bytes` is not
             // used after it.
-            unsafe { munmap(at, len) }.map_err(errno)?;
+            unsafe { munmap(at, window) }.map_err(errno)?;
+            offset += window as u64;
         }
         Ok(Digest::from_hasher(hasher))
     }
@@ -535,6 +549,8 @@ mod tests {
             4096,
             KERNEL_COPY_MIN as usize - 1,
             5 * 1024 * 1024 + 17,
+            // Over two windows of the mapping that hashes it.
+            2 * HASH_WINDOW + 4096 + 3,
         ] {
             let bytes: Vec<u8> = (0..size).map(|i| (i * 31 % 251) as u8).collect();
             std::fs::write(dir.path().join("f.bin"), &bytes).unwrap();
