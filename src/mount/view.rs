@@ -441,7 +441,7 @@ impl<Id> View<Id> {
             return;
         };
         let roots: Vec<(u64, OsString, u64)> = {
-            let mut watched = self.watched_roots.lock().unwrap_or_else(|e| e.into_inner());
+            let mut watched = self.watched_roots();
             match notice {
                 // seal.json changed: any decision may have changed with it.
                 Notice::Dirty(crate::gate::live::LOCKFILE_TAG) | Notice::Lost => {
@@ -661,6 +661,13 @@ impl<Id> View<Id> {
         self.handles().get(&fh).cloned().ok_or(FsError::Stale)
     }
 
+    /// Bundle roots the kernel may remember (see the field).
+    fn watched_roots(
+        &self,
+    ) -> MutexGuard<'_, HashMap<crate::core::paths::BundleKey, (u64, OsString, u64)>> {
+        self.watched_roots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The view path of inode `ino`.
     pub fn path_of(&self, ino: u64) -> Result<ViewPath, FsError> {
         self.inodes().path(ino).ok_or(FsError::Stale)
@@ -742,14 +749,14 @@ impl<Id> View<Id> {
         // is decided: a change made while this lookup decides must make the
         // kernel forget the entry it is about to learn (see [`WATCHED_TTL`]).
         // Its inode is not known yet (0: forget the entry only).
-        if let crate::gate::Place::Sealed { key, root_len } = self.gate.cached_place(&path) {
-            if root_len == path.depth() {
-                self.watched_roots
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .entry(key)
-                    .or_insert_with(|| (parent, name.to_os_string(), 0));
-            }
+        let root_key = match self.gate.cached_place(&path) {
+            crate::gate::Place::Sealed { key, root_len } if root_len == path.depth() => Some(key),
+            _ => None,
+        };
+        if let Some(key) = &root_key {
+            self.watched_roots()
+                .entry(key.clone())
+                .or_insert_with(|| (parent, name.to_os_string(), 0));
         }
         let decision = self.gate.lookup(&path, kind, target.as_deref(), who);
         if !decision.shown {
@@ -773,15 +780,11 @@ impl<Id> View<Id> {
             pin.stat = Some(st);
             self.set_pin(ino, pin);
         }
-        if decision.caching == Caching::Watched {
-            if let crate::gate::Place::Sealed { key, root_len } = self.gate.cached_place(&path) {
-                if root_len == path.depth() {
-                    self.watched_roots
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(key, (parent, name.to_os_string(), ino));
-                }
-            }
+        if decision.caching == Caching::Watched
+            && let Some(key) = root_key
+        {
+            self.watched_roots()
+                .insert(key, (parent, name.to_os_string(), ino));
         }
         // The attributes of a watched bundle's path are kept as long as its
         // entry (see [`WATCHED_TTL`]).
