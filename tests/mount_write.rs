@@ -459,14 +459,14 @@ fn renames_links_and_directories_land_on_disk() {
     assert_eq!(fs::read_link(v.v("src/link")).unwrap(), Path::new("a3"));
     assert_eq!(fs::read(v.v("src/link")).unwrap(), b"B");
 
-    // A hard link: one file on disk with two names. Through the view each
-    // path is an inode of its own (decisions are per path), with the
-    // disk's link count.
+    // A hard link: one file on disk with two names, and one inode in the
+    // view too (both names are ordinary), numbered as on the disk.
     fs::hard_link(v.v("src/a3"), v.v("src/hard")).unwrap();
     assert_eq!(meta(&v.d("src/a3")).ino(), meta(&v.d("src/hard")).ino());
     assert_eq!(meta(&v.d("src/hard")).nlink(), 2);
     assert_eq!(meta(&v.v("src/hard")).nlink(), 2);
-    assert_ne!(meta(&v.v("src/a3")).ino(), meta(&v.v("src/hard")).ino());
+    assert_eq!(meta(&v.v("src/a3")).ino(), meta(&v.v("src/hard")).ino());
+    assert_eq!(meta(&v.v("src/hard")).ino(), meta(&v.d("src/hard")).ino());
     fs::write(v.v("src/hard"), "through the link").unwrap();
     assert_eq!(fs::read(v.v("src/a3")).unwrap(), b"through the link");
     assert_eq!(fs::read(v.d("src/a3")).unwrap(), b"through the link");
@@ -2005,6 +2005,11 @@ fn what_the_writable_view_does_not_protect() {
     .unwrap();
     let v = Rw::new(p, &[]);
     assert_eq!(fs::read(v.v(".claude/skills/x/SKILL.md")).unwrap(), SKILL);
+    // Two inodes in the view: the sealed name is decided on its own.
+    assert_ne!(
+        meta(&v.v(".claude/skills/x/SKILL.md")).ino(),
+        meta(&v.v("src/alias.md")).ino()
+    );
     fs::write(v.v("src/alias.md"), "rewritten through a hard link\n").unwrap();
     assert_eq!(
         fs::read(v.d(".claude/skills/x/SKILL.md")).unwrap(),
@@ -2016,16 +2021,24 @@ fn what_the_writable_view_does_not_protect() {
         "the changed bundle is hidden"
     );
 
-    // Inode numbers: one per path, the disk's where no other inode of the
-    // view has it, so a second name of a file gets the view's own.
+    // Inode numbers: the disk's. The names of a hard-linked ordinary file
+    // are one inode, which outlives any one of its names.
     fs::write(v.v("src/one"), "1").unwrap();
     fs::hard_link(v.v("src/one"), v.v("src/two")).unwrap();
     let (one, two) = (meta(&v.v("src/one")), meta(&v.v("src/two")));
-    assert_ne!(one.ino(), two.ino());
+    assert_eq!(one.ino(), two.ino());
     assert_eq!((one.nlink(), two.nlink()), (2, 2));
     assert_eq!(one.ino(), meta(&v.d("src/one")).ino());
-    assert_ne!(two.ino(), meta(&v.d("src/two")).ino());
     assert_ne!(one.dev(), meta(&v.d("src/one")).dev());
+    fs::remove_file(v.v("src/one")).unwrap();
+    fs::rename(v.v("src/two"), v.v("src/three")).unwrap();
+    fs::write(v.v("src/three"), "written after its first name went").unwrap();
+    assert_eq!(
+        fs::read(v.d("src/three")).unwrap(),
+        b"written after its first name went"
+    );
+    let three = meta(&v.v("src/three"));
+    assert_eq!((three.ino(), three.nlink()), (one.ino(), 1));
     // A listing's d_ino is the view's number where the kernel learns the
     // entry from it (the first part of a listing) or knew it, the disk's
     // for the other entries of a large directory: the same numbers for

@@ -486,6 +486,13 @@ impl Gate {
         decision.allowed
     }
 
+    /// Whether `path` may share an inode with other names of its file in
+    /// the view (hard links): an ordinary path the machine policy leaves
+    /// open, so that no request through it needs a decision of its own.
+    pub fn shares_inodes(&self, path: &ViewPath) -> bool {
+        matches!(self.cached_place(path), Place::Ordinary) && self.guard(path) == Guard::Open
+    }
+
     /// What the machine policy adds to the write rules at `path`.
     pub fn guard(&self, path: &ViewPath) -> Guard {
         if self.machine.read_only {

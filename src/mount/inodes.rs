@@ -9,6 +9,12 @@
 //! numbers between runs), and a number is only ever reused once the kernel
 //! has forgotten it, which is when FUSE allows it.
 //!
+//! A hard-linked ordinary file is one inode under all its names, as on the
+//! disk: a lookup of a second name of a file whose inode lives (and holds
+//! its first name) counts the name as another of that inode
+//! ([`Inodes::share`]; the view decides when a name may share). One name is
+//! the inode's path; removing or renaming a name moves only that name.
+//!
 //! A node stores only its parent's number and its own name (the full path is
 //! rebuilt on demand), so the table stays small: the daemon's memory must not
 //! grow with the depth of the paths the kernel remembers.
@@ -29,9 +35,13 @@ struct Node {
     parent: u64,
     name: OsString,
     lookups: u64,
-    /// Live nodes whose parent this is: a parent outlives its children, so
-    /// that their paths can always be rebuilt.
+    /// Live nodes whose parent this is (counted once per name a node has
+    /// in it): a parent outlives its children, so that their paths can
+    /// always be rebuilt.
     children: u64,
+    /// The file's other names the kernel learned (hard links), besides
+    /// `parent` and `name`: empty but for shared inodes.
+    other_names: Vec<(u64, OsString)>,
 }
 
 /// Inodes by number and by (parent, name).
@@ -51,6 +61,7 @@ impl Default for Inodes {
                 name: OsString::new(),
                 lookups: 1,
                 children: 0,
+                other_names: Vec::new(),
             },
         );
         Inodes {
@@ -102,6 +113,7 @@ impl Inodes {
                 name: key.1.clone(),
                 lookups: 1,
                 children: 0,
+                other_names: Vec::new(),
             },
         );
         if let Some(p) = self.nodes.get_mut(&parent) {
@@ -121,23 +133,137 @@ impl Inodes {
         ino
     }
 
-    /// Detaches `ino` from its name: the next lookup of the name creates a
-    /// new inode, while the old one lives on until the kernel forgets it.
+    /// Counts one lookup of `name` in `parent` as another name of the live
+    /// inode `ino` (a hard link of its file). Nothing is counted (false)
+    /// when `name` has an inode already, or `ino` is not live under its
+    /// own name: a retired inode never takes a name again.
+    pub fn share(&mut self, parent: u64, name: &OsStr, ino: u64) -> bool {
+        let key = (parent, name.to_os_string());
+        if ino == ROOT || self.by_name.contains_key(&key) || !self.nodes.contains_key(&parent) {
+            return false;
+        }
+        let Some(node) = self.nodes.get_mut(&ino) else {
+            return false;
+        };
+        if self.by_name.get(&(node.parent, node.name.clone())) != Some(&ino) {
+            return false;
+        }
+        node.lookups += 1;
+        node.other_names.push(key.clone());
+        if let Some(p) = self.nodes.get_mut(&parent) {
+            p.children += 1;
+        }
+        self.by_name.insert(key, ino);
+        true
+    }
+
+    /// Whether `ino` is a live inode (of any kind).
+    pub fn is_live(&self, ino: u64) -> bool {
+        self.nodes.contains_key(&ino)
+    }
+
+    /// The other names of a shared inode, with their paths (none for any
+    /// other inode).
+    pub fn other_names(&self, ino: u64) -> Vec<(u64, OsString, ViewPath)> {
+        let Some(node) = self.nodes.get(&ino) else {
+            return Vec::new();
+        };
+        node.other_names
+            .iter()
+            .filter_map(|(parent, name)| {
+                let path = self.path(*parent)?.child(name);
+                Some((*parent, name.clone(), path))
+            })
+            .collect()
+    }
+
+    /// Makes `name` in `parent`, one of the other names of `ino`, its path
+    /// (the name it had is kept as another).
+    pub fn make_path(&mut self, ino: u64, parent: u64, name: &OsStr) {
+        let Some(node) = self.nodes.get_mut(&ino) else {
+            return;
+        };
+        let Some(other) = node
+            .other_names
+            .iter_mut()
+            .find(|(p, n)| *p == parent && n == name)
+        else {
+            return;
+        };
+        *other = (
+            std::mem::replace(&mut node.parent, parent),
+            std::mem::replace(&mut node.name, name.to_os_string()),
+        );
+    }
+
+    /// Detaches `ino` from every name it has: the next lookup of any of
+    /// them creates a new inode, while the old one lives on (with its path)
+    /// until the kernel forgets it.
     pub fn retire(&mut self, ino: u64) {
         if ino == ROOT {
             return;
         }
-        if let Some(node) = self.nodes.get(&ino) {
-            let key = (node.parent, node.name.clone());
-            if self.by_name.get(&key) == Some(&ino) {
-                self.by_name.remove(&key);
-            }
+        let Some(node) = self.nodes.get_mut(&ino) else {
+            return;
+        };
+        let others = std::mem::take(&mut node.other_names);
+        let key = (node.parent, node.name.clone());
+        if self.by_name.get(&key) == Some(&ino) {
+            self.by_name.remove(&key);
         }
+        for other in others {
+            if self.by_name.get(&other) == Some(&ino) {
+                self.by_name.remove(&other);
+            }
+            self.leave(other.0);
+        }
+    }
+
+    /// `name` in `parent` no longer names its inode's file (removed or
+    /// replaced): an inode with other names keeps those (one becomes its
+    /// path); one without lives on nameless, like a retired one.
+    pub fn unname(&mut self, parent: u64, name: &OsStr) {
+        let key = (parent, name.to_os_string());
+        if let Some(ino) = self.by_name.remove(&key) {
+            self.drop_name(ino, &key);
+        }
+    }
+
+    /// Takes the name `key` (already out of `by_name`) from `ino`.
+    fn drop_name(&mut self, ino: u64, key: &(u64, OsString)) {
+        let Some(node) = self.nodes.get_mut(&ino) else {
+            return;
+        };
+        let left = if node.parent == key.0 && node.name == key.1 {
+            if node.other_names.is_empty() {
+                // Nameless: its path stays what it was.
+                return;
+            }
+            let (parent, name) = node.other_names.swap_remove(0);
+            node.parent = parent;
+            node.name = name;
+            key.0
+        } else if let Some(i) = node.other_names.iter().position(|k| k == key) {
+            node.other_names.swap_remove(i);
+            key.0
+        } else {
+            return;
+        };
+        self.leave(left);
+    }
+
+    /// A node's name left directory `dir`: one child fewer there.
+    fn leave(&mut self, dir: u64) {
+        if let Some(p) = self.nodes.get_mut(&dir) {
+            p.children = p.children.saturating_sub(1);
+        }
+        self.collect(dir);
     }
 
     /// Follows a rename: the inode of `name` in `parent` now stands for
     /// `newname` in `newparent`; one that stood there loses its name (or,
-    /// for an exchange, takes the old one).
+    /// for an exchange, takes the old one). Two names of one shared inode
+    /// stay as they are (rename(2) does nothing then).
     pub fn rename(
         &mut self,
         parent: u64,
@@ -146,36 +272,48 @@ impl Inodes {
         newname: &OsStr,
         exchange: bool,
     ) {
-        let moving = self.by_name.remove(&(parent, name.to_os_string()));
-        let displaced = self.by_name.remove(&(newparent, newname.to_os_string()));
-        if let Some(ino) = moving {
-            self.relink(ino, newparent, newname);
+        let from = (parent, name.to_os_string());
+        let to = (newparent, newname.to_os_string());
+        let moving = self.by_name.get(&from).copied();
+        let displaced = self.by_name.get(&to).copied();
+        if moving.is_some() && moving == displaced {
+            return;
         }
-        if let (true, Some(ino)) = (exchange, displaced) {
-            self.relink(ino, parent, name);
+        self.by_name.remove(&from);
+        self.by_name.remove(&to);
+        match (exchange, displaced) {
+            (true, Some(ino)) => self.rename_name(ino, &to, parent, name),
+            (false, Some(ino)) => self.drop_name(ino, &to),
+            (_, None) => {}
+        }
+        if let Some(ino) = moving {
+            self.rename_name(ino, &from, newparent, newname);
         }
     }
 
-    /// Gives `ino` a new place, keeping the child counts of both parents.
-    fn relink(&mut self, ino: u64, parent: u64, name: &OsStr) {
-        let Some(old_parent) = self.nodes.get(&ino).map(|n| n.parent) else {
+    /// Gives the name `old` of `ino` a new place, keeping the child counts
+    /// of both parents.
+    fn rename_name(&mut self, ino: u64, old: &(u64, OsString), parent: u64, name: &OsStr) {
+        let Some(node) = self.nodes.get_mut(&ino) else {
             return;
         };
-        if old_parent != parent {
-            if let Some(p) = self.nodes.get_mut(&old_parent) {
-                p.children = p.children.saturating_sub(1);
+        let new = (parent, name.to_os_string());
+        let old_parent = match node.other_names.iter_mut().find(|k| *k == old) {
+            Some(other) => std::mem::replace(other, new.clone()).0,
+            // Its path (or, should the table have lost track, taken as such).
+            None => {
+                let old_parent = node.parent;
+                node.parent = parent;
+                node.name = new.1.clone();
+                old_parent
             }
+        };
+        self.by_name.insert(new, ino);
+        if old_parent != parent {
             if let Some(p) = self.nodes.get_mut(&parent) {
                 p.children += 1;
             }
-        }
-        if let Some(node) = self.nodes.get_mut(&ino) {
-            node.parent = parent;
-            node.name = name.to_os_string();
-        }
-        self.by_name.insert((parent, name.to_os_string()), ino);
-        if old_parent != parent {
-            self.collect(old_parent);
+            self.leave(old_parent);
         }
     }
 
@@ -196,26 +334,31 @@ impl Inodes {
         gone
     }
 
-    /// Removes `ino` if nothing holds it any more, then its parent likewise.
-    fn collect(&mut self, mut ino: u64) {
-        while ino != ROOT {
+    /// Removes `ino` if nothing holds it any more, then its parents likewise.
+    fn collect(&mut self, ino: u64) {
+        let mut candidates = vec![ino];
+        while let Some(ino) = candidates.pop() {
+            if ino == ROOT {
+                continue;
+            }
             let Some(node) = self.nodes.get(&ino) else {
-                return;
+                continue;
             };
             if node.lookups > 0 || node.children > 0 {
-                return;
+                continue;
             }
-            let key = (node.parent, node.name.clone());
-            let parent = node.parent;
-            self.nodes.remove(&ino);
-            if self.by_name.get(&key) == Some(&ino) {
-                self.by_name.remove(&key);
+            let Some(node) = self.nodes.remove(&ino) else {
+                continue;
+            };
+            for key in std::iter::once((node.parent, node.name)).chain(node.other_names) {
+                if self.by_name.get(&key) == Some(&ino) {
+                    self.by_name.remove(&key);
+                }
+                if let Some(p) = self.nodes.get_mut(&key.0) {
+                    p.children = p.children.saturating_sub(1);
+                    candidates.push(key.0);
+                }
             }
-            match self.nodes.get_mut(&parent) {
-                Some(p) => p.children = p.children.saturating_sub(1),
-                None => return,
-            }
-            ino = parent;
         }
     }
 
@@ -358,5 +501,87 @@ mod tests {
             Some(fresh),
             "the retired one does not take the new one's name"
         );
+    }
+
+    #[test]
+    fn hard_links_share_one_inode_and_each_name_goes_its_own_way() {
+        let mut t = Inodes::default();
+        let a = t.remember(ROOT, OsStr::new("a"), 0);
+        let d = t.remember(ROOT, OsStr::new("d"), 0);
+        let f = t.remember(a, OsStr::new("f"), 500);
+        assert!(t.share(d, OsStr::new("g"), f), "a second name of the file");
+        assert!(!t.share(d, OsStr::new("g"), f), "a name is counted once");
+        assert_eq!(t.peek(d, OsStr::new("g")), Some(f));
+        assert_eq!(t.path(f).unwrap().display(), "./a/f");
+        assert_eq!(t.other_names(f).len(), 1);
+        // The first name goes: the other becomes the path.
+        t.unname(a, OsStr::new("f"));
+        assert_eq!(t.peek(a, OsStr::new("f")), None);
+        assert_eq!(t.path(f).unwrap().display(), "./d/g");
+        assert!(t.other_names(f).is_empty());
+        // Renamed, the remaining name moves; a name given back is shared again.
+        t.rename(d, OsStr::new("g"), a, OsStr::new("h"), false);
+        assert_eq!(t.path(f).unwrap().display(), "./a/h");
+        assert!(t.share(d, OsStr::new("g"), f));
+        // Renaming one name of the file onto another does nothing (rename(2)).
+        t.rename(d, OsStr::new("g"), a, OsStr::new("h"), false);
+        assert_eq!(t.peek(d, OsStr::new("g")), Some(f));
+        assert_eq!(t.peek(a, OsStr::new("h")), Some(f));
+        // A name of it moved over another file's: that one loses its name.
+        let x = t.remember(ROOT, OsStr::new("x"), 0);
+        t.rename(d, OsStr::new("g"), ROOT, OsStr::new("x"), false);
+        assert_eq!(t.peek(ROOT, OsStr::new("x")), Some(f));
+        assert_eq!(t.peek(d, OsStr::new("g")), None);
+        assert_eq!(
+            t.path(x).unwrap().display(),
+            "./x",
+            "the displaced keeps its path"
+        );
+        // An exchange swaps one name of it with another file's.
+        let y = t.remember(d, OsStr::new("y"), 0);
+        t.rename(ROOT, OsStr::new("x"), d, OsStr::new("y"), true);
+        assert_eq!(t.peek(d, OsStr::new("y")), Some(f));
+        assert_eq!(t.peek(ROOT, OsStr::new("x")), Some(y));
+        assert_eq!(t.path(f).unwrap().display(), "./a/h");
+        assert_eq!(t.other_names(f)[0].2.display(), "./d/y");
+        // The other name becomes the path on request.
+        t.make_path(f, d, OsStr::new("y"));
+        assert_eq!(t.path(f).unwrap().display(), "./d/y");
+        assert_eq!(t.other_names(f)[0].2.display(), "./a/h");
+        // Everything is collected once the kernel forgets: the parents of
+        // every name outlive the inode.
+        t.forget(a, 1);
+        t.forget(d, 1);
+        t.forget(x, 1);
+        t.forget(y, 1);
+        assert!(t.path(a).is_some() && t.path(d).is_some());
+        assert!(!t.forget(f, 2));
+        assert!(t.forget(f, 1), "one lookup per name it was counted under");
+        assert_eq!(t.len(), 1, "only the root is left");
+        assert!(t.below(ROOT).is_empty());
+    }
+
+    #[test]
+    fn a_retired_shared_inode_loses_every_name_and_takes_none_again() {
+        let mut t = Inodes::default();
+        let f = t.remember(ROOT, OsStr::new("f"), 500);
+        assert!(t.share(ROOT, OsStr::new("g"), f));
+        t.retire(f);
+        assert_eq!(t.peek(ROOT, OsStr::new("f")), None);
+        assert_eq!(t.peek(ROOT, OsStr::new("g")), None);
+        assert!(
+            !t.share(ROOT, OsStr::new("g"), f),
+            "retired: never shared again"
+        );
+        assert_eq!(t.path(f).unwrap().display(), "./f", "it keeps its path");
+        // Each name gets an inode of its own again.
+        let g = t.remember(ROOT, OsStr::new("g"), 500);
+        assert_ne!(g, f);
+        // The root never shares.
+        assert!(!t.share(ROOT, OsStr::new("r"), ROOT));
+        // Forgotten under both names it was counted by, it is gone.
+        assert!(t.forget(f, 2));
+        assert!(t.path(f).is_none());
+        assert_eq!(t.peek(ROOT, OsStr::new("g")), Some(g));
     }
 }

@@ -793,3 +793,81 @@ fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding()
     );
     assert!(lookup(skills, "a").is_ok(), "whole again");
 }
+
+/// Hard links of an ordinary file are one inode in the view, under every
+/// name it is looked up or linked by; a name that is not ordinary never
+/// shares, and a shared inode whose name stops being ordinary stands for
+/// none of its names any more.
+#[test]
+fn hard_links_of_an_ordinary_file_share_its_inode_and_no_other_name_does() {
+    let world = World::new(false);
+    let lookup = |parent: u64, name: &str| world.view.lookup(parent, OsStr::new(name), WHO);
+    let disk_ino = |rel: &str| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(world.path(rel)).unwrap().ino()
+    };
+    let src = lookup(ROOT, "src").unwrap().attr.ino.0;
+    let main = lookup(src, "main.rs").unwrap().attr.ino.0;
+    assert_eq!(main, disk_ino("src/main.rs"));
+
+    // Linked through the view: the new name is the same inode.
+    let linked = world
+        .view
+        .link(main, src, OsStr::new("copy.rs"), WHO)
+        .unwrap();
+    assert_eq!(linked.attr.ino.0, main);
+    assert_eq!(linked.attr.nlink, 2);
+    assert_eq!(lookup(src, "copy.rs").unwrap().attr.ino.0, main);
+    // A hard link made on the disk, in another directory, looked up.
+    std::fs::create_dir(world.path("lib")).unwrap();
+    std::fs::hard_link(world.path("src/main.rs"), world.path("lib/third.rs")).unwrap();
+    let lib = lookup(ROOT, "lib").unwrap().attr.ino.0;
+    assert_eq!(lookup(lib, "third.rs").unwrap().attr.ino.0, main);
+
+    // The first name goes: the inode lives on under the others.
+    world.view.unlink(src, OsStr::new("main.rs"), WHO).unwrap();
+    let attr = world.view.getattr(main, None).unwrap().attr;
+    assert_eq!((attr.ino.0, attr.nlink), (main, 2));
+    assert_ne!(world.view.path_of(main).unwrap().display(), "./src/main.rs");
+    // Removed on the disk behind the view's back: the last name serves.
+    std::fs::remove_file(world.path("src/copy.rs")).unwrap();
+    assert_eq!(
+        world.view.path_of(main).unwrap().display(),
+        "./lib/third.rs"
+    );
+    // A new file at a name the inode had is a new inode.
+    write(world.dir.path(), "src/copy.rs", b"another file");
+    let other = lookup(src, "copy.rs").unwrap().attr.ino.0;
+    assert_ne!(other, main);
+    assert_eq!(
+        world.view.path_of(main).unwrap().display(),
+        "./lib/third.rs"
+    );
+
+    // An agent instruction file linked to it on the disk is an inode of its
+    // own: the gate decides every request through that name.
+    std::fs::create_dir_all(world.path("docs")).unwrap();
+    std::fs::hard_link(world.path("lib/third.rs"), world.path("docs/AGENTS.md")).unwrap();
+    let docs = lookup(ROOT, "docs").unwrap().attr.ino.0;
+    match lookup(docs, "AGENTS.md") {
+        Ok(entry) => assert_ne!(entry.attr.ino.0, main),
+        Err(e) => assert!(matches!(e, FsError::NotFound), "{e:?}"),
+    }
+    std::fs::remove_file(world.path("docs/AGENTS.md")).unwrap();
+
+    // Shared again, then a new seal.json seals one of its names: the inode
+    // stands for none of them (ESTALE: the kernel looks them up again).
+    world
+        .view
+        .link(main, lib, OsStr::new("fourth.rs"), WHO)
+        .unwrap();
+    let mut lock = Lockfile::parse(&world.last_valid).unwrap();
+    lock.discovery
+        .push(Pattern::parse("lib/fourth.rs").unwrap());
+    lock.discovery.sort();
+    std::fs::write(world.path("seal.json"), lock.to_canonical_bytes()).unwrap();
+    // Any decision reads the new lockfile.
+    let _ = lookup(ROOT, "CLAUDE.md");
+    assert!(matches!(world.view.path_of(main), Err(FsError::Stale)));
+    assert_ne!(lookup(lib, "third.rs").unwrap().attr.ino.0, main);
+}

@@ -620,21 +620,66 @@ impl<Id> View<Id> {
 
     /// The inode `name` in `parent` is known by (counting the lookup): the
     /// one it has, unless that inode serves verified bytes of another size
-    /// than the disk's file now has (`st`): then the name gets a new inode
-    /// and the old one keeps describing the bytes its handles serve.
+    /// than the disk's file now has (`st`), or is shared by names of
+    /// another file: then the name gets a new inode and the old one keeps
+    /// describing the bytes its handles serve. A new name of a file whose
+    /// inode lives under another name may share it ([`View::second_name`]).
     fn entry_ino(&self, parent: u64, name: &OsStr, st: &FileStat) -> u64 {
         let size = st.st_size as u64;
-        let mut inodes = self.inodes();
-        if let Some(ino) = inodes.peek(parent, name) {
-            if self
-                .served()
-                .get(&ino)
-                .is_some_and(|(served, _)| *served != size)
-            {
-                inodes.retire(ino);
+        {
+            let mut inodes = self.inodes();
+            if let Some(ino) = inodes.peek(parent, name) {
+                if self
+                    .served()
+                    .get(&ino)
+                    .is_some_and(|(served, _)| *served != size)
+                {
+                    inodes.retire(ino);
+                } else if ino != st.st_ino && !inodes.other_names(ino).is_empty() {
+                    // Replaced on the disk: the name leaves the shared inode.
+                    inodes.unname(parent, name);
+                } else {
+                    return inodes.remember(parent, name, st.st_ino);
+                }
             }
         }
-        inodes.remember(parent, name, st.st_ino)
+        if let Some(ino) = self.second_name(parent, name, st) {
+            return ino;
+        }
+        self.inodes().remember(parent, name, st.st_ino)
+    }
+
+    /// Counts `name` in `parent` (new to the table, its file `st`) as
+    /// another name of the file's live inode, when the file is hard-linked,
+    /// the inode still has a name that names the same file, and every name
+    /// involved is ordinary and changeable (a sealed, artifact or protected
+    /// name is always an inode of its own: the gate decides each request
+    /// by the name it came through). Tools that recognise hard links by
+    /// their inode numbers (`tar`, `rsync -H`, `du`) then see them.
+    fn second_name(&self, parent: u64, name: &OsStr, st: &FileStat) -> Option<u64> {
+        let kind = crate::core::fs::EntryKind::from_mode(st.st_mode);
+        if st.st_nlink < 2 || kind == crate::core::fs::EntryKind::Dir {
+            return None;
+        }
+        let ino = st.st_ino;
+        let (first, others) = {
+            let inodes = self.inodes();
+            if !inodes.is_live(ino) {
+                return None;
+            }
+            (inodes.path(ino)?, inodes.other_names(ino))
+        };
+        let path = self.path_of(parent).ok()?.child(name);
+        let names = [&path, &first]
+            .into_iter()
+            .chain(others.iter().map(|(_, _, p)| p));
+        if !names.clone().all(|p| self.gate.shares_inodes(p)) {
+            return None;
+        }
+        let same = self
+            .lstat(&first)
+            .is_ok_and(|now| now.st_ino == ino && now.st_dev == st.st_dev);
+        (same && self.inodes().share(parent, name, ino)).then_some(ino)
     }
 
     pub fn is_writable(&self) -> bool {
@@ -670,7 +715,50 @@ impl<Id> View<Id> {
 
     /// The view path of inode `ino`.
     pub fn path_of(&self, ino: u64) -> Result<ViewPath, FsError> {
-        self.inodes().path(ino).ok_or(FsError::Stale)
+        let (path, others) = {
+            let inodes = self.inodes();
+            let path = inodes.path(ino).ok_or(FsError::Stale)?;
+            (path, inodes.other_names(ino))
+        };
+        match others.is_empty() {
+            true => Ok(path),
+            false => self.path_of_shared(ino, path, others),
+        }
+    }
+
+    /// The path of the shared inode `ino` (a hard-linked ordinary file, see
+    /// [`View::second_name`]): the first of its names that still names its
+    /// file. Should one of its names have stopped being ordinary (a new
+    /// `seal.json` seals it), the inode stands for none of them any more
+    /// ([`FsError::Stale`]; the kernel looks the names up again and each
+    /// gets an inode of its own): a request through that name must be
+    /// decided on that name.
+    fn path_of_shared(
+        &self,
+        ino: u64,
+        path: ViewPath,
+        others: Vec<(u64, OsString, ViewPath)>,
+    ) -> Result<ViewPath, FsError> {
+        let all_ordinary = std::iter::once(&path)
+            .chain(others.iter().map(|(_, _, p)| p))
+            .all(|p| self.gate.shares_inodes(p));
+        if !all_ordinary {
+            tracing::debug!("inode {ino}: a name of it is no longer ordinary");
+            self.inodes().retire(ino);
+            return Err(FsError::Stale);
+        }
+        // A shared inode is numbered as the disk numbers its file.
+        let names_it = |p: &ViewPath| self.lstat(p).is_ok_and(|st| st.st_ino == ino);
+        if names_it(&path) {
+            return Ok(path);
+        }
+        for (parent, name, other) in others {
+            if names_it(&other) {
+                self.inodes().make_path(ino, parent, &name);
+                return Ok(other);
+            }
+        }
+        Ok(path)
     }
 
     /// Whether a request about inode `ino` (a listing of it when `listing`;

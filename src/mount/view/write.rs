@@ -184,7 +184,7 @@ impl<Id> View<Id> {
     /// Looks up what was just made at `name` in `parent` (counted).
     fn made(&self, parent: u64, dir: BorrowedFd<'_>, name: &OsStr) -> Result<Entry, FsError> {
         let st = lstat_in(dir, name)?;
-        let ino = self.inodes().remember(parent, name, st.st_ino);
+        let ino = self.entry_ino(parent, name, &st);
         Ok(Entry::new(
             attr_of(&st, ino, None),
             super::entry_ttl(crate::gate::Caching::Cacheable),
@@ -317,7 +317,8 @@ impl<Id> View<Id> {
             )?)
         })?;
         // The source's link count changed: what the kernel keeps of its
-        // attributes is stale (the new name is a separate inode here).
+        // attributes is stale (the new name shares its inode only where
+        // both names are ordinary).
         self.forget_attributes(ino);
         self.made(newparent, dir.as_fd(), newname)
     }
@@ -344,11 +345,9 @@ impl<Id> View<Id> {
             let _as = AsCaller::switch(who)?;
             Ok(rustix::fs::unlinkat(&dir, name, flags)?)
         })?;
-        // The name is free: a new file there gets a new inode.
-        let mut inodes = self.inodes();
-        if let Some(ino) = inodes.peek(parent, name) {
-            inodes.retire(ino);
-        }
+        // The name is free: a new file there gets a new inode (the file's
+        // other names keep theirs).
+        self.inodes().unname(parent, name);
         Ok(())
     }
 
@@ -466,7 +465,7 @@ impl<Id> View<Id> {
             Err(e) => return Err(e),
         };
         let st = fstat_fd(fd.as_fd())?;
-        let ino = self.inodes().remember(parent, name, st.st_ino);
+        let ino = self.entry_ino(parent, name, &st);
         let entry = Entry::new(
             attr_of(&st, ino, None),
             super::entry_ttl(crate::gate::Caching::Cacheable),
