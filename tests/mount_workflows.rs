@@ -2,7 +2,8 @@
 //! (init, add, commit, branch, checkout, rebase, stash, gc), an editor's
 //! atomic save, `cargo build` with `target/` in the project, a Python
 //! virtual environment, an SQLite database in WAL mode written by two
-//! processes at once, and two concurrent writers. First in `seal mount
+//! processes at once, two concurrent writers, and hard links as `tar`, `du`
+//! and `cp -a` see them. First in `seal mount
 //! --writable`, then (git, atomic saves and the concurrent writers) inside
 //! `seal run -- sh -c ...`, and an agent-like script under `seal run` that
 //! edits, commits and tries every protected write.
@@ -259,6 +260,51 @@ fn concurrent_writers_in_a_writable_mount() {
     let v = Rw::new();
     assert_eq!(sh(v.view(), WRITERS_SCRIPT).trim(), "8388608");
     check_writers(v.disk());
+}
+
+/// Hard links made through the view and on the disk are recognised by the
+/// tools that look for them: `tar` stores the second name as a link, `du`
+/// counts the file once, `cp -a` copies them as links.
+#[test]
+fn tools_recognise_hard_links_in_a_writable_mount() {
+    if !fuse_available() {
+        return;
+    }
+    let v = Rw::new();
+    fs::create_dir(v.disk().join("data")).unwrap();
+    fs::write(v.disk().join("data/big"), vec![7u8; 1 << 20]).unwrap();
+    fs::hard_link(v.disk().join("data/big"), v.disk().join("data/on-disk")).unwrap();
+    let listing = sh(
+        v.view(),
+        "ln data/big data/in-view && tar -cf - data | tar -tvf - && du -sk data && \
+         cp -a data copy && stat -c '%i %h %n' copy/big copy/in-view copy/on-disk",
+    );
+    let links = listing
+        .lines()
+        .filter(|l| l.contains(" link to data/"))
+        .count();
+    assert_eq!(links, 2, "tar stores two names as links:\n{listing}");
+    let du: u64 = listing
+        .lines()
+        .find(|l| l.ends_with("\tdata"))
+        .and_then(|l| l.split('\t').next())
+        .and_then(|k| k.parse().ok())
+        .unwrap_or_else(|| panic!("no du line:\n{listing}"));
+    assert!(du < 2048, "du counts the file once ({du} KiB):\n{listing}");
+    let copied: Vec<&str> = listing.lines().rev().take(3).collect();
+    let inos: std::collections::BTreeSet<&str> = copied
+        .iter()
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(inos.len(), 1, "cp -a keeps them one file:\n{listing}");
+    assert!(copied.iter().all(|l| l.split(' ').nth(1) == Some("3")));
+    // On the disk too.
+    let big = fs::metadata(v.disk().join("copy/big")).unwrap();
+    assert_eq!(big.nlink(), 3);
+    assert_eq!(
+        big.ino(),
+        fs::metadata(v.disk().join("copy/in-view")).unwrap().ino()
+    );
 }
 
 #[test]

@@ -317,10 +317,25 @@ impl<Id> View<Id> {
             )?)
         })?;
         // The source's link count changed: what the kernel keeps of its
-        // attributes is stale (the new name shares its inode only where
-        // both names are ordinary).
+        // attributes is stale.
         self.forget_attributes(ino);
-        self.made(newparent, dir.as_fd(), newname)
+        let st = lstat_in(dir.as_fd(), newname)?;
+        // The new name is the source's file: it shares the source's inode
+        // where both names are ordinary (as [`View::second_name`] decides
+        // for a name looked up, without looking at the disk again).
+        let shared = st.st_ino == ino
+            && self.gate.shares_inodes(&source)
+            && self.gate.shares_inodes(&path)
+            && self.inodes().share(newparent, newname, ino);
+        let ino = match shared {
+            true => ino,
+            false => self.entry_ino(newparent, newname, &st),
+        };
+        Ok(Entry::new(
+            attr_of(&st, ino, None),
+            super::entry_ttl(crate::gate::Caching::Cacheable),
+            false,
+        ))
     }
 
     pub fn unlink(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
