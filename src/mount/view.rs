@@ -655,7 +655,7 @@ impl<Id> View<Id> {
     /// involved is ordinary and changeable (a sealed, artifact or protected
     /// name is always an inode of its own: the gate decides each request
     /// by the name it came through). Tools that recognise hard links by
-    /// their inode numbers (`tar`, `rsync -H`, `du`) then see them.
+    /// their inode numbers (`tar`, `du`, `cp -a`) then see them.
     fn second_name(&self, parent: u64, name: &OsStr, st: &FileStat) -> Option<u64> {
         let kind = crate::core::fs::EntryKind::from_mode(st.st_mode);
         if st.st_nlink < 2 || kind == crate::core::fs::EntryKind::Dir {
