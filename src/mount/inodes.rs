@@ -584,4 +584,162 @@ mod tests {
         assert!(t.path(f).is_none());
         assert_eq!(t.peek(ROOT, OsStr::new("g")), Some(g));
     }
+
+    /// What the kernel does to the table, as the view passes it on.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A lookup of a file name (the disk's number `disk`): shared with
+        /// a live inode of that number when it may, as the view does.
+        Lookup {
+            dir: usize,
+            name: usize,
+            disk: u64,
+        },
+        Unname {
+            dir: usize,
+            name: usize,
+        },
+        Rename {
+            from: (usize, usize),
+            to: (usize, usize),
+            exchange: bool,
+        },
+        Retire {
+            disk: u64,
+        },
+        Forget {
+            pick: usize,
+            n: u64,
+        },
+        MakePath {
+            disk: u64,
+            pick: usize,
+        },
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        let place = (0..3usize, 0..4usize);
+        prop_oneof![
+            4 => (0..3usize, 0..4usize, 500..504u64)
+                .prop_map(|(dir, name, disk)| Op::Lookup { dir, name, disk }),
+            1 => place.clone().prop_map(|(dir, name)| Op::Unname { dir, name }),
+            2 => (place.clone(), place, any::<bool>())
+                .prop_map(|(from, to, exchange)| Op::Rename { from, to, exchange }),
+            1 => (500..504u64).prop_map(|disk| Op::Retire { disk }),
+            2 => (0..64usize, 1..3u64).prop_map(|(pick, n)| Op::Forget { pick, n }),
+            1 => (500..504u64, 0..4usize).prop_map(|(disk, pick)| Op::MakePath { disk, pick }),
+        ]
+    }
+
+    /// Every name leads to an inode that has it; every inode's names lead
+    /// back to it; each directory counts exactly the names of live inodes
+    /// in it; every path can be rebuilt; lookups are the kernel's.
+    fn check(t: &Inodes, kernel: &HashMap<u64, u64>) {
+        for ((parent, name), ino) in &t.by_name {
+            let node = t.nodes.get(ino).expect("a name of a gone inode");
+            let key = (*parent, name.clone());
+            assert!(
+                (node.parent, node.name.clone()) == key || node.other_names.contains(&key),
+                "{key:?} -> {ino} is none of its names"
+            );
+        }
+        let mut children: HashMap<u64, u64> = HashMap::new();
+        for (ino, node) in &t.nodes {
+            if *ino == ROOT {
+                continue;
+            }
+            *children.entry(node.parent).or_default() += 1;
+            for key in &node.other_names {
+                assert_eq!(t.by_name.get(key), Some(ino), "{key:?} of {ino}");
+                *children.entry(key.0).or_default() += 1;
+            }
+            assert!(t.path(*ino).is_some(), "the path of {ino}");
+            assert_eq!(node.lookups, kernel.get(ino).copied().unwrap_or(0), "{ino}");
+        }
+        for (ino, node) in &t.nodes {
+            assert_eq!(
+                node.children,
+                children.get(ino).copied().unwrap_or(0),
+                "{ino}"
+            );
+        }
+        for (ino, n) in kernel {
+            assert!(*n == 0 || t.nodes.contains_key(ino), "{ino} is held");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, failure_persistence: None, ..Default::default() })]
+
+        #[test]
+        fn the_table_stays_consistent_and_is_collected_once_forgotten(
+            ops in proptest::collection::vec(op(), 1..60)
+        ) {
+            let mut t = Inodes::default();
+            let mut kernel: HashMap<u64, u64> = HashMap::new();
+            let a = t.remember(ROOT, OsStr::new("A"), 0);
+            let b = t.remember(ROOT, OsStr::new("B"), 0);
+            kernel.insert(a, 1);
+            kernel.insert(b, 1);
+            let dirs = [ROOT, a, b];
+            let name = |i: usize| OsString::from(format!("n{i}"));
+            for op in &ops {
+                // The kernel reaches a directory only while it holds it.
+                let gone = |d: usize| d != 0 && kernel.get(&dirs[d]).is_none_or(|n| *n == 0);
+                match op.clone() {
+                    Op::Lookup { dir, .. } | Op::Unname { dir, .. } if gone(dir) => continue,
+                    Op::Rename { from, to, .. } if gone(from.0) || gone(to.0) => continue,
+                    Op::Lookup { dir, name: n, disk } => {
+                        let (dir, n) = (dirs[dir], name(n));
+                        let ino = match t.peek(dir, &n) {
+                            Some(_) => t.remember(dir, &n, disk),
+                            None if t.share(dir, &n, disk) => disk,
+                            None => t.remember(dir, &n, disk),
+                        };
+                        *kernel.entry(ino).or_default() += 1;
+                    }
+                    Op::Unname { dir, name: n } => t.unname(dirs[dir], &name(n)),
+                    Op::Rename { from, to, exchange } => t.rename(
+                        dirs[from.0],
+                        &name(from.1),
+                        dirs[to.0],
+                        &name(to.1),
+                        exchange,
+                    ),
+                    Op::Retire { disk } => t.retire(disk),
+                    Op::Forget { pick, n } => {
+                        let held: Vec<u64> = {
+                            let mut v: Vec<u64> =
+                                kernel.iter().filter(|(_, c)| **c > 0).map(|(i, _)| *i).collect();
+                            v.sort();
+                            v
+                        };
+                        if let Some(&ino) = held.get(pick % held.len().max(1)) {
+                            let count = kernel.get_mut(&ino).unwrap();
+                            let n = n.min(*count);
+                            *count -= n;
+                            t.forget(ino, n);
+                        }
+                    }
+                    Op::MakePath { disk, pick } => {
+                        if let Some((parent, n, _)) = t.other_names(disk).get(pick).cloned() {
+                            t.make_path(disk, parent, &n);
+                            proptest::prop_assert_eq!(t.path(disk).and_then(|p| p.name().map(OsStr::to_os_string)), Some(n));
+                        }
+                    }
+                }
+                check(&t, &kernel);
+            }
+            // The kernel forgets everything: nothing but the root is left.
+            let held: Vec<(u64, u64)> = kernel.iter().map(|(i, n)| (*i, *n)).collect();
+            for (ino, n) in held {
+                t.forget(ino, n);
+                kernel.insert(ino, 0);
+                check(&t, &kernel);
+            }
+            proptest::prop_assert_eq!(t.len(), 1);
+            proptest::prop_assert!(t.by_name.is_empty());
+        }
+    }
 }
