@@ -45,6 +45,8 @@ fn fixture(warn: bool, claude_md: bool) -> Project {
 struct View {
     m: Mounted,
     audit: PathBuf,
+    /// The project on the disk.
+    disk: PathBuf,
     _scratch: tempfile::TempDir,
 }
 
@@ -56,6 +58,7 @@ impl View {
         View {
             m,
             audit,
+            disk: p.path().to_path_buf(),
             _scratch: scratch,
         }
     }
@@ -83,16 +86,37 @@ impl View {
     }
 }
 
+/// Asserts that the listing of `rel` is `expected` within 100 ms. A
+/// listing is decided when it is read; with a change feed the kernel opens
+/// directories itself, and a reader within milliseconds of another read
+/// (or of a change) may get that read's listing, until the feed's listener
+/// makes the kernel drop it.
+fn assert_listed<const N: usize>(v: &View, rel: &str, expected: [&str; N]) {
+    let listed = within_100ms(|| v.listing(rel) == expected);
+    assert!(
+        listed,
+        "{rel}: {:?}, not {expected:?} after 100 ms",
+        v.listing(rel)
+    );
+}
+
 /// Waits out the kernel's one-second TTL for ordinary entries.
 fn settle() {
     std::thread::sleep(Duration::from_millis(1200));
 }
 
-/// An open of a hidden path fails at once (every open reaches the gate); a
-/// lookup within 100 ms (the kernel may remember a watched bundle's path
-/// until the change feed's listener tells it to forget, which it does as
-/// soon as the change is read).
+/// An open of a hidden file fails at once (every file open reaches the
+/// gate); a lookup, and an open of a hidden directory, within 100 ms (the
+/// kernel may remember a watched bundle's path until the change feed's
+/// listener tells it to forget, which it does as soon as the change is
+/// read; with a change feed the kernel opens directories itself, and a
+/// listing read from it is decided when it is read).
 fn assert_hidden(v: &View, rel: &str) {
+    let is_dir = v.disk.join(rel).is_dir();
+    if is_dir {
+        let failed = within_100ms(|| errno_of(&fs::File::open(v.path(rel))) == Some(libc::ENOENT));
+        assert!(failed, "open {rel} still succeeds after 100 ms");
+    }
     let open = fs::File::open(v.path(rel));
     assert_eq!(errno_of(&open), Some(libc::ENOENT), "open {rel}: {open:?}");
     let gone = within_100ms(|| fs::symlink_metadata(v.path(rel)).is_err());
@@ -224,7 +248,7 @@ fn changed_bundle_under_block(c: Change) {
     apply(&p, c);
     assert_hidden(&v, X);
     assert_hidden(&v, ".claude/skills/x/SKILL.md");
-    assert_eq!(v.listing(".claude/skills"), Vec::<String>::new());
+    assert_listed(&v, ".claude/skills", []);
     assert_view(p.path(), v.root(), &[X], true);
     // Ordinary files and the other bundle are untouched.
     assert_eq!(fs::read(v.path("CLAUDE.md")).unwrap(), CLAUDE);
@@ -253,7 +277,7 @@ fn changed_bundle_under_block(c: Change) {
         fs::read(v.path(".claude/skills/x/SKILL.md")).unwrap(),
         SKILL
     );
-    assert_eq!(v.listing(".claude/skills"), ["x"]);
+    assert_listed(&v, ".claude/skills", ["x"]);
     assert_view(p.path(), v.root(), &[], true);
 }
 
@@ -296,6 +320,80 @@ fn a_watched_bundle_is_remembered_by_the_kernel_and_forgotten_at_its_change() {
     assert!(within_100ms(|| fs::symlink_metadata(m.path(X)).is_err()));
     p.write(".claude/skills/x/helper.py", HELPER);
     assert!(within_100ms(|| fs::read(&helper).is_ok_and(|b| b == HELPER)));
+}
+
+/// The request lines the daemon has logged so far that name `op` (its
+/// stderr is read by a thread: waits a moment for the lines of requests
+/// already answered).
+fn requests_of(m: &Mounted, op: &str) -> usize {
+    std::thread::sleep(Duration::from_millis(200));
+    let wanted = format!(" {op} ");
+    m.stderr_lines
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.contains("fuser::request") && l.contains(&wanted))
+        .count()
+}
+
+/// With a change feed the kernel opens directories itself: after the first
+/// `opendir` (answered `ENOSYS`), a walk of ordinary directories it has
+/// seen before reaches the daemon with no request at all (a listing that
+/// holds a bundle or an agent file is still read, and decided, each time),
+/// and the listings it keeps follow the disk: a name made there shows
+/// within 100 ms, a bundle changed on the disk is gone from its container's
+/// listing within 100 ms, and back as soon as it is whole again.
+#[test]
+fn the_kernel_opens_directories_itself_and_keeps_true_listings() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(false, true);
+    p.write("src/fresh/a.rs", "a\n");
+    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let walk = || tree(&m.mountpoint.join("src"), false).len();
+    let listed = |rel: &str| -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(m.path(rel))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let entries = walk();
+    assert_eq!(walk(), entries);
+    assert!(
+        requests_of(&m, "OPENDIR") <= 1,
+        "only the first opendir reaches the daemon"
+    );
+    let listings = requests_of(&m, "READDIRPLUS") + requests_of(&m, "READDIR");
+    let lines = m.stderr_lines.lock().unwrap().len();
+    assert_eq!(walk(), entries);
+    assert_eq!(listed("src/fresh"), ["a.rs"]);
+    std::thread::sleep(Duration::from_millis(200));
+    let again: Vec<String> = m.stderr_lines.lock().unwrap()[lines..]
+        .iter()
+        .filter(|l| l.contains("fuser::request"))
+        .cloned()
+        .collect();
+    assert!(
+        again
+            .iter()
+            .all(|l| !l.contains("READDIR") && !l.contains("OPENDIR")),
+        "an ordinary listing kept by the kernel was read again: {again:?}"
+    );
+    assert!(listings > 0);
+
+    // A name made on the disk shows in the kept listing.
+    p.write("src/fresh/b.rs", "b\n");
+    assert!(within_100ms(|| listed("src/fresh") == ["a.rs", "b.rs"]));
+    // A bundle changed on the disk leaves its container's listing, and is
+    // back once whole.
+    assert_eq!(listed(".claude/skills"), ["x"]);
+    p.write(".claude/skills/x/helper.py", "tampered = True\n");
+    assert!(within_100ms(|| listed(".claude/skills").is_empty()));
+    p.write(".claude/skills/x/helper.py", HELPER);
+    assert!(within_100ms(|| listed(".claude/skills") == ["x"]));
 }
 
 fn changed_bundle_under_warn(c: Change) {
@@ -459,7 +557,7 @@ fn unpinned_bundle_is_hidden_under_block() {
     p.write(".claude/skills/y/SKILL.md", "not pinned\n");
     assert_hidden(&v, ".claude/skills/y");
     assert_hidden(&v, ".claude/skills/y/SKILL.md");
-    assert_eq!(v.listing(".claude/skills"), ["x"]);
+    assert_listed(&v, ".claude/skills", ["x"]);
     settle();
     assert_view(p.path(), v.root(), &[".claude/skills/y"], true);
     let records = v.records();
@@ -489,7 +587,7 @@ fn unpinned_bundle_is_shown_with_warning_under_warn() {
         fs::read(v.path(".claude/skills/y/SKILL.md")).unwrap(),
         b"not pinned\n"
     );
-    assert_eq!(v.listing(".claude/skills"), ["x", "y"]);
+    assert_listed(&v, ".claude/skills", ["x", "y"]);
     settle();
     assert_view(p.path(), v.root(), &[], true);
     let records = v.records();
@@ -523,9 +621,9 @@ fn new_commands_and_instruction_files_are_hidden_under_block() {
         assert_hidden(&v, a);
     }
     // The directories on the way stay (they hold nothing loadable now).
-    assert_eq!(v.listing(".claude/commands"), Vec::<String>::new());
-    assert_eq!(v.listing("src/deep"), ["notes.md"]);
-    assert_eq!(v.listing("src"), ["deep", "main.rs"]);
+    assert_listed(&v, ".claude/commands", []);
+    assert_listed(&v, "src/deep", ["notes.md"]);
+    assert_listed(&v, "src", ["deep", "main.rs"]);
     assert_eq!(
         v.listing(""),
         [".claude", "README.md", "empty", "seal.json", "src"]
@@ -597,7 +695,7 @@ fn invalid_lockfile_hides_everything(warn: bool) {
             broken,
             "seal.json shows its bytes"
         );
-        assert_eq!(v.listing(".claude/skills"), Vec::<String>::new());
+        assert_listed(&v, ".claude/skills", []);
         // A new artifact while invalid is hidden too, even under warn.
         p.write("src/AGENTS.md", "new\n");
         assert_hidden(&v, "src/AGENTS.md");

@@ -281,6 +281,12 @@ impl Filesystem for SealFs {
     }
 
     fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        if self.view().dirs_in_kernel() {
+            // From now on the kernel opens directories itself and reads
+            // them without a handle (see `view/kernel_dirs.rs`).
+            reply.error(fuser::Errno::ENOSYS);
+            return;
+        }
         let _request = arrived();
         let who = who(req);
         let heavy = |view: &View<BackingId>| view.may_verify(ino.0, None, true);
@@ -302,49 +308,61 @@ impl Filesystem for SealFs {
 
     fn readdir(
         &self,
-        _req: &Request,
-        _ino: INodeNo,
+        req: &Request,
+        ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
         let _request = arrived();
-        match self.view().readdir(fh.0, offset) {
-            Ok(entries) => {
-                for (next, item) in entries {
-                    if reply.add(INodeNo(item.ino), next, file_type(item.kind), &item.name) {
-                        break;
+        let who = who(req);
+        // Without a handle, a read from the start takes the listing, as an
+        // opendir did: it may verify the bundles it holds.
+        let heavy =
+            |view: &View<BackingId>| fh.0 == 0 && offset == 0 && view.may_verify(ino.0, None, true);
+        self.dispatch.run(heavy, move |view| {
+            match view.readdir(ino.0, fh.0, offset, who) {
+                Ok(entries) => {
+                    for (next, item) in entries {
+                        if reply.add(INodeNo(item.ino), next, file_type(item.kind), &item.name) {
+                            break;
+                        }
                     }
+                    reply.ok();
                 }
-                reply.ok();
+                Err(e) => reply.error(e.reply("readdir")),
             }
-            Err(e) => reply.error(e.reply("readdir")),
-        }
+        });
     }
 
     fn readdirplus(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
         let _request = arrived();
-        let result = self.view().readdirplus(ino.0, fh.0, offset, &mut |e| {
-            reply.add(
-                INodeNo(e.ino),
-                e.next_offset,
-                e.name,
-                &e.ttl,
-                &e.attr,
-                Generation(0),
-            )
+        let who = who(req);
+        let heavy =
+            |view: &View<BackingId>| fh.0 == 0 && offset == 0 && view.may_verify(ino.0, None, true);
+        self.dispatch.run(heavy, move |view| {
+            let result = view.readdirplus(ino.0, fh.0, offset, who, &mut |e| {
+                reply.add(
+                    INodeNo(e.ino),
+                    e.next_offset,
+                    e.name,
+                    &e.ttl,
+                    &e.attr,
+                    Generation(0),
+                )
+            });
+            match result {
+                Ok(()) => reply.ok(),
+                Err(e) => reply.error(e.reply("readdirplus")),
+            }
         });
-        match result {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(e.reply("readdirplus")),
-        }
     }
 
     fn releasedir(

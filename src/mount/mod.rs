@@ -175,6 +175,7 @@ fn start_sweeper(view: &Arc<view::View<fuser::BackingId>>) {
                     view.gate().sweep();
                     view.sweep_pins();
                     view.sweep_backings();
+                    view.sweep_listings();
                     if second % TRIM_EVERY_SECONDS == 0 {
                         crate::memory::give_memory_back();
                     }

@@ -474,16 +474,24 @@ impl World {
 
     fn list(&self, dir: &str) {
         let listed = self.walk(dir, |ino| {
+            let names = |entries: Vec<(u64, super::view::DirItem)>| -> BTreeSet<String> {
+                entries
+                    .into_iter()
+                    .map(|(_, item)| item.name.to_string_lossy().into_owned())
+                    .filter(|n| n != "." && n != "..")
+                    .collect()
+            };
             let fh = self.view.opendir(ino, WHO).ok()?.fh;
-            let names: BTreeSet<String> = self
-                .view
-                .readdir(fh, 2)
-                .unwrap()
-                .into_iter()
-                .map(|(_, item)| item.name.to_string_lossy().into_owned())
-                .collect();
+            let opened = names(self.view.readdir(ino, fh, 0, WHO).unwrap());
             self.view.release(fh);
-            Some(names)
+            // Read without an opendir (the kernel opened it itself): the
+            // same listing, decided as the opendir decided it.
+            let unopened = names(self.view.readdir(ino, 0, 0, WHO).unwrap());
+            assert_eq!(
+                opened, unopened,
+                "{dir}: listed with and without an opendir"
+            );
+            Some(opened)
         });
         let Ok(Some(listed)) = listed else { return };
         let prefix = if dir.is_empty() {

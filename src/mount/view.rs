@@ -39,6 +39,7 @@ use crate::core::fs::{
 use crate::gate::{Caching, Gate, OpenDecision, ViewPath, Who};
 use crate::snapshot::Snapshot;
 
+mod kernel_dirs;
 mod kernel_opens;
 mod write;
 pub use write::{Node, SetAttr, SetTime};
@@ -315,6 +316,11 @@ pub struct View<Id> {
     /// forgetting an inode does not make the next lookup record them again
     /// under the same run.
     given: Mutex<HashMap<u64, (u64, Instant)>>,
+    /// Listings read without an `opendir`, by directory inode, kept for
+    /// the reads that continue them (see `kernel_dirs`), and the
+    /// generation of the next one.
+    kernel_listings: Mutex<HashMap<u64, kernel_dirs::KernelListing>>,
+    listing_generation: std::sync::atomic::AtomicU32,
 }
 
 impl<Id> View<Id> {
@@ -334,6 +340,8 @@ impl<Id> View<Id> {
             kernel_opens: false,
             pins: Mutex::new(HashMap::new()),
             given: Mutex::new(HashMap::new()),
+            kernel_listings: Mutex::new(HashMap::new()),
+            listing_generation: std::sync::atomic::AtomicU32::new(1),
         }
     }
 
@@ -458,10 +466,12 @@ impl<Id> View<Id> {
                 }
             }
         };
-        // Where the kernel opens files itself, nothing checks an open: under
-        // a new seal.json every path must be looked up and decided again.
+        // Under a new seal.json every path must be looked up and decided
+        // again: it may seal a name the kernel keeps as ordinary (an entry
+        // kept ten minutes, a listing it reads without asking), and where
+        // the kernel opens files itself nothing checks an open.
         let lockfile = *notice == Notice::Dirty(crate::gate::live::LOCKFILE_TAG);
-        if *notice == Notice::Lost || (lockfile && self.opens_in_kernel()) {
+        if *notice == Notice::Lost || lockfile {
             // Events of the directory feed were lost (nothing the kernel
             // keeps of the ordinary tree can be trusted), or every decision
             // may have changed.
@@ -500,8 +510,12 @@ impl<Id> View<Id> {
                 }
             }
             invalidate.entry(parent, &name);
+            // The listing of the directory holding the root shows it or
+            // not: it goes too (where the kernel reads listings without an
+            // opendir, it may hold one read a moment ago).
+            invalidate.listing(parent);
             if ino != 0 {
-                invalidate.inode(ino);
+                invalidate.listing(ino);
             }
         }
     }
@@ -917,6 +931,7 @@ impl<Id> View<Id> {
             drop(inodes);
             self.backings.forget(ino);
             self.dir_watches().remove(&ino);
+            self.kernel_listings().remove(&ino);
         }
     }
 
@@ -1245,16 +1260,40 @@ impl<Id> View<Id> {
         Ok(listing.insert(late.items).clone())
     }
 
-    /// The entries of an open directory from `offset` on (entry `i` of the
-    /// listing, `.` and `..` first, is followed by offset `i + 1`).
-    pub fn readdir(&self, fh: u64, offset: u64) -> Result<Vec<(u64, DirItem)>, FsError> {
-        Ok(self
-            .listing_of(&*self.handle(fh)?)?
+    /// The entries of directory `ino` from `offset` on: of its open handle
+    /// `fh` (entry `i` of the listing, `.` and `..` first, is followed by
+    /// offset `i + 1`), or, with no handle (0: the kernel opened it
+    /// itself), of a listing taken for the kernel (see `kernel_dirs`).
+    pub fn readdir(
+        &self,
+        ino: u64,
+        fh: u64,
+        offset: u64,
+        who: Who,
+    ) -> Result<Vec<(u64, DirItem)>, FsError> {
+        Ok(self.entries_from(ino, fh, offset, who)?.0)
+    }
+
+    /// [`View::readdir`], and whether the kernel keeps the listing.
+    fn entries_from(
+        &self,
+        ino: u64,
+        fh: u64,
+        offset: u64,
+        who: Who,
+    ) -> Result<(Vec<(u64, DirItem)>, bool), FsError> {
+        if fh == 0 {
+            return self.kernel_listing(ino, offset, who);
+        }
+        let handle = self.handle(fh)?;
+        let entries = self
+            .listing_of(&handle)?
             .into_iter()
             .enumerate()
             .skip(offset as usize)
             .map(|(i, item)| (i as u64 + 1, item))
-            .collect())
+            .collect();
+        Ok((entries, matches!(*handle, Handle::Dir { cached: true, .. })))
     }
 
     /// `readdirplus`: each entry from `offset` with its attributes, handed
@@ -1265,15 +1304,16 @@ impl<Id> View<Id> {
         ino: u64,
         fh: u64,
         offset: u64,
+        who: Who,
         add: &mut dyn FnMut(&PlusEntry<'_>) -> bool,
     ) -> Result<(), FsError> {
         let dir = self.path_of(ino)?;
-        let entries = self.readdir(fh, offset)?;
+        let (entries, kept) = self.entries_from(ino, fh, offset, who)?;
         // Stat every entry relative to one handle on the directory.
         let dir_fd =
             open_dir_path_beneath(self.gate.project_fd(), &dir.raw).map_err(FsError::from_walk)?;
         let fed = self.fed(ino, dir_fd.as_fd());
-        if offset == 0 && fed && matches!(*self.handle(fh)?, Handle::Dir { cached: true, .. }) {
+        if offset == 0 && fed && kept {
             // The kernel keeps this listing and every entry in it for
             // FED_TTL from about now (a second less, for the replies that
             // follow this one).

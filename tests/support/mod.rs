@@ -510,9 +510,23 @@ pub fn under(path: &str, hidden: &str) -> bool {
 
 /// Asserts that the view at `mountpoint` lists exactly the disk tree of
 /// `project` minus `hidden` (and everything below them), with the same
-/// kinds, modes, sizes, times and (when `contents`) bytes; and that a lookup
-/// of every hidden path through the view fails with ENOENT.
+/// kinds, modes, sizes, times and (when `contents`) bytes, within 100 ms
+/// (a change on the disk reaches listings the kernel read a moment before
+/// through the change feed's listener); and that a lookup of every hidden
+/// path through the view fails with ENOENT.
 pub fn assert_view(project: &Path, mountpoint: &Path, hidden: &[&str], contents: bool) {
+    let disk = tree(project, contents);
+    let expected: std::collections::BTreeMap<_, _> = disk
+        .into_iter()
+        .filter(|(p, _)| !hidden.iter().any(|h| under(p, h)))
+        .collect();
+    // Then once more, to report what differs.
+    within_100ms(|| tree(mountpoint, contents) == expected);
+    assert_view_now(project, mountpoint, hidden, contents);
+}
+
+/// [`assert_view`] at once.
+fn assert_view_now(project: &Path, mountpoint: &Path, hidden: &[&str], contents: bool) {
     let disk = tree(project, contents);
     for h in hidden {
         assert!(

@@ -1,0 +1,180 @@
+//! Directories the kernel opens without asking: where the view has a
+//! complete change feed, it answers the first `opendir` with `ENOSYS`, after
+//! which the kernel sends no `opendir` and no `releasedir` again and may
+//! keep every directory's listing (`FOPEN_CACHE_DIR`). A walk the kernel
+//! has seen before then costs no request at all: before, each directory
+//! cost two round trips (`git status` of a 20,000-file tree opens 300
+//! directories).
+//!
+//! What moves where:
+//!
+//! * **A listing is decided when it is read** (a `readdir` at offset 0 with
+//!   no handle), as an `opendir` decided it: a sealed or surface directory
+//!   is listed only while the gate shows it, and each entry is decided on
+//!   one read of the lockfile. The listing is kept by inode for the reads
+//!   that continue it; their offsets carry its generation, so that a
+//!   continuation never mixes two listings.
+//! * **The kernel keeps a listing only where an `opendir` let it keep
+//!   one**: a watched directory whose entries are all ordinary. Any other
+//!   listing (a container of bundle roots, a directory holding an agent
+//!   file, one the feed does not watch) is dropped again by the feed's
+//!   listener right after it is read: the next reader asks, and is decided
+//!   afresh. Only a reader within those milliseconds gets the listing just
+//!   decided.
+//! * **Kept listings are kept true** as before: the directory feed makes
+//!   the kernel drop a listing when a name in it changes on the disk, the
+//!   kernel drops it itself when a name changes through the view, and a new
+//!   `seal.json` (which may seal a name an ordinary listing holds) or a lost
+//!   event makes the kernel forget every entry and listing.
+//!
+//! Without a complete change feed, and under `--rehash-every-open`, every
+//! `opendir` still reaches the view.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Caching, DirItem, View};
+use crate::core::fs::{EntryKind, open_dir_beneath};
+use crate::gate::Who;
+use crate::mount::error::FsError;
+
+/// How long a listing is kept for the reads that continue it (they follow
+/// within milliseconds; a reader that pauses longer gets a listing taken
+/// again, from where it stopped).
+const CONTINUE_FOR: Duration = Duration::from_secs(30);
+/// At most this many directories' listings are kept for continuations.
+const LISTINGS_MAX: usize = 4096;
+
+/// A listing served without an `opendir`, kept for its continuations.
+pub(super) struct KernelListing {
+    generation: u32,
+    items: Arc<Vec<DirItem>>,
+    taken: Instant,
+}
+
+/// The offset that follows entry `index` of the listing of `generation`.
+fn offset_after(generation: u32, index: usize) -> u64 {
+    (u64::from(generation) << 32) | (index as u64 + 1)
+}
+
+impl<Id> View<Id> {
+    /// Whether the kernel opens directories without asking (see the
+    /// module): with a complete change feed, set before the first request.
+    pub fn dirs_in_kernel(&self) -> bool {
+        self.gate.reuses_verifications()
+            && self.invalidate.get().is_some()
+            && self.dir_feed.get().is_some()
+    }
+
+    /// The entries of directory `ino` from `offset` on, for a read without
+    /// an `opendir` (entry `i` is followed by [`offset_after`]`(generation,
+    /// i)`), and whether the kernel may keep the listing.
+    pub(super) fn kernel_listing(
+        &self,
+        ino: u64,
+        offset: u64,
+        who: Who,
+    ) -> Result<(Vec<(u64, DirItem)>, bool), FsError> {
+        let generation = (offset >> 32) as u32;
+        let from = (offset & u64::from(u32::MAX)) as usize;
+        if offset != 0 {
+            let held = self
+                .kernel_listings()
+                .get(&ino)
+                .filter(|l| l.generation == generation)
+                .map(|l| l.items.clone());
+            if let Some(items) = held {
+                return Ok((numbered(&items, generation, from), false));
+            }
+        }
+        let (items, kept) = self.take_listing(ino, who)?;
+        let generation = self
+            .listing_generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let items = Arc::new(items);
+        {
+            let mut listings = self.kernel_listings();
+            if listings.len() >= LISTINGS_MAX {
+                listings.retain(|_, l| l.taken.elapsed() < Duration::from_secs(1));
+            }
+            listings.insert(
+                ino,
+                KernelListing {
+                    generation,
+                    items: items.clone(),
+                    taken: Instant::now(),
+                },
+            );
+        }
+        // A continuation whose listing is gone starts where it stopped in a
+        // listing taken now (as a reader of a changing directory may see).
+        Ok((numbered(&items, generation, from), kept))
+    }
+
+    /// Takes the listing of directory `ino` now, decided as an `opendir`
+    /// decides it; when the kernel may not keep it, the listener is asked
+    /// to make it drop it.
+    fn take_listing(&self, ino: u64, who: Who) -> Result<(Vec<DirItem>, bool), FsError> {
+        let path = self.path_of(ino)?;
+        if self.gate.cached_place(&path).is_gated()
+            && !self.gate.lookup(&path, EntryKind::Dir, None, who).shown
+        {
+            return Err(FsError::NotFound);
+        }
+        let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENOTDIR) {
+                FsError::NotADirectory
+            } else {
+                FsError::from_walk(e)
+            }
+        })?;
+        // Watched before it is listed, so that no later change goes unseen.
+        let fed = self.fed(ino, std::os::fd::AsFd::as_fd(&dir))
+            && self.gate.cached_place(&path).caching() == Caching::Cacheable;
+        let listing = self.list(ino, &path, std::os::fd::AsFd::as_fd(&dir), who)?;
+        let kept = fed && listing.all_ordinary;
+        if !kept {
+            self.drop_kernel_listing_soon(ino);
+        }
+        Ok((listing.items, kept))
+    }
+
+    /// Asks the feed's listener to make the kernel drop its listing of
+    /// directory `ino` (a FUSE request thread must not tell the kernel
+    /// itself: it may hold the directory's lock).
+    pub(super) fn drop_kernel_listing_soon(&self, ino: u64) {
+        if let Some(feed) = self.dir_feed.get() {
+            feed.tell(crate::feed::Notice::Entry {
+                tag: ino,
+                name: None,
+                change: crate::feed::Change::Names(crate::feed::Naming::Other),
+            });
+        }
+    }
+
+    /// Lets go of listings no read continued lately (the sweeper calls this
+    /// every second).
+    pub fn sweep_listings(&self) {
+        let mut listings = self.kernel_listings();
+        listings.retain(|_, l| l.taken.elapsed() < CONTINUE_FOR);
+        crate::memory::shrink_if_sparse(&mut listings);
+    }
+
+    pub(super) fn kernel_listings(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, KernelListing>> {
+        self.kernel_listings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The entries of `items` from index `from`, each with the offset after it.
+fn numbered(items: &[DirItem], generation: u32, from: usize) -> Vec<(u64, DirItem)> {
+    items
+        .iter()
+        .enumerate()
+        .skip(from)
+        .map(|(i, item)| (offset_after(generation, i), item.clone()))
+        .collect()
+}
