@@ -284,13 +284,20 @@ fn changed_bundle_under_block(c: Change) {
 /// The lookups of `name` the daemon has logged so far (its stderr is read
 /// by a thread: waits a moment for the lines of requests already answered).
 fn lookups_of(m: &Mounted, name: &str) -> usize {
-    std::thread::sleep(Duration::from_millis(200));
     let wanted = format!("LOOKUP name \"{name}\"");
+    logged(m, |l| l.contains(&wanted))
+}
+
+/// The lines the daemon has logged so far that `counts` (its stderr is
+/// read by a thread: waits a moment for the lines of requests already
+/// answered).
+fn logged(m: &Mounted, counts: impl Fn(&str) -> bool) -> usize {
+    std::thread::sleep(Duration::from_millis(200));
     m.stderr_lines
         .lock()
         .unwrap()
         .iter()
-        .filter(|l| l.contains(&wanted))
+        .filter(|l| counts(l))
         .count()
 }
 
@@ -322,18 +329,10 @@ fn a_watched_bundle_is_remembered_by_the_kernel_and_forgotten_at_its_change() {
     assert!(within_100ms(|| fs::read(&helper).is_ok_and(|b| b == HELPER)));
 }
 
-/// The request lines the daemon has logged so far that name `op` (its
-/// stderr is read by a thread: waits a moment for the lines of requests
-/// already answered).
+/// The requests of kind `op` the daemon has logged so far.
 fn requests_of(m: &Mounted, op: &str) -> usize {
-    std::thread::sleep(Duration::from_millis(200));
     let wanted = format!(" {op} ");
-    m.stderr_lines
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|l| l.contains("fuser::request") && l.contains(&wanted))
-        .count()
+    logged(m, |l| l.contains("fuser::request") && l.contains(&wanted))
 }
 
 /// With a change feed the kernel opens directories itself: after the first

@@ -162,6 +162,13 @@ impl Inodes {
         self.nodes.contains_key(&ino)
     }
 
+    /// Whether `ino` has other names (a hard-linked file sharing it).
+    pub fn is_shared(&self, ino: u64) -> bool {
+        self.nodes
+            .get(&ino)
+            .is_some_and(|n| !n.other_names.is_empty())
+    }
+
     /// The other names of a shared inode, with their paths (none for any
     /// other inode).
     pub fn other_names(&self, ino: u64) -> Vec<(u64, OsString, ViewPath)> {

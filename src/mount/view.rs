@@ -649,7 +649,7 @@ impl<Id> View<Id> {
                     .is_some_and(|(served, _)| *served != size)
                 {
                     inodes.retire(ino);
-                } else if ino != st.st_ino && !inodes.other_names(ino).is_empty() {
+                } else if ino != st.st_ino && inodes.is_shared(ino) {
                     // Replaced on the disk: the name leaves the shared inode.
                     inodes.unname(parent, name);
                 } else {
@@ -732,12 +732,12 @@ impl<Id> View<Id> {
         let (path, others) = {
             let inodes = self.inodes();
             let path = inodes.path(ino).ok_or(FsError::Stale)?;
+            if !inodes.is_shared(ino) {
+                return Ok(path);
+            }
             (path, inodes.other_names(ino))
         };
-        match others.is_empty() {
-            true => Ok(path),
-            false => self.path_of_shared(ino, path, others),
-        }
+        self.path_of_shared(ino, path, others)
     }
 
     /// The path of the shared inode `ino` (a hard-linked ordinary file, see
@@ -1133,25 +1133,7 @@ impl<Id> View<Id> {
     /// Opens directory `ino`: lists it and asks the gate about every entry
     /// on one read of the lockfile.
     pub fn opendir(&self, ino: u64, who: Who) -> Result<OpenedDir, FsError> {
-        let path = self.path_of(ino)?;
-        // The kernel may reach a directory through an entry it remembers
-        // (a watched bundle's root): opening it is decided afresh, like a
-        // file's open.
-        if self.gate.cached_place(&path).is_gated()
-            && !self.gate.lookup(&path, EntryKind::Dir, None, who).shown
-        {
-            return Err(FsError::NotFound);
-        }
-        let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
-            if e.raw_os_error() == Some(libc::ENOTDIR) {
-                FsError::NotADirectory
-            } else {
-                FsError::from_walk(e)
-            }
-        })?;
-        // Watched before it is listed, so that no later change goes unseen.
-        let fed = self.fed(ino, dir.as_fd())
-            && self.gate.cached_place(&path).caching() == Caching::Cacheable;
+        let (path, dir, fed) = self.dir_to_list(ino, who)?;
         // The kernel keeps the listing it has only while it holds all its
         // entries (otherwise a walk would look up each entry it lists);
         // then it reads none, and none is taken unless it does.
@@ -1175,6 +1157,37 @@ impl<Id> View<Id> {
             cached: cache,
         });
         Ok(OpenedDir { fh, cache, keep })
+    }
+
+    /// Directory `ino` about to be listed (by an opendir, or a read the
+    /// kernel makes without one): its path, a descriptor on it, and whether
+    /// the directory feed watches it as an ordinary directory (its listing
+    /// may then be kept while all its entries are ordinary).
+    fn dir_to_list(
+        &self,
+        ino: u64,
+        who: Who,
+    ) -> Result<(ViewPath, std::os::fd::OwnedFd, bool), FsError> {
+        let path = self.path_of(ino)?;
+        // The kernel may reach a directory through an entry it remembers
+        // (a watched bundle's root): listing it is decided afresh, like a
+        // file's open.
+        if self.gate.cached_place(&path).is_gated()
+            && !self.gate.lookup(&path, EntryKind::Dir, None, who).shown
+        {
+            return Err(FsError::NotFound);
+        }
+        let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENOTDIR) {
+                FsError::NotADirectory
+            } else {
+                FsError::from_walk(e)
+            }
+        })?;
+        // Watched before it is listed, so that no later change goes unseen.
+        let fed = self.fed(ino, dir.as_fd())
+            && self.gate.cached_place(&path).caching() == Caching::Cacheable;
+        Ok((path, dir, fed))
     }
 
     /// The listing of directory `ino` at `path`, open as `dir`, as the gate

@@ -33,8 +33,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Caching, DirItem, View};
-use crate::core::fs::{EntryKind, open_dir_beneath};
+use super::{DirItem, View};
 use crate::gate::Who;
 use crate::mount::error::FsError;
 
@@ -115,22 +114,7 @@ impl<Id> View<Id> {
     /// decides it; when the kernel may not keep it, the listener is asked
     /// to make it drop it.
     fn take_listing(&self, ino: u64, who: Who) -> Result<(Vec<DirItem>, bool), FsError> {
-        let path = self.path_of(ino)?;
-        if self.gate.cached_place(&path).is_gated()
-            && !self.gate.lookup(&path, EntryKind::Dir, None, who).shown
-        {
-            return Err(FsError::NotFound);
-        }
-        let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
-            if e.raw_os_error() == Some(libc::ENOTDIR) {
-                FsError::NotADirectory
-            } else {
-                FsError::from_walk(e)
-            }
-        })?;
-        // Watched before it is listed, so that no later change goes unseen.
-        let fed = self.fed(ino, std::os::fd::AsFd::as_fd(&dir))
-            && self.gate.cached_place(&path).caching() == Caching::Cacheable;
+        let (path, dir, fed) = self.dir_to_list(ino, who)?;
         let listing = self.list(ino, &path, std::os::fd::AsFd::as_fd(&dir), who)?;
         let kept = fed && listing.all_ordinary;
         if !kept {
