@@ -746,6 +746,87 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
     );
 }
 
+/// Where the kernel reads listings without an `opendir`, a drop told
+/// before the kernel has stored the listing it drops finds nothing, and the
+/// listing it then stores would be kept: so a listing it may not keep is
+/// dropped at the read that continues it (sent only once the replies before
+/// are taken in), and so is one decided before any drop the listener told.
+#[test]
+fn a_listing_read_without_opendir_is_dropped_once_the_kernel_holds_it() {
+    let world = World::new(false);
+    let forgotten = Forgotten::default();
+    world.view.set_invalidator(Box::new(forgotten.clone()));
+    let feed = crate::feed::Feed::new().unwrap();
+    feed.keep_notices();
+    world.view.watch_directories(feed.clone());
+    let settle = || {
+        feed.drain();
+        for notice in feed.take_notices() {
+            world.view.apply(&notice);
+        }
+        forgotten.take()
+    };
+    let lookup = |parent: u64, name: &str| {
+        world
+            .view
+            .lookup(parent, OsStr::new(name), WHO)
+            .unwrap()
+            .attr
+            .ino
+            .0
+    };
+    let claude = lookup(ROOT, ".claude");
+    let skills = lookup(claude, "skills");
+    let src = lookup(ROOT, "src");
+    // The first read of a listing, and the read that continues it.
+    let first = |dir: u64| {
+        let entries = world.view.readdir(dir, 0, 0, WHO).unwrap();
+        assert!(entries.len() > 2, "{entries:?}");
+        entries.last().unwrap().0
+    };
+    let rest = |dir: u64, offset: u64| world.view.readdir(dir, 0, offset, WHO).unwrap();
+    settle();
+    let dropped = |told: &[String], dir: u64| told.contains(&format!("listing {dir}"));
+
+    // A container of bundle roots: not dropped at its first read (the
+    // kernel has not stored it yet), dropped at its continuation.
+    let end = first(skills);
+    assert!(!dropped(&settle(), skills));
+    assert!(rest(skills, end).is_empty());
+    assert!(
+        dropped(&settle(), skills),
+        "the container's listing is kept"
+    );
+
+    // An ordinary listing is kept.
+    let end = first(src);
+    assert!(rest(src, end).is_empty());
+    assert!(!dropped(&settle(), src), "an ordinary listing is dropped");
+
+    // Unless a drop was told while it was on its way to the kernel's cache
+    // (a name made on the disk, here): the listener's drop may have come
+    // first, so it is dropped again at its continuation.
+    let end = first(src);
+    write(world.dir.path(), "src/new.rs", b"new");
+    assert!(dropped(&settle(), src), "the change drops the listing");
+    assert!(rest(src, end).is_empty());
+    assert!(
+        dropped(&settle(), src),
+        "a listing decided before a drop is kept"
+    );
+    // The next one is decided after the drop: kept.
+    let end = first(src);
+    assert!(rest(src, end).is_empty());
+    assert!(!dropped(&settle(), src));
+
+    // A continuation whose listing is gone (another reader took a newer
+    // one) is answered from a listing taken now, and dropped.
+    let old_end = first(src);
+    let _ = first(src);
+    assert!(rest(src, old_end).len() <= 1);
+    assert!(dropped(&settle(), src), "a mixed listing is kept");
+}
+
 #[test]
 fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding() {
     let world = World::with(true, true);

@@ -321,6 +321,9 @@ pub struct View<Id> {
     /// generation of the next one.
     kernel_listings: Mutex<HashMap<u64, kernel_dirs::KernelListing>>,
     listing_generation: std::sync::atomic::AtomicU32,
+    /// How many times the kernel was told to drop a listing: a listing
+    /// decided before a drop may have been stored by the kernel after it.
+    listings_dropped: AtomicU64,
 }
 
 impl<Id> View<Id> {
@@ -342,6 +345,7 @@ impl<Id> View<Id> {
             given: Mutex::new(HashMap::new()),
             kernel_listings: Mutex::new(HashMap::new()),
             listing_generation: std::sync::atomic::AtomicU32::new(1),
+            listings_dropped: AtomicU64::new(0),
         }
     }
 
@@ -491,9 +495,9 @@ impl<Id> View<Id> {
             let all = self.inodes().below(ROOT);
             for (parent, name, ino) in all.iter().rev() {
                 invalidate.entry(*parent, name);
-                invalidate.listing(*ino);
+                self.drop_listing(invalidate.as_ref(), *ino);
             }
-            invalidate.listing(ROOT);
+            self.drop_listing(invalidate.as_ref(), ROOT);
         }
         tracing::debug!("feed notice {notice:?}: forgetting {} roots", roots.len());
         for (parent, name, ino) in roots {
@@ -513,11 +517,20 @@ impl<Id> View<Id> {
             // The listing of the directory holding the root shows it or
             // not: it goes too (where the kernel reads listings without an
             // opendir, it may hold one read a moment ago).
-            invalidate.listing(parent);
+            self.drop_listing(invalidate.as_ref(), parent);
             if ino != 0 {
-                invalidate.listing(ino);
+                self.drop_listing(invalidate.as_ref(), ino);
             }
         }
+    }
+
+    /// Tells the kernel to drop its listing of directory `dir`, counted
+    /// first: a listing decided before this may still be on its way to the
+    /// kernel's cache, and the read that continues it then drops it again
+    /// (see `kernel_dirs`).
+    fn drop_listing(&self, invalidate: &dyn Invalidate, dir: u64) {
+        self.listings_dropped.fetch_add(1, Ordering::SeqCst);
+        invalidate.listing(dir);
     }
 
     /// Acts on a change in the watched directory `dir`: the kernel forgets
@@ -542,7 +555,7 @@ impl<Id> View<Id> {
                 // Its watch reports nothing more: the kernel may keep
                 // nothing of it for long.
                 self.dir_watches().remove(&dir);
-                invalidate.listing(dir);
+                self.drop_listing(invalidate, dir);
             }
             (Change::Names(_), name) => {
                 if let Some(w) = self.dir_watches().get_mut(&dir) {
@@ -551,7 +564,7 @@ impl<Id> View<Id> {
                 if let Some(name) = name {
                     invalidate.entry(dir, name);
                 }
-                invalidate.listing(dir);
+                self.drop_listing(invalidate, dir);
             }
             (Change::Content, Some(_)) => {}
             (Change::Content, None) => invalidate.inode(dir),

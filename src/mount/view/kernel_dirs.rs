@@ -17,10 +17,21 @@
 //! * **The kernel keeps a listing only where an `opendir` let it keep
 //!   one**: a watched directory whose entries are all ordinary. Any other
 //!   listing (a container of bundle roots, a directory holding an agent
-//!   file, one the feed does not watch) is dropped again by the feed's
-//!   listener right after it is read: the next reader asks, and is decided
-//!   afresh. Only a reader within those milliseconds gets the listing just
-//!   decided.
+//!   file, one the feed does not watch) is dropped again as soon as it is
+//!   read: the next reader asks, and is decided afresh. Only a reader in
+//!   the same instant gets the listing just decided.
+//! * **A drop is told when the kernel holds what it drops.** The kernel
+//!   stores a listing as its reader takes in each reply, after the reply
+//!   left the view, and a drop told before that finds nothing to drop (the
+//!   kernel keeps no version of it): the listing it then stores would be
+//!   kept. So the drop is told at the read that continues the listing, by
+//!   the thread that answers it: the kernel sends that read only after it
+//!   has taken in the replies before, and it ends every listing with one
+//!   (the read that finds no more entries).
+//!   Likewise a listing decided before a drop the feed's listener told for
+//!   another reason (a change on the disk, a bundle changed, a new
+//!   `seal.json`) is dropped again at its continuation: it may hold what
+//!   that drop was for.
 //! * **Kept listings are kept true** as before: the directory feed makes
 //!   the kernel drop a listing when a name in it changes on the disk, the
 //!   kernel drops it itself when a name changes through the view, and a new
@@ -49,6 +60,10 @@ pub(super) struct KernelListing {
     generation: u32,
     items: Arc<Vec<DirItem>>,
     taken: Instant,
+    /// Whether the kernel may keep it, as long as no drop was told after
+    /// it was decided (the count of drops then).
+    kept: bool,
+    drops_before: u64,
 }
 
 /// The offset that follows entry `index` of the listing of `generation`.
@@ -81,11 +96,23 @@ impl<Id> View<Id> {
                 .kernel_listings()
                 .get(&ino)
                 .filter(|l| l.generation == generation)
-                .map(|l| l.items.clone());
-            if let Some(items) = held {
+                .map(|l| {
+                    (
+                        l.items.clone(),
+                        l.kept && l.drops_before == self.drops_told(),
+                    )
+                });
+            if let Some((items, still_kept)) = held {
+                // The kernel has taken in every reply before this read.
+                if !still_kept {
+                    self.drop_stored_listing(ino);
+                }
                 return Ok((numbered(&items, generation, from), false));
             }
         }
+        // Counted before the listing is decided: a drop told while it is
+        // decided may be for something it holds.
+        let drops_before = self.drops_told();
         let (items, kept) = self.take_listing(ino, who)?;
         let generation = self
             .listing_generation
@@ -102,37 +129,43 @@ impl<Id> View<Id> {
                     generation,
                     items: items.clone(),
                     taken: Instant::now(),
+                    kept,
+                    drops_before,
                 },
             );
         }
-        // A continuation whose listing is gone starts where it stopped in a
-        // listing taken now (as a reader of a changing directory may see).
+        if offset != 0 {
+            // A continuation whose listing is gone starts where it stopped
+            // in a listing taken now (as a reader of a changing directory
+            // may see), and what the kernel stores of it mixes two: dropped.
+            self.drop_stored_listing(ino);
+        }
         Ok((numbered(&items, generation, from), kept))
     }
 
     /// Takes the listing of directory `ino` now, decided as an `opendir`
-    /// decides it; when the kernel may not keep it, the listener is asked
-    /// to make it drop it.
+    /// decides it, and whether the kernel may keep it.
     fn take_listing(&self, ino: u64, who: Who) -> Result<(Vec<DirItem>, bool), FsError> {
         let (path, dir, fed) = self.dir_to_list(ino, who)?;
         let listing = self.list(ino, &path, std::os::fd::AsFd::as_fd(&dir), who)?;
-        let kept = fed && listing.all_ordinary;
-        if !kept {
-            self.drop_kernel_listing_soon(ino);
-        }
-        Ok((listing.items, kept))
+        Ok((listing.items, fed && listing.all_ordinary))
     }
 
-    /// Asks the feed's listener to make the kernel drop its listing of
-    /// directory `ino` (a FUSE request thread must not tell the kernel
-    /// itself: it may hold the directory's lock).
-    pub(super) fn drop_kernel_listing_soon(&self, ino: u64) {
-        if let Some(feed) = self.dir_feed.get() {
-            feed.tell(crate::feed::Notice::Entry {
-                tag: ino,
-                name: None,
-                change: crate::feed::Change::Names(crate::feed::Naming::Other),
-            });
+    /// How many drops of a listing the kernel was told so far.
+    fn drops_told(&self) -> u64 {
+        self.listings_dropped
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Makes the kernel drop the listing of directory `ino` it has stored,
+    /// at a read that continues it. Told from the request thread itself:
+    /// the drop takes no lock the reader holds while it waits for this
+    /// reply (a listing's pages are locked only while a reply is stored in
+    /// them), and unlike a drop the feed's listener tells, it cannot wait
+    /// behind a busy machine's other work.
+    fn drop_stored_listing(&self, ino: u64) {
+        if let Some(invalidate) = self.invalidate.get() {
+            invalidate.listing(ino);
         }
     }
 
