@@ -474,6 +474,7 @@ fn start_listener(
         let _ = std::thread::Builder::new()
             .name("seal-feed".into())
             .spawn(move || {
+                run_ahead_of_load();
                 loop {
                     feed.wait(std::time::Duration::from_secs(1));
                     // Events come in bursts (a build, a checkout): waiting a
@@ -489,6 +490,21 @@ fn start_listener(
                 }
             });
     });
+}
+
+/// The niceness of the feed's listener where the daemon may raise it.
+const LISTENER_NICE: i32 = -10;
+
+/// Raises the calling thread (the feed's listener) above ordinary work: on
+/// a busy machine (a build, a test run, the agent itself) the notices that
+/// make the kernel forget what a change made stale must not wait behind the
+/// work that made the change. It is idle but for those notices. Only where
+/// the daemon may (as root); elsewhere it stays as it is.
+fn run_ahead_of_load() {
+    let me = rustix::thread::gettid();
+    if let Err(e) = rustix::process::setpriority_process(Some(me), LISTENER_NICE) {
+        tracing::debug!("the feed's listener keeps its priority: {e}");
+    }
 }
 
 /// The notices of one drain in the order they are acted on: each once, and
