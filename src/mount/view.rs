@@ -89,10 +89,12 @@ const WATCHED_TTL: Duration = FED_TTL;
 /// The set-user-ID and set-group-ID bits of a mode.
 const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 
-/// How long the kernel may keep `attr`. A file with several names is a
-/// separate inode in the view under each (the kernel cannot be told they are
-/// one), so a change through one name would leave the others' attributes
-/// stale: such files' attributes are not kept at all. Nor are those of a
+/// How long the kernel may keep `attr`. A file with several names may be a
+/// separate inode in the view under some of them (a name in a sealed root,
+/// an artifact or a protected path never shares its file's inode: see
+/// `Gate::shares_inodes`), so a change through one name would leave the
+/// others' attributes stale: such files' attributes are not kept at all.
+/// Nor are those of a
 /// file with a set-ID bit: a write drops the bit on the disk (as the
 /// writer, see `BackingOf::RealFile`) without the kernel's knowing, and a
 /// `stat` right after must show it gone, as natively.
