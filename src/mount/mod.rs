@@ -463,8 +463,9 @@ const LISTENER_BATCH: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// The change feed's listener: reads the feed as events come and tells the
 /// kernel to forget what they make stale (a thread of its own: a FUSE
-/// request thread must never send a notification, since the kernel may hold
-/// the very directory lock the notification needs). Ends with the view.
+/// request thread must never tell the kernel to forget an entry, since the
+/// kernel may hold the very directory lock that notification needs). Ends
+/// with the view.
 fn start_listener(
     feed: Arc<crate::feed::Feed>,
     view: std::sync::Weak<view::View<fuser::BackingId>>,
