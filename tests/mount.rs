@@ -77,20 +77,26 @@ impl View {
 
     /// Names listed by readdir of `rel` in the view.
     fn listing(&self, rel: &str) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(self.path(rel))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
+        listed_names(&self.path(rel))
     }
+}
+
+/// The names a readdir of `dir` lists, sorted.
+fn listed_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 /// Asserts that the listing of `rel` is `expected` within 100 ms. A
 /// listing is decided when it is read; with a change feed the kernel opens
-/// directories itself, and a reader within milliseconds of another read
-/// (or of a change) may get that read's listing, until the feed's listener
-/// makes the kernel drop it.
+/// directories itself, and a reader in the same instant as another read may
+/// get that read's listing (until the read that ends it drops it), as may a
+/// reader within milliseconds of a change (until the feed's listener makes
+/// the kernel drop it).
 fn assert_listed<const N: usize>(v: &View, rel: &str, expected: [&str; N]) {
     let listed = within_100ms(|| v.listing(rel) == expected);
     assert!(
@@ -351,14 +357,7 @@ fn the_kernel_opens_directories_itself_and_keeps_true_listings() {
     p.write("src/fresh/a.rs", "a\n");
     let m = Mounted::logging(&p, &[], "fuser=debug");
     let walk = || tree(&m.mountpoint.join("src"), false).len();
-    let listed = |rel: &str| -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(m.path(rel))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    };
+    let listed = |rel: &str| listed_names(&m.path(rel));
     let entries = walk();
     assert_eq!(walk(), entries);
     assert!(

@@ -638,20 +638,34 @@ impl Forgotten {
     }
 }
 
-#[test]
-fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_what_the_view_did() {
-    let world = World::new(false);
-    let forgotten = Forgotten::default();
-    world.view.set_invalidator(Box::new(forgotten.clone()));
-    let feed = crate::feed::Feed::new().unwrap();
-    feed.keep_notices();
-    world.view.watch_directories(feed.clone());
-    let settle = || {
+impl World {
+    /// A writable view without a gate feed whose ordinary directories a
+    /// directory feed watches, telling what the kernel is made to forget to
+    /// the [`Forgotten`] returned (notices are acted on at
+    /// [`World::settle`]).
+    fn with_directory_feed() -> (World, Forgotten, Arc<crate::feed::Feed>) {
+        let world = World::new(false);
+        let forgotten = Forgotten::default();
+        world.view.set_invalidator(Box::new(forgotten.clone()));
+        let feed = crate::feed::Feed::new().unwrap();
+        feed.keep_notices();
+        world.view.watch_directories(feed.clone());
+        (world, forgotten, feed)
+    }
+
+    /// Acts on every notice `feed` has now, as the mount's listener does.
+    fn settle(&self, feed: &crate::feed::Feed) {
         feed.drain();
         for notice in feed.take_notices() {
-            world.view.apply(&notice);
+            self.view.apply(&notice);
         }
-    };
+    }
+}
+
+#[test]
+fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_what_the_view_did() {
+    let (world, forgotten, feed) = World::with_directory_feed();
+    let settle = || world.settle(&feed);
     let src = world.view.lookup(ROOT, OsStr::new("src"), WHO).unwrap();
     let src_ino = src.attr.ino.0;
     let main = world
@@ -753,17 +767,9 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
 /// are taken in), and so is one decided before any drop the listener told.
 #[test]
 fn a_listing_read_without_opendir_is_dropped_once_the_kernel_holds_it() {
-    let world = World::new(false);
-    let forgotten = Forgotten::default();
-    world.view.set_invalidator(Box::new(forgotten.clone()));
-    let feed = crate::feed::Feed::new().unwrap();
-    feed.keep_notices();
-    world.view.watch_directories(feed.clone());
+    let (world, forgotten, feed) = World::with_directory_feed();
     let settle = || {
-        feed.drain();
-        for notice in feed.take_notices() {
-            world.view.apply(&notice);
-        }
+        world.settle(&feed);
         forgotten.take()
     };
     let lookup = |parent: u64, name: &str| {
