@@ -940,6 +940,10 @@ fn pages_the_kernel_keeps_are_dropped_at_a_change_and_never_outlive_an_approval(
     p.pin(&[]);
     let v = Mounted::new(&p, &["--kernel-opens"]);
     for _ in 0..2 {
+        // Listed first: the kernel learns the bundle's root from the
+        // listing, then keeps the file's entry (the feed proves the bundle
+        // current), which the tamper below must make it forget.
+        assert_eq!(listed_names(&v.path(".claude/skills")), ["x"]);
         assert_eq!(
             fs::read(v.path("src/page.txt")).unwrap(),
             filled(b'a', 8192)

@@ -889,6 +889,60 @@ fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding()
     assert!(lookup(skills, "a").is_ok(), "whole again");
 }
 
+/// Where the kernel opens files itself, the lookup that shows a bundle file
+/// is its open's decision: the kernel keeps the entry while the feed proves
+/// the bundle current (loading it again asks nothing), and forgets it with
+/// the bundle's root at the first change; what it reads in between is the
+/// pinned, approved bytes.
+#[test]
+fn where_the_kernel_opens_a_shown_bundle_file_is_kept_until_its_bundle_changes() {
+    let world = World::with(true, false);
+    let forgotten = Forgotten::default();
+    world.view.set_invalidator(Box::new(forgotten.clone()));
+    world
+        .view
+        .watch_directories(crate::feed::Feed::new().unwrap());
+    assert!(world.view.opens_in_kernel());
+    let feed = world.view.gate().feed().unwrap().clone();
+    feed.keep_notices();
+    let settle = || world.settle(&feed);
+    let lookup = |parent: u64, name: &str| world.view.lookup(parent, OsStr::new(name), WHO);
+    let claude = lookup(ROOT, ".claude").unwrap().attr.ino.0;
+    let skills = lookup(claude, "skills").unwrap().attr.ino.0;
+    let root = lookup(skills, "a").unwrap().attr.ino.0;
+    let file = lookup(root, "SKILL.md").unwrap();
+    let long = super::view::FED_TTL;
+    assert_eq!(
+        (file.ttl, file.attr_ttl),
+        (long, long),
+        "a pinned bundle file is looked up again at every open"
+    );
+    let ino = file.attr.ino.0;
+    let read = || world.view.read_unopened(ino, 0, 1 << 16, WHO);
+    assert_eq!(read().unwrap(), CONTENTS[0]);
+    settle();
+    forgotten.take();
+
+    // Tampered: before the notice, the kept inode reads the approved bytes
+    // (or nothing once they were let go), never the new ones.
+    write(world.dir.path(), ".claude/skills/a/SKILL.md", b"tampered!");
+    assert_eq!(read().unwrap(), CONTENTS[0]);
+    world.view.let_go_of_pinned_bytes(std::time::Duration::ZERO);
+    assert!(matches!(read(), Err(FsError::Stale)), "{:?}", read());
+    // The notice: the root and the file's entry go, and the next lookup
+    // decides again.
+    settle();
+    let told = forgotten.take();
+    for expected in [
+        format!("entry {skills} a"),
+        format!("entry {root} SKILL.md"),
+    ] {
+        assert!(told.contains(&expected), "{expected} not in {told:?}");
+    }
+    assert!(matches!(lookup(skills, "a"), Err(FsError::NotFound)));
+    assert!(matches!(lookup(root, "SKILL.md"), Err(FsError::NotFound)));
+}
+
 /// Hard links of an ordinary file are one inode in the view, under every
 /// name it is looked up or linked by; a name that is not ordinary never
 /// shares, and a shared inode whose name stops being ordinary stands for

@@ -83,7 +83,9 @@ pub const ATTR_TTL: Duration = Duration::from_secs(1);
 ///
 /// Long, like ordinary entries in a watched directory: an agent that loads
 /// a skill's files again a minute later should not look each up again.
-/// Opens are decided by the gate either way.
+/// Opens are decided by the gate either way; where the kernel opens files
+/// itself they were decided at the lookup this entry keeps, and an open
+/// before the notice serves the bytes that lookup pinned (approved ones).
 const WATCHED_TTL: Duration = FED_TTL;
 
 /// The set-user-ID and set-group-ID bits of a mode.
@@ -503,8 +505,13 @@ impl<Id> View<Id> {
         }
         tracing::debug!("feed notice {notice:?}: forgetting {} roots", roots.len());
         for (parent, name, ino) in roots {
-            // A root registered by a lookup still deciding has no inode yet
-            // (0): its entry is all the kernel may be learning.
+            // A root registered by a lookup still deciding (or one decided
+            // without the feed's proof) has no inode recorded (0): the one
+            // the view numbered for its name, if any, stands for it.
+            let ino = match ino {
+                0 => self.inodes().peek(parent, &name).unwrap_or(0),
+                ino => ino,
+            };
             if ino != 0 {
                 // What the kernel remembers below the root goes too: an
                 // entry held open keeps its directory's dentry alive, and
@@ -890,7 +897,6 @@ impl<Id> View<Id> {
         if in_kernel {
             self.retire_if_repinned(parent, name, pin.as_ref().map(|p| &p.digest));
         }
-        let pinned = pin.is_some();
         let size = pin.as_ref().map(|p| p.size);
         let ino = self.entry_ino(parent, name, &st);
         if let Some(mut pin) = pin {
@@ -907,11 +913,13 @@ impl<Id> View<Id> {
         // entry (see [`WATCHED_TTL`]).
         let watched = decision.caching == Caching::Watched && self.invalidate.get().is_some();
         let fed = fed && decision.caching == Caching::Cacheable;
+        // A pinned file's entry is kept like any path of a bundle the feed
+        // watches: its opens then reach no one, and serve the pinned pages,
+        // until the listener makes the kernel forget the bundle at its first
+        // change (an entry decided without that proof is looked up again at
+        // every open).
         let ttl = if fed {
             FED_TTL
-        } else if pinned {
-            // Every open of it looks it up again.
-            Duration::ZERO
         } else {
             self.ttl(decision.caching)
         };

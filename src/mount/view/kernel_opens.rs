@@ -1,14 +1,14 @@
 //! Opens the kernel makes without asking (`seal mount --kernel-opens`: a
-//! read-only view with a change feed): the view answers the first open with `ENOSYS`, after which the
-//! kernel sends no open and no release again, keeps each file's pages
-//! (`FOPEN_KEEP_CACHE`) and reads by inode (handle 0). An open then costs
-//! what a native one does unless its path must be looked up.
+//! read-only view with a change feed): the view answers the first open with
+//! `ENOSYS`, after which the kernel sends no open and no release again,
+//! keeps each file's pages (`FOPEN_KEEP_CACHE`) and reads by inode (handle
+//! 0). An open then costs what a native one does unless its path must be
+//! looked up.
 //!
 //! What moves where:
 //!
-//! * **Bundle files are decided at lookup.** Their entries are never kept
-//!   (every open looks its name up), and a lookup that shows one *pins* it:
-//!   the inode is bound to the verified bytes the gate gave out (their
+//! * **Bundle files are decided at lookup.** A lookup that shows one *pins*
+//!   it: the inode is bound to the verified bytes the gate gave out (their
 //!   digest and size, the bytes themselves kept a short while for the reads
 //!   that follow). The inode reports the pinned size, whatever the disk's
 //!   file has become, and every page the kernel caches for it comes from
@@ -18,7 +18,10 @@
 //!   (the bundle verified, `seal.json` recording the same digest); otherwise
 //!   the gate decides again ([`Gate::open_once_per_run`], which records an
 //!   `allow` once per run and path). Bytes of another digest get a new
-//!   inode.
+//!   inode. The entry is kept while the change feed proves the bundle
+//!   current (`WATCHED_TTL`: opening it again reaches no one) and forgotten
+//!   with the bundle's root at the first change the listener reads; an open
+//!   in between serves the pinned bytes, which were approved.
 //! * **Reads come by inode.** A pinned inode is read from its bytes (or,
 //!   once they were let go, from bytes the gate gives out again,
 //!   which must have the pinned digest: otherwise the read fails with
