@@ -10,6 +10,7 @@
 #   BENCH_TREE=/tmp/x scripts/...          # where the tree lives
 #   KEEP_TREE=1 scripts/...                # keep the 2+ GiB tree for the next run
 #   COUNT=0 scripts/...                    # skip the request-counting pass
+#   RUNS=writes scripts/...                # only the write run (or: reads)
 #
 # 1. Builds `seal` and the timing helper (examples/mount_bench.rs) --release.
 # 2. Makes a tree: 20,000 small files (256 B..4 KiB) in 300 directories under
@@ -67,6 +68,7 @@ REPS=${REPS:-5}
 TREE=${BENCH_TREE:-/tmp/sealfs-mount-bench}
 TARGET=${CARGO_TARGET_DIR:-target}
 COUNT=${COUNT:-1}
+RUNS=${RUNS:-reads,writes}
 
 [[ $(id -u) == 0 ]] || { echo "bench-mount: run as root (FUSE mounts)" >&2; exit 2; }
 
@@ -142,20 +144,9 @@ stop_seal() {
   SEAL_PID=
 }
 
-VIEWS=("native=$PROJECT")
-start_seal
-VIEWS+=("seal=$SEAL_MP")
-KO_LOG="$TREE/daemon-ko.log"
-: >"$KO_LOG"
-(cd "$PROJECT" && exec "$SEAL" mount "$SEAL_KO_MP" --kernel-opens 2>>"$KO_LOG") &
-SEAL_KO_PID=$!
-for _ in $(seq 200); do
-  grep -q "serving the sealed view" "$KO_LOG" && break
-  kill -0 "$SEAL_KO_PID" 2>/dev/null || { cat "$KO_LOG" >&2; exit 1; }
-  sleep 0.05
-done
-grep -q "serving the sealed view" "$KO_LOG" || { echo "seal mount --kernel-opens did not become ready" >&2; exit 1; }
-VIEWS+=("seal-ko=$SEAL_KO_MP")
+writable() { SEAL_PROJECT=$WPROJECT; SEAL_OPTS=(--writable); }
+read_only() { SEAL_PROJECT=$PROJECT; SEAL_OPTS=(); }
+
 BINDFS=no
 if ! command -v bindfs >/dev/null; then
   echo "bindfs not installed; trying apt-get install -y bindfs" >&2
@@ -163,47 +154,70 @@ if ! command -v bindfs >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bindfs >/dev/null 2>&1)) || true
 fi
 if command -v bindfs >/dev/null; then
-  bindfs -r "$PROJECT" "$BINDFS_MP"
-  VIEWS+=("bindfs=$BINDFS_MP")
   BINDFS="yes ($(bindfs --version 2>&1 | head -1))"
 fi
 
-echo >&2
-echo "kernel $(uname -r), $(nproc) CPUs; bindfs: $BINDFS; reps: $REPS" >&2
-"$HELPER" run "${VIEWS[@]}" --reps "$REPS"
-# The goal: at most 32 MiB besides the snapshots (memfd pages, not mapped,
-# so not in the resident set) after the walks and the bundle loads.
-echo
-echo "seal daemon after the read run: $(grep -E '^(VmRSS|VmHWM)' /proc/"$SEAL_PID"/status | tr -s ' \t' ' ' | paste -sd, -)" \
-  "(goal: RSS <= 32 MiB plus live snapshots; snapshots are memfd or private tmpfs pages outside the RSS)"
-echo
-echo "walk src, just after the kernel dropped its dentries and inodes (drop_caches=2; once per view):"
-VIEWS_SRC=()
-for v in "${VIEWS[@]}"; do VIEWS_SRC+=("${v}/src"); done
-"$HELPER" walk-cold "${VIEWS_SRC[@]}"
+# --- the read run -------------------------------------------------------------
+run_reads() {
+  VIEWS=("native=$PROJECT")
+  start_seal
+  VIEWS+=("seal=$SEAL_MP")
+  KO_LOG="$TREE/daemon-ko.log"
+  : >"$KO_LOG"
+  (cd "$PROJECT" && exec "$SEAL" mount "$SEAL_KO_MP" --kernel-opens 2>>"$KO_LOG") &
+  SEAL_KO_PID=$!
+  for _ in $(seq 200); do
+    grep -q "serving the sealed view" "$KO_LOG" && break
+    kill -0 "$SEAL_KO_PID" 2>/dev/null || { cat "$KO_LOG" >&2; exit 1; }
+    sleep 0.05
+  done
+  grep -q "serving the sealed view" "$KO_LOG" || { echo "seal mount --kernel-opens did not become ready" >&2; exit 1; }
+  VIEWS+=("seal-ko=$SEAL_KO_MP")
+  if [[ "$BINDFS" != no ]]; then
+    bindfs -r "$PROJECT" "$BINDFS_MP"
+    VIEWS+=("bindfs=$BINDFS_MP")
+  fi
 
-if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
-stop_seal
-umount "$SEAL_KO_MP"
-wait "$SEAL_KO_PID" || { echo "seal mount --kernel-opens exited with $?" >&2; exit 1; }
-SEAL_KO_PID=
+  "$HELPER" run "${VIEWS[@]}" --reps "$REPS"
+  # The goal: at most 32 MiB besides the snapshots (memfd pages, not mapped,
+  # so not in the resident set) after the walks and the bundle loads.
+  echo
+  echo "seal daemon after the read run: $(grep -E '^(VmRSS|VmHWM)' /proc/"$SEAL_PID"/status | tr -s ' \t' ' ' | paste -sd, -)" \
+    "(goal: RSS <= 32 MiB plus live snapshots; snapshots are memfd or private tmpfs pages outside the RSS)"
+  echo
+  echo "walk src, just after the kernel dropped its dentries and inodes (drop_caches=2; once per view):"
+  VIEWS_SRC=()
+  for v in "${VIEWS[@]}"; do VIEWS_SRC+=("${v}/src"); done
+  "$HELPER" walk-cold "${VIEWS_SRC[@]}"
+
+  if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
+  stop_seal
+  umount "$SEAL_KO_MP"
+  wait "$SEAL_KO_PID" || { echo "seal mount --kernel-opens exited with $?" >&2; exit 1; }
+  SEAL_KO_PID=
+}
 
 # --- the write run ------------------------------------------------------------
-echo
-echo "writes (seal mount --writable; bindfs read-write):"
-writable() { SEAL_PROJECT=$WPROJECT; SEAL_OPTS=(--writable); }
-read_only() { SEAL_PROJECT=$PROJECT; SEAL_OPTS=(); }
-writable
-start_seal
-VIEWS=("native=$WPROJECT" "seal=$SEAL_MP")
-if [[ "$BINDFS" != no ]]; then
-  bindfs "$WPROJECT" "$BINDFS_MP"
-  VIEWS+=("bindfs=$BINDFS_MP")
-fi
-"$HELPER" write-run "${VIEWS[@]}" --reps "$REPS"
-if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
-stop_seal
-read_only
+run_writes() {
+  echo
+  echo "writes (seal mount --writable; bindfs read-write):"
+  writable
+  start_seal
+  VIEWS=("native=$WPROJECT" "seal=$SEAL_MP")
+  if [[ "$BINDFS" != no ]]; then
+    bindfs "$WPROJECT" "$BINDFS_MP"
+    VIEWS+=("bindfs=$BINDFS_MP")
+  fi
+  "$HELPER" write-run "${VIEWS[@]}" --reps "$REPS"
+  if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
+  stop_seal
+  read_only
+}
+
+echo >&2
+echo "kernel $(uname -r), $(nproc) CPUs; bindfs: $BINDFS; reps: $REPS" >&2
+if [[ ",$RUNS," == *,reads,* ]]; then run_reads; fi
+if [[ ",$RUNS," == *,writes,* ]]; then run_writes; fi
 
 [[ "$COUNT" == 1 ]] || exit 0
 
