@@ -151,10 +151,10 @@ struct MountArgs {
     #[arg(long)]
     rehash_every_open: bool,
     /// Read-only view: let the kernel open files itself and keep their pages
-    /// (an open costs no round trip; bundle files are decided at the lookup
-    /// each open makes). For trees that do not change while they are read,
-    /// such as CI checkouts; see docs/SECURITY.md (the same as -o
-    /// kernel_opens)
+    /// (an open costs no round trip; a bundle file is decided when it is
+    /// looked up, and the kernel keeps that answer until the bundle
+    /// changes). For trees that do not change while they are read, such as
+    /// CI checkouts; see docs/SECURITY.md (the same as -o kernel_opens)
     #[arg(long)]
     kernel_opens: bool,
     /// Mount options, comma-separated, as mount(8) spells them: ro, rw,
