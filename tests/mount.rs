@@ -335,6 +335,49 @@ fn a_watched_bundle_is_remembered_by_the_kernel_and_forgotten_at_its_change() {
     assert!(within_100ms(|| fs::read(&helper).is_ok_and(|b| b == HELPER)));
 }
 
+/// Where the kernel opens files itself, the lookup that showed a bundle
+/// file is its opens' decision and the kernel keeps it: reading the file
+/// again, past every one-second TTL, reaches the daemon with no request at
+/// all, and a change on the disk still refuses it within 100 ms.
+#[test]
+fn where_the_kernel_opens_a_bundle_file_read_again_reaches_no_one() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture(false, true);
+    let m = Mounted::logging(&p, &["--kernel-opens"], "fuser=debug");
+    let helper = m.path(".claude/skills/x/helper.py");
+    // The first open is the daemon's (answered ENOSYS); the next the
+    // kernel's own.
+    assert_eq!(fs::read(&helper).unwrap(), HELPER);
+    assert_eq!(fs::read(&helper).unwrap(), HELPER);
+    std::thread::sleep(Duration::from_millis(1500));
+    let seen = logged(&m, |_| true);
+    assert_eq!(fs::read(&helper).unwrap(), HELPER);
+    assert_eq!(fs::read(&helper).unwrap(), HELPER);
+    std::thread::sleep(Duration::from_millis(200));
+    // (The mount root's attributes are refreshed every second: they tell a
+    // live mount from one whose daemon is gone.)
+    let again: Vec<String> = m.stderr_lines.lock().unwrap()[seen..]
+        .iter()
+        .filter(|l| l.contains("fuser::request"))
+        .filter(|l| !l.contains("ino 0x0000000000000001 GETATTR"))
+        .cloned()
+        .collect();
+    assert!(
+        again.is_empty(),
+        "reading a kept bundle file again reached the daemon: {again:?}"
+    );
+
+    p.write(".claude/skills/x/helper.py", "tampered = True\n");
+    assert!(
+        within_100ms(|| errno_of(&fs::File::open(&helper)) == Some(libc::ENOENT)),
+        "a tampered bundle file still opens 100 ms after the change"
+    );
+    p.write(".claude/skills/x/helper.py", HELPER);
+    assert!(within_100ms(|| fs::read(&helper).is_ok_and(|b| b == HELPER)));
+}
+
 /// The requests of kind `op` the daemon has logged so far.
 fn requests_of(m: &Mounted, op: &str) -> usize {
     let wanted = format!(" {op} ");
