@@ -352,18 +352,13 @@ fn where_the_kernel_opens_a_bundle_file_read_again_reaches_no_one() {
     assert_eq!(fs::read(&helper).unwrap(), HELPER);
     assert_eq!(fs::read(&helper).unwrap(), HELPER);
     std::thread::sleep(Duration::from_millis(1500));
-    let seen = logged(&m, |_| true);
+    let mark = log_mark(&m);
     assert_eq!(fs::read(&helper).unwrap(), HELPER);
     assert_eq!(fs::read(&helper).unwrap(), HELPER);
-    std::thread::sleep(Duration::from_millis(200));
     // (The mount root's attributes are refreshed every second: they tell a
     // live mount from one whose daemon is gone.)
-    let again: Vec<String> = m.stderr_lines.lock().unwrap()[seen..]
-        .iter()
-        .filter(|l| l.contains("fuser::request"))
-        .filter(|l| !l.contains("ino 0x0000000000000001 GETATTR"))
-        .cloned()
-        .collect();
+    let mut again = requests_since(&m, mark);
+    again.retain(|l| !l.contains("ino 0x0000000000000001 GETATTR"));
     assert!(
         again.is_empty(),
         "reading a kept bundle file again reached the daemon: {again:?}"
@@ -382,6 +377,23 @@ fn where_the_kernel_opens_a_bundle_file_read_again_reaches_no_one() {
 fn requests_of(m: &Mounted, op: &str) -> usize {
     let wanted = format!(" {op} ");
     logged(m, |l| l.contains("fuser::request") && l.contains(&wanted))
+}
+
+/// How many lines the daemon has logged so far (a mark for
+/// [`requests_since`]).
+fn log_mark(m: &Mounted) -> usize {
+    m.stderr_lines.lock().unwrap().len()
+}
+
+/// The requests the daemon has logged since `mark`, once those in flight
+/// have had time to arrive.
+fn requests_since(m: &Mounted, mark: usize) -> Vec<String> {
+    std::thread::sleep(Duration::from_millis(200));
+    m.stderr_lines.lock().unwrap()[mark..]
+        .iter()
+        .filter(|l| l.contains("fuser::request"))
+        .cloned()
+        .collect()
 }
 
 /// With a change feed the kernel opens directories itself: after the first
@@ -408,15 +420,10 @@ fn the_kernel_opens_directories_itself_and_keeps_true_listings() {
         "only the first opendir reaches the daemon"
     );
     let listings = requests_of(&m, "READDIRPLUS") + requests_of(&m, "READDIR");
-    let lines = m.stderr_lines.lock().unwrap().len();
+    let mark = log_mark(&m);
     assert_eq!(walk(), entries);
     assert_eq!(listed("src/fresh"), ["a.rs"]);
-    std::thread::sleep(Duration::from_millis(200));
-    let again: Vec<String> = m.stderr_lines.lock().unwrap()[lines..]
-        .iter()
-        .filter(|l| l.contains("fuser::request"))
-        .cloned()
-        .collect();
+    let again = requests_since(&m, mark);
     assert!(
         again
             .iter()

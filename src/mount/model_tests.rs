@@ -253,14 +253,21 @@ impl World {
     /// A read-only view with a change feed, where the kernel opens files
     /// itself (see `view/kernel_opens.rs`).
     fn in_kernel() -> World {
+        World::in_kernel_telling().0
+    }
+
+    /// The same, telling what the kernel is made to forget to the
+    /// [`Forgotten`] returned.
+    fn in_kernel_telling() -> (World, Forgotten) {
         let mut world = World::with(true, false);
-        world.view.set_invalidator(Box::new(Forgotten::default()));
+        let forgotten = Forgotten::default();
+        world.view.set_invalidator(Box::new(forgotten.clone()));
         world
             .view
             .watch_directories(crate::feed::Feed::new().unwrap());
         assert!(world.view.opens_in_kernel());
         world.in_kernel = true;
-        world
+        (world, forgotten)
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -791,6 +798,11 @@ fn a_listing_read_without_opendir_is_dropped_once_the_kernel_holds_it() {
         entries.last().unwrap().0
     };
     let rest = |dir: u64, offset: u64| world.view.readdir(dir, 0, offset, WHO).unwrap();
+    // A listing read to its end, as the kernel reads a short one.
+    let whole = |dir: u64| {
+        let end = first(dir);
+        assert!(rest(dir, end).is_empty());
+    };
     settle();
     let dropped = |told: &[String], dir: u64| told.contains(&format!("listing {dir}"));
 
@@ -805,8 +817,7 @@ fn a_listing_read_without_opendir_is_dropped_once_the_kernel_holds_it() {
     );
 
     // An ordinary listing is kept.
-    let end = first(src);
-    assert!(rest(src, end).is_empty());
+    whole(src);
     assert!(!dropped(&settle(), src), "an ordinary listing is dropped");
 
     // Unless a drop was told while it was on its way to the kernel's cache
@@ -821,8 +832,7 @@ fn a_listing_read_without_opendir_is_dropped_once_the_kernel_holds_it() {
         "a listing decided before a drop is kept"
     );
     // The next one is decided after the drop: kept.
-    let end = first(src);
-    assert!(rest(src, end).is_empty());
+    whole(src);
     assert!(!dropped(&settle(), src));
 
     // A continuation whose listing is gone (another reader took a newer
@@ -896,13 +906,7 @@ fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding()
 /// pinned, approved bytes.
 #[test]
 fn where_the_kernel_opens_a_shown_bundle_file_is_kept_until_its_bundle_changes() {
-    let world = World::with(true, false);
-    let forgotten = Forgotten::default();
-    world.view.set_invalidator(Box::new(forgotten.clone()));
-    world
-        .view
-        .watch_directories(crate::feed::Feed::new().unwrap());
-    assert!(world.view.opens_in_kernel());
+    let (world, forgotten) = World::in_kernel_telling();
     let feed = world.view.gate().feed().unwrap().clone();
     feed.keep_notices();
     let settle = || world.settle(&feed);
