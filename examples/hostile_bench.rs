@@ -27,14 +27,14 @@ use std::time::Instant;
 
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, mkdirat};
-use sealfs::core::discovery::Listings;
-use sealfs::core::effort::{AfterProof, Cancel, Effort};
-use sealfs::core::fs::open_project;
-use sealfs::core::hash::{HashProgress, KeepNothing};
-use sealfs::core::lockfile::Lockfile;
-use sealfs::core::paths::BundleKey;
-use sealfs::core::store::read_lockfile;
-use sealfs::core::verify::verify_key_with;
+use seal_core::discovery::Listings;
+use seal_core::effort::{AfterProof, Cancel, Effort};
+use seal_core::fs::open_project;
+use seal_core::hash::{HashProgress, KeepNothing};
+use seal_core::lockfile::Lockfile;
+use seal_core::paths::BundleKey;
+use seal_core::store::read_lockfile;
+use seal_core::verify::verify_key_with;
 
 const LOCK: &str = r#"{"version": 1, "discovery": [".claude/skills/*"], "policy": "block", "bundles": {}}
 "#;

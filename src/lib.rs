@@ -1,18 +1,12 @@
 //! sealfs: Seal v1 lockfiles for AI-agent extensions, enforced.
 //!
-//! Layers, top to bottom (data flows down): [`cli`] parses arguments and renders
-//! results; [`run`] builds the sealed namespace; [`mount`] is the FUSE adapter;
-//! [`gate`] decides what a path may show; [`core`] knows the spec. [`surfaces`]
-//! is the built-in table of where agents load extensions from; [`policy`] is
-//! the machine policy a security team sets, which no project can weaken.
+//! Layers, top to bottom (data flows down), each a crate of the workspace so
+//! that the compiler holds the layering: this crate's [`cli`] parses arguments
+//! and renders results, [`run`] builds the sealed namespace and [`mount`]
+//! serves the view over FUSE; `seal-gate` decides what a path may show (with
+//! the machine policy and the agent surface table); `seal-core` knows the
+//! spec and nothing above it.
 
 pub mod cli;
-pub mod core;
-pub mod feed;
-pub mod gate;
-pub mod memory;
 pub mod mount;
-pub mod policy;
 pub mod run;
-pub mod snapshot;
-pub mod surfaces;

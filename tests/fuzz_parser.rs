@@ -22,9 +22,9 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use sealfs::core::lockfile::Lockfile;
-use sealfs::core::paths::{BundleKey, FilePath, PathRule, normalize_user_path};
-use sealfs::core::pattern::Pattern;
+use seal_core::lockfile::Lockfile;
+use seal_core::paths::{BundleKey, FilePath, PathRule, normalize_user_path};
+use seal_core::pattern::Pattern;
 use sha2::{Digest as _, Sha256};
 use unicode_normalization::{UnicodeNormalization, is_nfc};
 

@@ -14,14 +14,14 @@ use std::sync::atomic::Ordering;
 
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, mkdirat};
-use sealfs::core::digest::Digest;
-use sealfs::core::discovery::{Listings, has_trackable_entry};
-use sealfs::core::effort::{AfterProof, Cancel, Effort};
-use sealfs::core::fs::{EntryKind, RawPath, open_project};
-use sealfs::core::hash::{Finish, HashProgress, KeepNothing, Keeper, observe_root};
-use sealfs::core::lockfile::BundleEntry;
-use sealfs::core::paths::{BundleKey, FilePath};
-use sealfs::core::verify::{BundleState, KeyCheck, verify_key, verify_key_with};
+use seal_core::digest::Digest;
+use seal_core::discovery::{Listings, has_trackable_entry};
+use seal_core::effort::{AfterProof, Cancel, Effort};
+use seal_core::fs::{EntryKind, RawPath, open_project};
+use seal_core::hash::{Finish, HashProgress, KeepNothing, Keeper, observe_root};
+use seal_core::lockfile::BundleEntry;
+use seal_core::paths::{BundleKey, FilePath};
+use seal_core::verify::{BundleState, KeyCheck, verify_key, verify_key_with};
 
 const KEY: &str = "./skills/b";
 

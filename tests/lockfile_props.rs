@@ -13,10 +13,10 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use sealfs::core::digest::{Digest, content_hash};
-use sealfs::core::lockfile::{BundleEntry, Lockfile, Policy};
-use sealfs::core::paths::{BundleKey, FilePath};
-use sealfs::core::pattern::Pattern;
+use seal_core::digest::{Digest, content_hash};
+use seal_core::lockfile::{BundleEntry, Lockfile, Policy};
+use seal_core::paths::{BundleKey, FilePath};
+use seal_core::pattern::Pattern;
 use sha2::{Digest as _, Sha256};
 use unicode_normalization::UnicodeNormalization;
 
@@ -521,14 +521,14 @@ proptest! {
             std::fs::write(&full, &data).unwrap();
             written.push((path, data));
         }
-        let fd = sealfs::core::fs::open_project(t.path()).unwrap();
-        let mut listings = sealfs::core::discovery::Listings::new(fd.as_fd());
-        let raw = sealfs::core::fs::RawPath(vec!["bundle".into()]);
-        let observed = sealfs::core::hash::observe_root(
+        let fd = seal_core::fs::open_project(t.path()).unwrap();
+        let mut listings = seal_core::discovery::Listings::new(fd.as_fd());
+        let raw = seal_core::fs::RawPath(vec!["bundle".into()]);
+        let observed = seal_core::hash::observe_root(
             &mut listings,
             &raw,
-            sealfs::core::fs::EntryKind::Dir,
-            &sealfs::core::hash::KeepNothing,
+            seal_core::fs::EntryKind::Dir,
+            &seal_core::hash::KeepNothing,
             None,
         )
         .unwrap();

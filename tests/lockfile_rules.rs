@@ -4,7 +4,7 @@
 //! rule is necessarily broken too), and the message must name the offending
 //! value. The golden files in tests/golden/ pin the canonical writer.
 
-use sealfs::core::lockfile::{Lockfile, LockfileError, Policy, Rule};
+use seal_core::lockfile::{Lockfile, LockfileError, Policy, Rule};
 use sha2::{Digest as _, Sha256};
 use unicode_normalization::UnicodeNormalization;
 
@@ -1042,7 +1042,7 @@ fn check_rejects_in_memory_models_the_parser_would_reject() {
     let mut nested = l.clone();
     nested
         .discovery
-        .push(sealfs::core::pattern::Pattern::parse(".claude").unwrap());
+        .push(seal_core::pattern::Pattern::parse(".claude").unwrap());
     let e = nested.check().unwrap_err();
     assert!(e.has(Rule::PatternsNest), "{e}");
     l.discovery.clear();

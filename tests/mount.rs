@@ -808,7 +808,7 @@ fn invalid_lockfile_fails_closed_under_warn_too() {
 }
 
 // ---------------------------------------------------------------------------
-// Symlinks outside bundles (src/gate/links.rs).
+// Symlinks outside bundles (crates/seal-gate/src/links.rs).
 
 #[test]
 fn symlinks_outside_bundles_cannot_go_around_the_gate() {

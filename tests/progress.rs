@@ -11,11 +11,11 @@ use std::os::fd::AsFd;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
-use sealfs::core::discovery::Listings;
-use sealfs::core::effort::Effort;
-use sealfs::core::fs::{EntryKind, RawPath, open_project};
-use sealfs::core::hash::{HashProgress, KeepNothing, Keeper, observe_root, observe_root_with};
-use sealfs::core::paths::FilePath;
+use seal_core::discovery::Listings;
+use seal_core::effort::Effort;
+use seal_core::fs::{EntryKind, RawPath, open_project};
+use seal_core::hash::{HashProgress, KeepNothing, Keeper, observe_root, observe_root_with};
+use seal_core::paths::FilePath;
 
 const CHUNK: u64 = 256 * 1024;
 

@@ -12,10 +12,10 @@ use std::ffi::OsString;
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::core::escape::escaped;
-use crate::core::json::write_go_string;
-use crate::core::lockfile::Policy;
-use crate::core::verify::{BundleState, ProjectReport, RootName};
+use seal_core::escape::escaped;
+use seal_core::json::write_go_string;
+use seal_core::lockfile::Policy;
+use seal_core::verify::{BundleState, ProjectReport, RootName};
 
 /// A machine format a fatal error can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -408,8 +408,8 @@ fn error_sarif(message: &str, exit: u8) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::paths::BundleKey;
-    use crate::core::verify::{BundleReport, Outcome};
+    use seal_core::paths::BundleKey;
+    use seal_core::verify::{BundleReport, Outcome};
 
     fn bundle(key: &str, state: BundleState, modified: &[&str], missing: &[&str]) -> BundleReport {
         BundleReport {

@@ -9,17 +9,17 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::core::discovery::Listings;
-use crate::core::escape::escaped;
-use crate::core::lockfile::Lockfile;
-use crate::core::paths::BundleKey;
-use crate::gate::assess::{Uncovered, uncovered_artifacts};
-use crate::gate::{Place, State, decide};
+use seal_core::discovery::Listings;
+use seal_core::escape::escaped;
+use seal_core::lockfile::Lockfile;
+use seal_core::paths::BundleKey;
+use seal_gate::assess::{Uncovered, uncovered_artifacts};
+use seal_gate::{Place, State, decide};
 
 /// The uncovered artifact roots of the project, as the gate sees them now
 /// (with the machine policy's extra surfaces).
 pub fn find(listings: &mut Listings<'_>, lock: &Lockfile) -> Vec<Uncovered> {
-    let extra = crate::policy::machine()
+    let extra = seal_gate::policy::machine()
         .map(|m| m.extra_surfaces.clone())
         .unwrap_or_default();
     uncovered_artifacts(listings, lock, &extra)

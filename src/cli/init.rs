@@ -1,5 +1,5 @@
 //! `seal init`: the core proposes discovery patterns for the agent surfaces
-//! present and hashes what they produce ([`crate::core::plan::plan_init`]);
+//! present and hashes what they produce ([`seal_core::plan::plan_init`]);
 //! this shows the proposal and writes the first `seal.json` after
 //! confirmation. Never overwrites an existing file.
 
@@ -9,10 +9,10 @@ use super::output::{init_summary, large_warnings};
 use super::progress::ProgressLine;
 use super::prompt::confirm;
 use super::{CliError, Context, Done};
-use crate::core::discovery::Listings;
-use crate::core::lockfile::Policy;
-use crate::core::plan::plan_init;
-use crate::core::store::{Replace, StoreError, WriteLock, lockfile_exists, write_lockfile};
+use seal_core::discovery::Listings;
+use seal_core::lockfile::Policy;
+use seal_core::plan::{PlanError, plan_init};
+use seal_core::store::{Replace, StoreError, WriteLock, lockfile_exists, write_lockfile};
 
 pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
     let project = ctx.project.as_fd();
@@ -27,7 +27,9 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
     let policy = if warn { Policy::Warn } else { Policy::Block };
     let mut listings = Listings::new(project);
     let progress = ProgressLine::start("hashing");
-    let plan = plan_init(&mut listings, policy, progress.counters());
+    let plan = seal_gate::surfaces::propose(&mut listings)
+        .map_err(PlanError::from)
+        .and_then(|proposal| plan_init(&mut listings, policy, proposal, progress.counters()));
     drop(progress);
     let plan = plan.map_err(|e| {
         CliError::from_plan(

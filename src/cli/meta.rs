@@ -125,7 +125,7 @@ pub fn man(mut cmd: clap::Command, args: &ManArgs) -> ExitCode {
             None => {
                 eprintln!(
                     "seal: man: no command {}; try 'seal --help'",
-                    crate::core::escape::quoted(name)
+                    seal_core::escape::quoted(name)
                 );
                 return ExitCode::from(2);
             }

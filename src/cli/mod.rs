@@ -31,9 +31,9 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::core::discovery::DiscoveryError;
-use crate::core::lockfile::LockfileError;
-use crate::core::store::StoreError;
+use seal_core::discovery::DiscoveryError;
+use seal_core::lockfile::LockfileError;
+use seal_core::store::StoreError;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -228,7 +228,7 @@ pub enum CliError {
     Mount(crate::mount::MountError),
     Run(crate::run::RunError),
     /// The machine policy file is refused.
-    Policy(crate::policy::PolicyError),
+    Policy(seal_gate::policy::PolicyError),
 }
 
 impl std::fmt::Display for CliError {
@@ -238,7 +238,7 @@ impl std::fmt::Display for CliError {
                 write!(
                     f,
                     "cannot open project directory {}: {source}",
-                    crate::core::escape::escaped_os(dir.as_os_str())
+                    seal_core::escape::escaped_os(dir.as_os_str())
                 )
             }
             CliError::Store(e) => write!(f, "{e}"),
@@ -256,8 +256,8 @@ impl std::fmt::Display for CliError {
 impl CliError {
     /// A plan that cannot go ahead: `heading` introduces the roots that
     /// block it and `footer` follows them.
-    pub fn from_plan(e: crate::core::plan::PlanError, heading: &str, footer: &str) -> CliError {
-        use crate::core::plan::PlanError;
+    pub fn from_plan(e: seal_core::plan::PlanError, heading: &str, footer: &str) -> CliError {
+        use seal_core::plan::PlanError;
         match e {
             PlanError::Discovery(e) => CliError::Discovery(e),
             PlanError::Refused(r) => CliError::Refused(r.to_string()),
@@ -332,8 +332,8 @@ fn exit_code(result: &Result<Done, CliError>) -> u8 {
 
 /// The machine policy of this machine (read once); a refused policy file
 /// ends every command that reads it with exit 2.
-pub fn machine_policy() -> Result<&'static crate::policy::MachinePolicy, CliError> {
-    crate::policy::machine().map_err(CliError::Policy)
+pub fn machine_policy() -> Result<&'static seal_gate::policy::MachinePolicy, CliError> {
+    seal_gate::policy::machine().map_err(CliError::Policy)
 }
 
 /// Shared context: where the project is.
@@ -359,7 +359,7 @@ impl Context {
 
     pub fn open(dir: Option<PathBuf>) -> Result<Context, CliError> {
         let dir = dir.unwrap_or_else(|| PathBuf::from("."));
-        let project = crate::core::fs::open_project(&dir).map_err(|source| CliError::Project {
+        let project = seal_core::fs::open_project(&dir).map_err(|source| CliError::Project {
             dir: dir.clone(),
             source,
         })?;

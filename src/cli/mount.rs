@@ -109,7 +109,7 @@ fn parse_options(lists: &[String], sloppy: bool, into: &mut Options) -> Result<(
                      nonempty, exec, noexec, rehash_every_open, kernel_opens, and ignores the \
                      generic ones \
                      mount(8) passes)",
-                    crate::core::escape::quoted(o)
+                    seal_core::escape::quoted(o)
                 ));
             }
         }
@@ -230,7 +230,7 @@ fn parse_helper_args(args: &[OsString]) -> Result<HelperArgs, String> {
                         return Err(format!(
                             "{HELPER_NAME} mounts type {}, not {}",
                             crate::mount::FS_TYPE,
-                            crate::core::escape::quoted(&t)
+                            seal_core::escape::quoted(&t)
                         ));
                     }
                 }
@@ -249,7 +249,7 @@ fn parse_helper_args(args: &[OsString]) -> Result<HelperArgs, String> {
         } else if s.starts_with('-') && s.len() > 1 {
             return Err(format!(
                 "unknown helper flag {}",
-                crate::core::escape::quoted(s)
+                seal_core::escape::quoted(s)
             ));
         } else {
             out.positional.push(arg.clone());

@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-use crate::core::escape::escaped;
-use crate::core::json::{newline_indent, write_go_string, write_string_array};
-pub use crate::core::plan::{LARGE_BUNDLE_BYTES, LargeBundle, PinKind, PinRow};
-use crate::core::verify::{BundleReport, BundleState, ProjectReport};
+use seal_core::escape::escaped;
+use seal_core::json::{newline_indent, write_go_string, write_string_array};
+pub use seal_core::plan::{LARGE_BUNDLE_BYTES, LargeBundle, PinKind, PinRow};
+use seal_core::verify::{BundleReport, BundleState, ProjectReport};
 
 /// `seal verify` human output (reference: tally, one line per bundle that is
 /// not verified, `-v` file lists for mismatches, then the result line). The
@@ -228,9 +228,9 @@ pub fn init_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::lockfile::Policy;
-    use crate::core::paths::BundleKey;
-    use crate::core::verify::{Outcome, RootName};
+    use seal_core::lockfile::Policy;
+    use seal_core::paths::BundleKey;
+    use seal_core::verify::{Outcome, RootName};
 
     fn report(states: &[(&str, BundleState)], policy: Policy) -> ProjectReport {
         let bundles: Vec<BundleReport> = states

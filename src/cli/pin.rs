@@ -1,5 +1,5 @@
 //! `seal pin`: record the current state of bundles. The core plans the
-//! change ([`crate::core::plan`]); this renders it, asks, and writes. Nothing
+//! change ([`seal_core::plan`]); this renders it, asks, and writes. Nothing
 //! is written unless the whole result is a valid lockfile and the user
 //! confirmed it; a run that changes nothing leaves the file's bytes alone.
 //!
@@ -17,10 +17,10 @@ use super::output::{large_warnings, not_proposing, pin_summary};
 use super::progress::ProgressLine;
 use super::prompt::confirm;
 use super::{CliError, Context, Done};
-use crate::core::discovery::Listings;
-use crate::core::lockfile::Lockfile;
-use crate::core::plan::{PlanError, Refusal, plan_bulk, plan_targeted, resolve_target};
-use crate::core::store::{Replace, WriteLock, read_lockfile, write_lockfile};
+use seal_core::discovery::Listings;
+use seal_core::lockfile::Lockfile;
+use seal_core::plan::{PlanError, Proposal, Refusal, plan_bulk, plan_targeted, resolve_target};
+use seal_core::store::{Replace, WriteLock, read_lockfile, write_lockfile};
 
 pub fn run(
     ctx: &Context,
@@ -43,14 +43,22 @@ pub fn run(
         let found = super::hidden::find(&mut listings, &lock);
         let (uncovered, unkeyable) = super::hidden::keys(&found);
         refused = unkeyable;
-        plan_bulk(
-            &mut listings,
-            &lock,
-            prune,
-            verbose,
-            &uncovered,
-            progress.counters(),
-        )
+        let proposal = if uncovered.is_empty() {
+            Ok(Proposal::default())
+        } else {
+            seal_gate::surfaces::propose(&mut listings).map_err(PlanError::from)
+        };
+        proposal.and_then(|proposal| {
+            plan_bulk(
+                &mut listings,
+                &lock,
+                prune,
+                verbose,
+                &uncovered,
+                &proposal,
+                progress.counters(),
+            )
+        })
     } else if prune {
         Err(PlanError::Refused(Refusal::PruneWithPaths))
     } else {

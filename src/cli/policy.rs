@@ -10,10 +10,10 @@ use std::os::fd::AsFd;
 use serde_json::{Value, json};
 
 use super::{CliError, Context, Done};
-use crate::core::escape::{escaped, escaped_os};
-use crate::core::lockfile::{Lockfile, Policy};
-use crate::core::store::StoreError;
-use crate::policy::{MachinePolicy, Source, lockfile_bytes, policy_path, syslog_socket};
+use seal_core::escape::{escaped, escaped_os};
+use seal_core::lockfile::{Lockfile, Policy};
+use seal_core::store::StoreError;
+use seal_gate::policy::{MachinePolicy, Source, lockfile_bytes, policy_path, syslog_socket};
 
 /// What the project's `seal.json` says.
 enum ProjectLock {
@@ -188,7 +188,7 @@ fn settings(m: &MachinePolicy, project: &ProjectLock) -> Vec<Setting> {
         text: format!(
             "{} (on top of the {} built-in rows of docs/SURFACES.md)",
             listed(&surfaces, "none"),
-            crate::surfaces::PROJECT_ROWS.len()
+            seal_gate::surfaces::PROJECT_ROWS.len()
         ),
         source: set(!surfaces.is_empty()),
     });

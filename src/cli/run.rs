@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use super::output::verify_human;
 use super::verify::{Decided, apply_machine_policy};
 use super::{CliError, Context, Done};
-use crate::core::escape::{escaped, escaped_os};
-use crate::core::verify::Outcome;
 use crate::run::plan::{Placement, Planned, State};
 use crate::run::{Prepared, RunRequest, SeenEntry, execute, prepare, what_it_would_see};
+use seal_core::escape::{escaped, escaped_os};
+use seal_core::verify::Outcome;
 
 pub struct RunArgs {
     pub audit_log: Option<PathBuf>,
@@ -87,7 +87,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
 /// run's exit code is the command's (0 for a dry run). Only a location that
 /// cannot be masked stops the command from starting (exit 1).
 fn blocked_meaning(prepared: &Prepared) -> Option<String> {
-    use crate::core::verify::BundleState;
+    use seal_core::verify::BundleState;
     if let Some((location, reason)) = prepared.impossible_mask() {
         return Some(format!(
             "Blocked for this run: the project-external location {} cannot be masked ({reason}), \

@@ -18,13 +18,13 @@ use super::formats::{
 use super::output::{verify_human, verify_json};
 use super::progress::ProgressLine;
 use super::{CliError, Context, Done};
-use crate::core::discovery::Listings;
-use crate::core::lockfile::{Lockfile, Policy};
-use crate::core::paths::BundleKey;
-use crate::core::verify::{
+use seal_core::discovery::Listings;
+use seal_core::lockfile::{Lockfile, Policy};
+use seal_core::paths::BundleKey;
+use seal_core::verify::{
     BundleReport, BundleState, Outcome, ProjectReport, RootName, verify_project,
 };
-use crate::policy::{MachinePolicy, Source, lockfile_bytes};
+use seal_gate::policy::{MachinePolicy, Source, lockfile_bytes};
 
 /// The machine formats of `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -225,7 +225,7 @@ pub fn apply_machine_policy(
         file: machine
             .file
             .as_ref()
-            .map(|p| crate::core::escape::escaped_os(p.as_os_str())),
+            .map(|p| seal_core::escape::escaped_os(p.as_os_str())),
         policy,
         source,
         asked: lock.policy,
@@ -242,9 +242,9 @@ fn required_report(
     machine: &MachinePolicy,
 ) -> ProjectReport {
     let bundles: Vec<BundleReport> =
-        crate::gate::assess::uncovered_artifacts(listings, lock, &machine.extra_surfaces)
+        seal_gate::assess::uncovered_artifacts(listings, lock, &machine.extra_surfaces)
             .into_iter()
-            .map(|crate::gate::assess::Uncovered { path, .. }| {
+            .map(|seal_gate::assess::Uncovered { path, .. }| {
                 let names: Vec<&str> = path.names().collect();
                 BundleReport {
                     name: match BundleKey::from_segments(&names) {

@@ -8,19 +8,19 @@ use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::{CliError, Context, Done};
-use crate::core::discovery::Listings;
-use crate::core::effort::Effort;
-use crate::core::escape::{escaped, escaped_os};
-use crate::core::hash::KeepNothing;
-use crate::core::lockfile::Lockfile;
-use crate::core::verify::BundleState;
-use crate::gate::links::LinkRule;
-use crate::gate::{
-    Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place_with,
-};
-use crate::policy::{MachinePolicy, Protection, Source, lockfile_bytes};
 use crate::run::plan::{self, Node, Placement, lexical, locate};
 use crate::run::target_user;
+use seal_core::discovery::Listings;
+use seal_core::effort::Effort;
+use seal_core::escape::{escaped, escaped_os};
+use seal_core::hash::KeepNothing;
+use seal_core::lockfile::Lockfile;
+use seal_core::verify::BundleState;
+use seal_gate::links::LinkRule;
+use seal_gate::policy::{MachinePolicy, Protection, Source, lockfile_bytes};
+use seal_gate::{
+    Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place_with,
+};
 
 pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
     let machine = super::machine_policy()?;
@@ -208,7 +208,7 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             } else {
                 "may not replace or move it"
             },
-            crate::core::escape::quoted(glob.as_str())
+            seal_core::escape::quoted(glob.as_str())
         );
     }
     out

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::core::digest::Digest;
+use seal_core::digest::Digest;
 
 /// Registers a file descriptor as a passthrough backing with the kernel.
 pub trait Register {
@@ -222,7 +222,7 @@ impl<Id> BackingCache<Id> {
                 || k.used.elapsed() < unused_for
                 || Arc::strong_count(&k.backing) > 1
         });
-        crate::memory::shrink_if_sparse(&mut kept);
+        seal_gate::memory::shrink_if_sparse(&mut kept);
     }
 
     /// Keeps the backing of a file after its handles close (an open took
@@ -267,12 +267,12 @@ impl<Id> BackingCache<Id> {
         {
             let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
             kept.remove(&ino);
-            crate::memory::shrink_if_sparse(&mut kept);
+            seal_gate::memory::shrink_if_sparse(&mut kept);
         }
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         if live.get(&ino).is_some_and(|(_, w)| w.strong_count() == 0) {
             live.remove(&ino);
-            crate::memory::shrink_if_sparse(&mut live);
+            seal_gate::memory::shrink_if_sparse(&mut live);
         }
     }
 

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use nix::unistd::{Gid, Uid, setfsgid, setfsuid};
 
-use crate::gate::Who;
+use seal_gate::Who;
 
 /// The daemon's own supplementary groups, read once, restored after each
 /// change made as a caller.

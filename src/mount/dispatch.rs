@@ -74,9 +74,9 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
         let shared = self.shared.clone();
         // The worker serves the request as it arrived here (a worker serves
         // no request of its own, so it has no arrival outside one).
-        let arrival = crate::feed::RequestScope::arrival();
+        let arrival = seal_gate::feed::RequestScope::arrival();
         let job = move || {
-            let _request = arrival.map(crate::feed::RequestScope::resume);
+            let _request = arrival.map(seal_gate::feed::RequestScope::resume);
             work(&shared)
         };
         if let Err(job) = self.queue.send(Box::new(job)) {

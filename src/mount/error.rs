@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use fuser::Errno;
 
-use crate::core::lockfile::LockfileError;
-use crate::core::store::StoreError;
+use seal_core::lockfile::LockfileError;
+use seal_core::store::StoreError;
 
 /// Why one FUSE request fails. The only source of errno values sent to the
 /// kernel ([`FsError::errno`], one exhaustive match).
@@ -126,13 +126,13 @@ pub enum MountError {
         source: io::Error,
     },
     /// The machine policy file is refused.
-    Policy(crate::policy::PolicyError),
+    Policy(seal_gate::policy::PolicyError),
     Mount(io::Error),
 }
 
 impl fmt::Display for MountError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shown = |p: &PathBuf| crate::core::escape::escaped_os(p.as_os_str());
+        let shown = |p: &PathBuf| seal_core::escape::escaped_os(p.as_os_str());
         match self {
             MountError::Project { dir, source } => {
                 write!(f, "cannot open project directory {}: {source}", shown(dir))
@@ -174,7 +174,7 @@ impl fmt::Display for MountError {
                 "{} is already a seal view (of {}); mounting again would stack a second view \
                  on it. Unmount it first: 'umount {0}'",
                 shown(mountpoint),
-                crate::core::escape::escaped(source)
+                seal_core::escape::escaped(source)
             ),
             MountError::MountpointNotEmpty(p) => write!(
                 f,

@@ -22,7 +22,7 @@ use super::backing::Register;
 use super::dispatch::Dispatch;
 use super::error::FsError;
 use super::view::{Entry, Node, Opened, ReadMode, SetAttr, SetTime, View, file_type};
-use crate::gate::{Gate, Who};
+use seal_gate::{Gate, Who};
 
 /// Threads that run the verifications the FUSE threads hand off.
 const VERIFY_WORKERS: usize = 2;
@@ -142,9 +142,9 @@ fn reply_opened(reply: ReplyOpen, opened: Opened<BackingId>) {
 
 /// Marks the request this thread now serves as arrived: every decision it
 /// makes is current at that moment, proven by one read of the change feed
-/// (`crate::feed::RequestScope`).
-fn arrived() -> crate::feed::RequestScope {
-    crate::feed::RequestScope::begin()
+/// (`seal_gate::feed::RequestScope`).
+fn arrived() -> seal_gate::feed::RequestScope {
+    seal_gate::feed::RequestScope::begin()
 }
 
 impl Filesystem for SealFs {

@@ -22,7 +22,7 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 
-use crate::gate::ViewPath;
+use seal_gate::ViewPath;
 
 /// The root directory's inode number (FUSE_ROOT_ID).
 pub const ROOT: u64 = 1;
@@ -336,8 +336,8 @@ impl Inodes {
         node.lookups = node.lookups.saturating_sub(n);
         let gone = node.lookups == 0;
         self.collect(ino);
-        crate::memory::shrink_if_sparse(&mut self.nodes);
-        crate::memory::shrink_if_sparse(&mut self.by_name);
+        seal_gate::memory::shrink_if_sparse(&mut self.nodes);
+        seal_gate::memory::shrink_if_sparse(&mut self.by_name);
         gone
     }
 

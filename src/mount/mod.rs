@@ -22,10 +22,10 @@ use nix::sys::signal::{SigSet, Signal};
 
 pub use error::{FsError, MountError};
 
-use crate::core::lockfile::Lockfile;
-use crate::gate::audit::AuditLog;
-use crate::gate::links::{LinkRule, normalize};
-use crate::gate::{Gate, GateConfig};
+use seal_core::lockfile::Lockfile;
+use seal_gate::audit::AuditLog;
+use seal_gate::links::{LinkRule, normalize};
+use seal_gate::{Gate, GateConfig};
 
 /// FUSE worker threads. A verification runs on the thread that received the
 /// request while fewer than `FUSE_THREADS - 2` do so, else on a verification
@@ -67,9 +67,9 @@ pub fn prepare_gate(
     request: &MountRequest,
     view_root: &Path,
 ) -> Result<Arc<Gate>, MountError> {
-    let machine = crate::policy::machine().map_err(MountError::Policy)?;
-    let (bytes, implied) =
-        crate::policy::lockfile_bytes(project.as_fd(), machine).map_err(MountError::Lockfile)?;
+    let machine = seal_gate::policy::machine().map_err(MountError::Policy)?;
+    let (bytes, implied) = seal_gate::policy::lockfile_bytes(project.as_fd(), machine)
+        .map_err(MountError::Lockfile)?;
     let lockfile = Lockfile::parse(&bytes).map_err(MountError::Invalid)?;
     let mut real = vec![absolute(&request.project_dir)];
     if let Ok(canonical) = std::fs::canonicalize(&request.project_dir) {
@@ -87,7 +87,7 @@ pub fn prepare_gate(
         );
         None
     } else {
-        match crate::feed::Feed::for_project(project.as_fd()) {
+        match seal_gate::feed::Feed::for_project(project.as_fd()) {
             Ok(feed) => Some(feed),
             Err(why) => {
                 tracing::info!("no change feed ({why}): every open verifies its bundle in full");
@@ -96,7 +96,7 @@ pub fn prepare_gate(
         }
     };
     raise_open_file_limit();
-    crate::memory::tune_heap();
+    seal_gate::memory::tune_heap();
     Ok(Arc::new(
         Gate::new(GateConfig {
             project: Arc::new(project),
@@ -115,7 +115,7 @@ pub fn prepare_gate(
 /// sink that cannot be opened stops the mount.
 fn audit_log(
     requested: Option<&Path>,
-    mandatory: &crate::policy::MandatoryAudit,
+    mandatory: &seal_gate::policy::MandatoryAudit,
 ) -> Result<Option<AuditLog>, MountError> {
     let mut log = AuditLog::default();
     let mut files: Vec<&Path> = requested.into_iter().collect();
@@ -137,7 +137,7 @@ fn audit_log(
         })?;
     }
     if let Some(settings) = mandatory.syslog {
-        let socket = crate::policy::syslog_socket();
+        let socket = seal_gate::policy::syslog_socket();
         log.add_syslog(&socket, settings)
             .map_err(|source| MountError::AuditLog {
                 path: socket,
@@ -177,7 +177,7 @@ fn start_sweeper(view: &Arc<view::View<fuser::BackingId>>) {
                     view.sweep_backings();
                     view.sweep_listings();
                     if second % TRIM_EVERY_SECONDS == 0 {
-                        crate::memory::give_memory_back();
+                        seal_gate::memory::give_memory_back();
                     }
                 }
             });
@@ -439,7 +439,7 @@ fn mount_with(
     if let Some(feed) = feed {
         start_listener(feed, Arc::downgrade(&view));
     }
-    match crate::feed::Feed::for_project_directories(view.gate().project_fd()) {
+    match seal_gate::feed::Feed::for_project_directories(view.gate().project_fd()) {
         Ok(feed) => {
             view.watch_directories(feed.clone());
             start_listener(feed, Arc::downgrade(&view));
@@ -467,7 +467,7 @@ const LISTENER_BATCH: std::time::Duration = std::time::Duration::from_millis(5);
 /// kernel may hold the very directory lock that notification needs). Ends
 /// with the view.
 fn start_listener(
-    feed: Arc<crate::feed::Feed>,
+    feed: Arc<seal_gate::feed::Feed>,
     view: std::sync::Weak<view::View<fuser::BackingId>>,
 ) {
     feed.keep_notices();
@@ -511,8 +511,8 @@ fn run_ahead_of_load() {
 /// The notices of one drain in the order they are acted on: each once, and
 /// the directories that are gone first (so that no entry notice of the
 /// batch is followed by a lookup that still trusts a gone watch).
-fn batch(notices: Vec<crate::feed::Notice>) -> Vec<crate::feed::Notice> {
-    use crate::feed::{Change, Notice};
+fn batch(notices: Vec<seal_gate::feed::Notice>) -> Vec<seal_gate::feed::Notice> {
+    use seal_gate::feed::{Change, Notice};
     let mut seen = std::collections::HashSet::new();
     let mut unique: Vec<Notice> = notices
         .into_iter()
@@ -732,7 +732,7 @@ pub fn describe_mode(writable: bool, kernel_opens: bool) -> &'static str {
 
 /// The readiness line's escaped rendering of a path.
 pub fn shown(path: &Path) -> String {
-    crate::core::escape::escaped_os(OsStr::new(path.as_os_str()))
+    seal_core::escape::escaped_os(OsStr::new(path.as_os_str()))
 }
 
 #[cfg(test)]

@@ -25,12 +25,12 @@ use super::backing::Register;
 use super::error::FsError;
 use super::inodes::ROOT;
 use super::view::View;
-use crate::core::digest::Digest;
-use crate::core::lockfile::{BundleEntry, Lockfile, Policy};
-use crate::core::paths::{BundleKey, FilePath};
-use crate::core::pattern::Pattern;
-use crate::gate::links::LinkRule;
-use crate::gate::{Gate, GateConfig, Who};
+use seal_core::digest::Digest;
+use seal_core::lockfile::{BundleEntry, Lockfile, Policy};
+use seal_core::paths::{BundleKey, FilePath};
+use seal_core::pattern::Pattern;
+use seal_gate::links::LinkRule;
+use seal_gate::{Gate, GateConfig, Who};
 
 /// Every file the test may create, and the roots they belong to.
 const FILES: &[&str] = &[
@@ -231,14 +231,14 @@ impl World {
         }
         let bytes = pin_bytes(&mut model, Policy::Block);
         std::fs::write(dir.path().join("seal.json"), &bytes).unwrap();
-        let fd = crate::core::fs::open_project(dir.path()).unwrap();
+        let fd = seal_core::fs::open_project(dir.path()).unwrap();
         let gate = Gate::new(GateConfig {
             project: Arc::new(fd),
             lockfile_bytes: bytes.clone(),
             lockfile: Lockfile::parse(&bytes).unwrap(),
             links: LinkRule::new(Path::new("/view"), &[dir.path().to_path_buf()]),
             audit: None,
-            feed: feed.then(|| crate::feed::Feed::new().unwrap()),
+            feed: feed.then(|| seal_gate::feed::Feed::new().unwrap()),
         });
         World {
             dir,
@@ -264,7 +264,7 @@ impl World {
         world.view.set_invalidator(Box::new(forgotten.clone()));
         world
             .view
-            .watch_directories(crate::feed::Feed::new().unwrap());
+            .watch_directories(seal_gate::feed::Feed::new().unwrap());
         assert!(world.view.opens_in_kernel());
         world.in_kernel = true;
         (world, forgotten)
@@ -650,18 +650,18 @@ impl World {
     /// directory feed watches, telling what the kernel is made to forget to
     /// the [`Forgotten`] returned (notices are acted on at
     /// [`World::settle`]).
-    fn with_directory_feed() -> (World, Forgotten, Arc<crate::feed::Feed>) {
+    fn with_directory_feed() -> (World, Forgotten, Arc<seal_gate::feed::Feed>) {
         let world = World::new(false);
         let forgotten = Forgotten::default();
         world.view.set_invalidator(Box::new(forgotten.clone()));
-        let feed = crate::feed::Feed::new().unwrap();
+        let feed = seal_gate::feed::Feed::new().unwrap();
         feed.keep_notices();
         world.view.watch_directories(feed.clone());
         (world, forgotten, feed)
     }
 
     /// Acts on every notice `feed` has now, as the mount's listener does.
-    fn settle(&self, feed: &crate::feed::Feed) {
+    fn settle(&self, feed: &seal_gate::feed::Feed) {
         feed.drain();
         for notice in feed.take_notices() {
             self.view.apply(&notice);

@@ -32,12 +32,12 @@ use nix::sys::stat::{FileStat, fstatat};
 use super::backing::{Backing, BackingCache, BackingOf, Register};
 use super::error::FsError;
 use super::inodes::{Inodes, ROOT};
-use crate::core::fs::{
+use seal_core::fs::{
     EntryKind, fstat_fd, list_dir, open_dir_beneath, open_dir_path_beneath, open_file_beneath,
     read_chunk_at,
 };
-use crate::gate::{Caching, Gate, OpenDecision, ViewPath, Who};
-use crate::snapshot::Snapshot;
+use seal_gate::snapshot::Snapshot;
+use seal_gate::{Caching, Gate, OpenDecision, ViewPath, Who};
 
 mod kernel_dirs;
 mod kernel_opens;
@@ -200,7 +200,7 @@ impl Entry {
 /// A directory the directory feed watches, for the inode the kernel knows
 /// it by.
 struct DirWatch {
-    _watch: crate::feed::EntryWatch,
+    _watch: seal_gate::feed::EntryWatch,
     /// The directory watched (device, inode): its name may come to hold
     /// another one.
     disk: (u64, u64),
@@ -218,7 +218,7 @@ struct DirWatch {
 /// its event always finds it), with when.
 struct Expected {
     name: OsString,
-    naming: crate::feed::Naming,
+    naming: seal_gate::feed::Naming,
     since: Instant,
 }
 
@@ -257,7 +257,7 @@ pub enum ReadMode<Id> {
 /// The verified bytes an inode of a bundle file is bound to when the kernel
 /// opens files itself (see `kernel_opens`).
 pub(super) struct Pin {
-    digest: crate::core::digest::Digest,
+    digest: seal_core::digest::Digest,
     size: u64,
     /// The bytes, while reads may follow (let go after a short while).
     bytes: Option<(Arc<Snapshot>, Instant)>,
@@ -303,11 +303,11 @@ pub struct View<Id> {
     invalidate: std::sync::OnceLock<Box<dyn Invalidate>>,
     /// Bundle roots the kernel may remember, or is learning, by key: their
     /// entry (parent inode, name) and inode (0 while its lookup decides).
-    watched_roots: Mutex<HashMap<crate::core::paths::BundleKey, (u64, OsString, u64)>>,
+    watched_roots: Mutex<HashMap<seal_core::paths::BundleKey, (u64, OsString, u64)>>,
     /// The feed that watches ordinary directories for the kernel's caches
     /// (set with the invalidator, when the project's filesystem reports
     /// every change), and the directories it watches, by inode.
-    dir_feed: std::sync::OnceLock<Arc<crate::feed::Feed>>,
+    dir_feed: std::sync::OnceLock<Arc<seal_gate::feed::Feed>>,
     dir_watches: Mutex<HashMap<u64, DirWatch>>,
     /// Whether the kernel may open files itself (`--kernel-opens`; see
     /// [`View::opens_in_kernel`]).
@@ -364,7 +364,7 @@ impl<Id> View<Id> {
     /// directories `feed` watches (the view places the watches as the
     /// kernel learns the directories; the feed's listener must pass its
     /// notices to [`View::apply`]).
-    pub fn watch_directories(&self, feed: Arc<crate::feed::Feed>) {
+    pub fn watch_directories(&self, feed: Arc<seal_gate::feed::Feed>) {
         let _ = self.dir_feed.set(feed);
     }
 
@@ -451,8 +451,8 @@ impl<Id> View<Id> {
 
     /// Acts on a change-feed notice: the kernel forgets what the change
     /// makes stale (never decides anything: opens are checked anyway).
-    pub fn apply(&self, notice: &crate::feed::Notice) {
-        use crate::feed::Notice;
+    pub fn apply(&self, notice: &seal_gate::feed::Notice) {
+        use seal_gate::feed::Notice;
         let Some(invalidate) = self.invalidate.get() else {
             return;
         };
@@ -460,7 +460,7 @@ impl<Id> View<Id> {
             let mut watched = self.watched_roots();
             match notice {
                 // seal.json changed: any decision may have changed with it.
-                Notice::Dirty(crate::gate::live::LOCKFILE_TAG) | Notice::Lost => {
+                Notice::Dirty(seal_gate::live::LOCKFILE_TAG) | Notice::Lost => {
                     watched.drain().map(|(_, v)| v).collect()
                 }
                 Notice::Dirty(tag) => match self.gate.bundle_of_tag(*tag) {
@@ -478,7 +478,7 @@ impl<Id> View<Id> {
         // again: it may seal a name the kernel keeps as ordinary (an entry
         // kept ten minutes, a listing it reads without asking), and where
         // the kernel opens files itself nothing checks an open.
-        let lockfile = *notice == Notice::Dirty(crate::gate::live::LOCKFILE_TAG);
+        let lockfile = *notice == Notice::Dirty(seal_gate::live::LOCKFILE_TAG);
         if *notice == Notice::Lost || lockfile {
             // Events of the directory feed were lost (nothing the kernel
             // keeps of the ordinary tree can be trusted), or every decision
@@ -550,9 +550,9 @@ impl<Id> View<Id> {
         invalidate: &dyn Invalidate,
         dir: u64,
         name: Option<&OsStr>,
-        change: crate::feed::Change,
+        change: seal_gate::feed::Change,
     ) {
-        use crate::feed::Change;
+        use seal_gate::feed::Change;
         if let (Change::Names(naming), Some(name)) = (change, name) {
             if self.take_expected(dir, name, naming) {
                 return;
@@ -587,7 +587,7 @@ impl<Id> View<Id> {
 
     /// Records that the view is about to change `name` in directory `dir`
     /// (`naming`), when the directory feed watches `dir`.
-    pub(super) fn expect(&self, dir: u64, name: &OsStr, naming: crate::feed::Naming) {
+    pub(super) fn expect(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) {
         if let Some(w) = self.dir_watches().get_mut(&dir) {
             w.expected.retain(|e| e.since.elapsed() < EXPECT_FOR);
             if w.expected.len() < EXPECTED_MAX {
@@ -603,7 +603,7 @@ impl<Id> View<Id> {
     /// The change [`View::expect`]ed failed: its record goes, and since it
     /// may already have passed over another's event, the listener makes
     /// the kernel forget the name anyway.
-    pub(super) fn expected_failed(&self, dir: u64, name: &OsStr, naming: crate::feed::Naming) {
+    pub(super) fn expected_failed(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) {
         let recorded = match self.dir_watches().get_mut(&dir) {
             Some(w) => {
                 if let Some(i) = w
@@ -618,17 +618,17 @@ impl<Id> View<Id> {
             None => false,
         };
         if let (true, Some(feed)) = (recorded, self.dir_feed.get()) {
-            feed.tell(crate::feed::Notice::Entry {
+            feed.tell(seal_gate::feed::Notice::Entry {
                 tag: dir,
                 name: Some(name.to_os_string()),
-                change: crate::feed::Change::Names(crate::feed::Naming::Other),
+                change: seal_gate::feed::Change::Names(seal_gate::feed::Naming::Other),
             });
         }
     }
 
     /// Whether an event (`naming` of `name` in `dir`) is the one of a change
     /// the view made; its record is used up.
-    fn take_expected(&self, dir: u64, name: &OsStr, naming: crate::feed::Naming) -> bool {
+    fn take_expected(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) -> bool {
         let mut watches = self.dir_watches();
         let Some(w) = watches.get_mut(&dir) else {
             return false;
@@ -693,8 +693,8 @@ impl<Id> View<Id> {
     /// by the name it came through). Tools that recognise hard links by
     /// their inode numbers (`tar`, `du`, `cp -a`) then see them.
     fn second_name(&self, parent: u64, name: &OsStr, st: &FileStat) -> Option<u64> {
-        let kind = crate::core::fs::EntryKind::from_mode(st.st_mode);
-        if st.st_nlink < 2 || kind == crate::core::fs::EntryKind::Dir {
+        let kind = seal_core::fs::EntryKind::from_mode(st.st_mode);
+        if st.st_nlink < 2 || kind == seal_core::fs::EntryKind::Dir {
             return None;
         }
         let ino = st.st_ino;
@@ -745,7 +745,7 @@ impl<Id> View<Id> {
     /// Bundle roots the kernel may remember (see the field).
     fn watched_roots(
         &self,
-    ) -> MutexGuard<'_, HashMap<crate::core::paths::BundleKey, (u64, OsString, u64)>> {
+    ) -> MutexGuard<'_, HashMap<seal_core::paths::BundleKey, (u64, OsString, u64)>> {
         self.watched_roots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -817,7 +817,7 @@ impl<Id> View<Id> {
     /// snapshot's memory no longer than the gate keeps a bundle's bytes.
     pub fn sweep_backings(&self) {
         self.backings
-            .let_go_of_verified(crate::gate::cache::KEEP_BYTES_FOR);
+            .let_go_of_verified(seal_gate::cache::KEEP_BYTES_FOR);
     }
 
     /// Inodes the kernel holds (for tests and memory accounting).
@@ -874,7 +874,7 @@ impl<Id> View<Id> {
         // kernel forget the entry it is about to learn (see [`WATCHED_TTL`]).
         // Its inode is not known yet (0: forget the entry only).
         let root_key = match self.gate.cached_place(&path) {
-            crate::gate::Place::Sealed { key, root_len } if root_len == path.depth() => Some(key),
+            seal_gate::Place::Sealed { key, root_len } if root_len == path.depth() => Some(key),
             _ => None,
         };
         if let Some(key) = &root_key {
@@ -1020,7 +1020,7 @@ impl<Id> View<Id> {
             });
         }
         if flags & libc::O_ACCMODE != libc::O_RDONLY {
-            self.allow(&path, crate::gate::Change::Modify, "open", who)?;
+            self.allow(&path, seal_gate::Change::Modify, "open", who)?;
             return self.open_for_writing(ino, &path, flags, who, register);
         }
         match self.gate.open(&path, who) {
@@ -1286,10 +1286,10 @@ impl<Id> View<Id> {
         if *cached && !late.all_ordinary {
             // The kernel will keep what it reads now: tell it to drop it.
             if let Some(feed) = self.dir_feed.get() {
-                feed.tell(crate::feed::Notice::Entry {
+                feed.tell(seal_gate::feed::Notice::Entry {
                     tag: *ino,
                     name: None,
-                    change: crate::feed::Change::Names(crate::feed::Naming::Other),
+                    change: seal_gate::feed::Change::Names(seal_gate::feed::Naming::Other),
                 });
             }
         }

@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use crate::surfaces::{FilterRule, Format};
+use seal_gate::surfaces::{FilterRule, Format};
 
 /// Files larger than this are not filtered (shown empty): agent configuration
 /// files are kilobytes.

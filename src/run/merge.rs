@@ -30,7 +30,7 @@ use nix::sys::stat::{Mode, fstatat, mkdirat};
 use super::filter::{self, Merged};
 use super::namespace::Identity;
 use super::plan::{Dir, Node, Placement, Plan, State};
-use crate::core::fs::EntryKind;
+use seal_core::fs::EntryKind;
 
 /// A skeleton to merge back: its plan, the run's tmpfs (kept alive by the
 /// descriptor after the run's namespace is gone), and the names it held when
@@ -49,7 +49,7 @@ pub struct Outcome {
 }
 
 fn shown(p: &Path) -> String {
-    crate::core::escape::escaped_os(p.as_os_str())
+    seal_core::escape::escaped_os(p.as_os_str())
 }
 
 /// Merges every directory back; runs on a thread of its own that takes the
@@ -234,7 +234,7 @@ fn copy_new(
             let s = open_dir(src)?;
             let d = open_dir(dst)?;
             let mut n = 1;
-            for e in crate::core::fs::list_dir(s.as_fd())? {
+            for e in seal_core::fs::list_dir(s.as_fd())? {
                 n += copy_new(s.as_fd(), d.as_fd(), &e.name, depth + 1)?;
             }
             let _ = nix::sys::stat::fchmod(&d, Mode::from_bits_truncate(mode));
@@ -254,7 +254,7 @@ fn copy_new(
 
 /// The planned filter rule of a location the run did not show (a writable
 /// configuration file that did not exist: the agent may create it).
-fn absent_filter(plan: &Plan, location: &Path) -> Option<&'static crate::surfaces::FilterRule> {
+fn absent_filter(plan: &Plan, location: &Path) -> Option<&'static seal_gate::surfaces::FilterRule> {
     plan.planned
         .iter()
         .find(|p| p.location == location)
@@ -289,7 +289,7 @@ fn ensure_host(host: &mut Option<OwnedFd>, d: &MergeDir<'_>, out: &mut Outcome) 
 }
 
 fn merge_dir(plan: &Plan, d: &MergeDir<'_>, out: &mut Outcome) {
-    let entries = match crate::core::fs::list_dir(d.fd.as_fd()) {
+    let entries = match seal_core::fs::list_dir(d.fd.as_fd()) {
         Ok(e) => e,
         Err(e) => {
             out.problems
@@ -377,7 +377,7 @@ fn removed_note(removed: &[String]) -> String {
             " (without {})",
             removed
                 .iter()
-                .map(|r| crate::core::escape::escaped(r).into_owned())
+                .map(|r| seal_core::escape::escaped(r).into_owned())
                 .collect::<Vec<_>>()
                 .join("; ")
         )
@@ -412,7 +412,7 @@ fn merge_filtered(
                 shown(location),
                 changed
                     .iter()
-                    .map(|c| crate::core::escape::escaped(c).into_owned())
+                    .map(|c| seal_core::escape::escaped(c).into_owned())
                     .collect::<Vec<_>>()
                     .join(", ")
             )),

@@ -27,13 +27,13 @@ use namespace::{Identity, Launch, Report};
 use plan::{Plan, UserBind, Who};
 use root::BuildError;
 
-use crate::core::discovery::{DiscoveryError, Listings};
-use crate::core::fs::RawPath;
-use crate::core::lockfile::{Lockfile, LockfileError};
-use crate::core::store::StoreError;
-use crate::core::verify::{ProjectReport, RootName, verify_project};
-use crate::gate::{Place, RootState, State, decide};
 use crate::mount::{MountError, MountRequest};
+use seal_core::discovery::{DiscoveryError, Listings};
+use seal_core::fs::RawPath;
+use seal_core::lockfile::{Lockfile, LockfileError};
+use seal_core::store::StoreError;
+use seal_core::verify::{ProjectReport, RootName, verify_project};
+use seal_gate::{Place, RootState, State, decide};
 
 /// Why `seal run` stops before (or instead of) running the command.
 #[derive(Debug)]
@@ -52,7 +52,7 @@ pub enum RunError {
     /// extension location).
     Bind(String),
     /// The machine policy file was refused.
-    Policy(crate::policy::PolicyError),
+    Policy(seal_gate::policy::PolicyError),
     Namespace(io::Error),
     Unprivileged(String),
     Mount(MountError),
@@ -61,7 +61,7 @@ pub enum RunError {
 
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
+        let shown = |p: &Path| seal_core::escape::escaped_os(p.as_os_str());
         match self {
             RunError::Lockfile(e) => write!(f, "{e} (nothing was run)"),
             RunError::Invalid(e) => {
@@ -113,7 +113,7 @@ pub struct Prepared {
     /// `seal.json` is missing and the machine policy requires Seal: the
     /// lockfile is the empty one standing in for it.
     pub implied: bool,
-    pub machine: &'static crate::policy::MachinePolicy,
+    pub machine: &'static seal_gate::policy::MachinePolicy,
     pub report: ProjectReport,
     pub plan: Plan,
     pub identity: Identity,
@@ -130,8 +130,8 @@ impl Prepared {
 
 /// Reads and verifies the project and plans the namespace.
 pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
-    let machine = crate::policy::machine().map_err(RunError::Policy)?;
-    let (bytes, implied) = crate::policy::lockfile_bytes(request.project.as_fd(), machine)
+    let machine = seal_gate::policy::machine().map_err(RunError::Policy)?;
+    let (bytes, implied) = seal_gate::policy::lockfile_bytes(request.project.as_fd(), machine)
         .map_err(RunError::Lockfile)?;
     let lockfile = Lockfile::parse(&bytes).map_err(RunError::Invalid)?;
     let mut listings = Listings::new(request.project.as_fd());
@@ -143,7 +143,7 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
     // are shown read-only (the command cannot change the rules it runs
     // under), and its extra masks are masked like the built-in ones.
     // (The first that exists: the directory, which holds the file.)
-    let policy_paths = crate::policy::MachinePolicy::read_only_paths();
+    let policy_paths = seal_gate::policy::MachinePolicy::read_only_paths();
     if let Some((path, source)) = policy_paths
         .into_iter()
         .find_map(|p| std::fs::canonicalize(&p).ok().map(|c| (p, c)))
@@ -185,7 +185,7 @@ fn user_binds(binds: &[(PathBuf, PathBuf, bool)]) -> Result<Vec<UserBind>, RunEr
     binds
         .iter()
         .map(|(source, dest, writable)| {
-            let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
+            let shown = |p: &Path| seal_core::escape::escaped_os(p.as_os_str());
             let source = std::fs::canonicalize(source)
                 .map_err(|e| RunError::Bind(format!("cannot bind {}: {e}", shown(source))))?;
             if !dest.is_absolute() {
@@ -238,7 +238,7 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
     };
     // A policy that cannot be read is reported by whoever runs: here it adds
     // nothing.
-    let extra_masks = crate::policy::machine()
+    let extra_masks = seal_gate::policy::machine()
         .map(|m| m.extra_mask_paths(&canonical))
         .unwrap_or_default();
     let inputs = plan::Inputs {
@@ -290,10 +290,7 @@ fn identity_for(
                 Err(_) => User::from_name(spec).map_err(lookup_err)?,
             };
             Some(found.ok_or_else(|| {
-                RunError::User(format!(
-                    "no such user: {}",
-                    crate::core::escape::quoted(spec)
-                ))
+                RunError::User(format!("no such user: {}", seal_core::escape::quoted(spec)))
             })?)
         }
         None if root => match std::env::var("SUDO_UID")
@@ -517,7 +514,7 @@ pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
         .collect();
     let mut listings = Listings::new(prepared.request.project.as_fd());
     let extra = &prepared.machine.extra_surfaces;
-    for a in crate::gate::assess::uncovered_artifacts(&mut listings, &prepared.lockfile, extra) {
+    for a in seal_gate::assess::uncovered_artifacts(&mut listings, &prepared.lockfile, extra) {
         out.push(seen(
             a.path.display(),
             "artifact",
@@ -536,7 +533,7 @@ fn seen(
     kind: &'static str,
     place: &Place,
     state: RootState,
-    policy: crate::core::lockfile::Policy,
+    policy: seal_core::lockfile::Policy,
 ) -> SeenEntry {
     let decision = decide(place, State::Root(state), policy);
     let why = match place {

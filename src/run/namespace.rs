@@ -138,8 +138,7 @@ impl Launch {
             })
             .collect::<io::Result<Vec<_>>>()?;
         let mut not_found_message = b"seal: run: cannot execute ".to_vec();
-        not_found_message
-            .extend_from_slice(crate::core::escape::escaped_os(&command[0]).as_bytes());
+        not_found_message.extend_from_slice(seal_core::escape::escaped_os(&command[0]).as_bytes());
         not_found_message.extend_from_slice(b"\n");
         Ok(Launch {
             program,

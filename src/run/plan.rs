@@ -9,7 +9,7 @@
 //! and the user's extra binds. A rename, replacement or new file on the host
 //! reaches the run only inside a subtree that a bind shows on purpose.
 //!
-//! Candidate locations come from the built-in table in [`crate::surfaces`]
+//! Candidate locations come from the built-in table in [`seal_gate::surfaces`]
 //! (home, XDG and admin locations, locations named by relocating variables,
 //! Claude Code's per-project memory) and from every parent directory of the
 //! project. Each is shown by its location alone, whatever is there (a symlink
@@ -23,7 +23,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::filter::{self, Filtered};
 use super::mountinfo::{self, Alias, MountEntry};
-use crate::surfaces::{
+use seal_gate::surfaces::{
     AGENT_DIRS, Base, CLAUDE_PROJECT_MEMORY, EXTERNAL_GROUPS, EXTERNAL_ROWS, FilterRule, Show,
     SurfaceClass, claude_project_dir_name, parent_locations,
 };
@@ -542,7 +542,7 @@ fn decide(inputs: &Inputs, location: &Path, show: Show) -> (State, bool) {
             State::Impossible {
                 reason: format!(
                     "it contains the project ({}); showing it empty would hide the project itself",
-                    crate::core::escape::escaped_os(project.as_os_str())
+                    seal_core::escape::escaped_os(project.as_os_str())
                 ),
             },
             existed,
@@ -551,10 +551,10 @@ fn decide(inputs: &Inputs, location: &Path, show: Show) -> (State, bool) {
     if let Ok(rel) = location.strip_prefix(project) {
         let segments: Vec<String> = rel
             .iter()
-            .map(|s| crate::core::paths::nfc(&s.to_string_lossy()))
+            .map(|s| seal_core::paths::nfc(&s.to_string_lossy()))
             .collect();
         let refs: Vec<&str> = segments.iter().map(String::as_str).collect();
-        return match crate::surfaces::classify(&refs) {
+        return match seal_gate::surfaces::classify(&refs) {
             SurfaceClass::Artifact { .. } | SurfaceClass::Container => {
                 (State::InsideProject, existed)
             }
@@ -650,7 +650,7 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
                 location: at,
                 why: format!(
                     "a second mount of {} (made before the run)",
-                    crate::core::escape::escaped_os(p.location.as_os_str())
+                    seal_core::escape::escaped_os(p.location.as_os_str())
                 ),
                 state: State::Placed(placement),
                 existed: p.existed,
@@ -709,7 +709,7 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
 /// Refuses an extra bind that would expose the real project or an extension
 /// location, or hide something placed on purpose.
 fn check_bind(inputs: &Inputs, planned: &[Planned], b: &UserBind) -> Result<(), String> {
-    let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
+    let shown = |p: &Path| seal_core::escape::escaped_os(p.as_os_str());
     let related = |a: &Path, b: &Path| a.starts_with(b) || b.starts_with(a);
     let project = &inputs.project;
     if related(&b.source, project) {

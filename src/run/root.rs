@@ -24,7 +24,7 @@ use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::sys::stat::Mode;
 
 use super::plan::{Dir, FilteredFile, Node, Placement, Plan, read_only_system};
-use crate::core::fs::EntryKind;
+use seal_core::fs::EntryKind;
 
 /// Why the root could not be built.
 #[derive(Debug)]
@@ -301,7 +301,7 @@ impl Builder {
         }
         if d.on_host {
             if let Some(host) = self.open_host_dir(&d.path) {
-                let entries = crate::core::fs::list_dir(host.as_fd()).map_err(failed)?;
+                let entries = seal_core::fs::list_dir(host.as_fd()).map_err(failed)?;
                 for e in entries {
                     if d.children.contains_key(&e.name)
                         || (d.path == Path::new("/") && e.name == "proc")
@@ -451,7 +451,7 @@ impl Builder {
 /// planned makes the run Blocked; the view, `/proc` or an extra bind failing
 /// is a set-up error naming what failed.
 fn placement_error(p: &Placement, location: &Path, e: io::Error) -> BuildError {
-    let shown = |p: &Path| crate::core::escape::escaped_os(p.as_os_str());
+    let shown = |p: &Path| seal_core::escape::escaped_os(p.as_os_str());
     match p {
         Placement::EmptyDir | Placement::EmptyFile | Placement::Filtered(_) | Placement::Cover => {
             BuildError::At {
@@ -477,14 +477,14 @@ fn placement_error(p: &Placement, location: &Path, e: io::Error) -> BuildError {
 fn warn(path: &Path, e: &io::Error) {
     tracing::info!(
         "{} is left out of the run: {e}",
-        crate::core::escape::escaped_os(path.as_os_str())
+        seal_core::escape::escaped_os(path.as_os_str())
     );
 }
 
 /// The names in a directory, for the merge-back's record of what was there at
 /// the start.
 pub fn names(fd: &OwnedFd) -> io::Result<Vec<OsString>> {
-    Ok(crate::core::fs::list_dir(fd.as_fd())?
+    Ok(seal_core::fs::list_dir(fd.as_fd())?
         .into_iter()
         .map(|e| e.name)
         .collect())

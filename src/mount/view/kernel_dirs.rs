@@ -45,8 +45,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{DirItem, View};
-use crate::gate::Who;
 use crate::mount::error::FsError;
+use seal_gate::Who;
 
 /// How long a listing is kept for the reads that continue it (they follow
 /// within milliseconds; a reader that pauses longer gets a listing taken
@@ -174,7 +174,7 @@ impl<Id> View<Id> {
     pub fn sweep_listings(&self) {
         let mut listings = self.kernel_listings();
         listings.retain(|_, l| l.taken.elapsed() < CONTINUE_FOR);
-        crate::memory::shrink_if_sparse(&mut listings);
+        seal_gate::memory::shrink_if_sparse(&mut listings);
     }
 
     pub(super) fn kernel_listings(

@@ -45,13 +45,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Pin, View};
-use crate::core::digest::Digest;
-use crate::core::fs::open_file_beneath;
-#[cfg(doc)]
-use crate::gate::Gate;
-use crate::gate::{OpenDecision, ViewPath, Who};
 use crate::mount::error::FsError;
-use crate::snapshot::Snapshot;
+use seal_core::digest::Digest;
+use seal_core::fs::open_file_beneath;
+#[cfg(doc)]
+use seal_gate::Gate;
+use seal_gate::snapshot::Snapshot;
+use seal_gate::{OpenDecision, ViewPath, Who};
 
 /// How long a pin keeps its bytes after their last use: the reads that
 /// follow a lookup (an open, a program loading a bundle) are served from
@@ -144,7 +144,7 @@ impl<Id> View<Id> {
         }
     }
 
-    /// [`crate::gate::Gate::open`] for bytes the kernel will keep: an
+    /// [`seal_gate::Gate::open`] for bytes the kernel will keep: an
     /// `allow` is recorded once per verification run and path.
     fn give_out(&self, path: &ViewPath, who: Who) -> (OpenDecision, Option<u64>) {
         let key = given_key(path);
@@ -308,21 +308,17 @@ impl<Id> View<Id> {
         let fd = open_file_beneath(self.gate.project_fd(), &path.raw.to_os_string())
             .map_err(FsError::from_walk)?;
         let file = std::fs::File::from(fd);
-        Ok(crate::core::fs::read_chunk_at(
-            &file,
-            offset,
-            size as usize,
-        )?)
+        Ok(seal_core::fs::read_chunk_at(&file, offset, size as usize)?)
     }
 
     /// Lets go of pinned bytes unused for [`PIN_BYTES_FOR`] (the sweeper
     /// calls this every second): the kernel keeps the pages it read.
     pub fn sweep_pins(&self) {
         self.let_go_of_pinned_bytes(PIN_BYTES_FOR);
-        crate::memory::shrink_if_sparse(&mut self.pins());
+        seal_gate::memory::shrink_if_sparse(&mut self.pins());
         let mut given = self.given();
         given.retain(|_, (_, when)| when.elapsed() < GIVEN_FOR);
-        crate::memory::shrink_if_sparse(&mut given);
+        seal_gate::memory::shrink_if_sparse(&mut given);
     }
 
     /// Lets go of pinned bytes unused for `unused_for`.

@@ -2,7 +2,7 @@
 //! project at the same place, made with the caller's credentials
 //! ([`AsCaller`]); every change to a protected path (`seal.json`, sealed
 //! roots, agent surfaces, existing or not) is refused with `EROFS` and
-//! recorded, as the gate decides ([`crate::gate::decide_change`]).
+//! recorded, as the gate decides ([`seal_gate::decide_change`]).
 //!
 //! Operations name their target by a directory descriptor opened beneath the
 //! project without crossing a symlink and the last name, with the no-follow
@@ -24,14 +24,14 @@ use std::time::{Duration, SystemTime};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
 
 use super::{Entry, Handle, Opened, ReadMode, SET_ID, View, attr_of, lstat_in};
-use crate::core::discovery::Listings;
-use crate::core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
-use crate::feed::Naming;
-use crate::gate::{Change, ViewPath, Who, assess::holds_protected};
 use crate::mount::backing::{BackingOf, DAEMON, Register};
 use crate::mount::creds::AsCaller;
 use crate::mount::error::FsError;
 use crate::mount::inodes::ROOT;
+use seal_core::discovery::Listings;
+use seal_core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
+use seal_gate::feed::Naming;
+use seal_gate::{Change, ViewPath, Who, assess::holds_protected};
 
 /// A time to set, as `setattr` gives it.
 #[derive(Debug, Clone, Copy)]
@@ -187,7 +187,7 @@ impl<Id> View<Id> {
         let ino = self.entry_ino(parent, name, &st);
         Ok(Entry::new(
             attr_of(&st, ino, None),
-            super::entry_ttl(crate::gate::Caching::Cacheable),
+            super::entry_ttl(seal_gate::Caching::Cacheable),
             false,
         ))
     }
@@ -333,7 +333,7 @@ impl<Id> View<Id> {
         };
         Ok(Entry::new(
             attr_of(&st, ino, None),
-            super::entry_ttl(crate::gate::Caching::Cacheable),
+            super::entry_ttl(seal_gate::Caching::Cacheable),
             false,
         ))
     }
@@ -371,8 +371,8 @@ impl<Id> View<Id> {
     fn moves_protected(&self, path: &ViewPath) -> bool {
         match self.lstat(path) {
             Ok(st)
-                if crate::core::fs::EntryKind::from_mode(st.st_mode)
-                    == crate::core::fs::EntryKind::Dir =>
+                if seal_core::fs::EntryKind::from_mode(st.st_mode)
+                    == seal_core::fs::EntryKind::Dir =>
             {
                 let mut listings = Listings::new(self.gate.project_fd());
                 holds_protected(&mut listings, &path.raw)
@@ -483,7 +483,7 @@ impl<Id> View<Id> {
         let ino = self.entry_ino(parent, name, &st);
         let entry = Entry::new(
             attr_of(&st, ino, None),
-            super::entry_ttl(crate::gate::Caching::Cacheable),
+            super::entry_ttl(seal_gate::Caching::Cacheable),
             false,
         );
         let opened = self.open_real(ino, File::from(fd), &st, Some(who), register)?;

@@ -2,7 +2,7 @@
 //! else (comments, layout, unknown keys) stays byte-for-byte; the merge-back.
 
 use super::*;
-use crate::surfaces::{
+use seal_gate::surfaces::{
     CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CONTINUE_YAML, GEMINI_SETTINGS, HOOKS_JSON,
     MCP_SERVERS_JSON, OPENCODE_CONFIG,
 };
@@ -426,7 +426,7 @@ fn codex_config_merge_keeps_the_hosts_servers_and_layout() {
 /// the removed paths, and still parses.
 #[test]
 fn every_rule_removes_its_paths_and_keeps_everything_else() {
-    use crate::surfaces::{FILTER_RULES, Format};
+    use seal_gate::surfaces::{FILTER_RULES, Format};
     fn concrete(path: &[&str]) -> Vec<String> {
         path.iter()
             .map(|k| {

@@ -2,7 +2,7 @@
 //! mounts, extra binds.
 
 use super::*;
-use crate::surfaces::{CLAUDE_STATE, CODEX_CONFIG};
+use seal_gate::surfaces::{CLAUDE_STATE, CODEX_CONFIG};
 
 struct World {
     _t: tempfile::TempDir,

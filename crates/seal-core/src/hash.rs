@@ -76,7 +76,7 @@ impl Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = crate::core::escape::escaped(self.path());
+        let path = crate::escape::escaped(self.path());
         match self {
             Problem::Unsupported { kind, .. } => {
                 write!(
@@ -520,7 +520,7 @@ impl<K: Keeper> Visit for Collect<'_, '_, K> {
             if name.contains('\\') {
                 self.problem(Problem::BadName {
                     path: join(rel, &name),
-                    reason: crate::core::paths::PathRule::Backslash.to_string(),
+                    reason: crate::paths::PathRule::Backslash.to_string(),
                 });
                 continue;
             }

@@ -6,17 +6,17 @@
 use std::os::fd::BorrowedFd;
 use std::sync::{Arc, Mutex};
 
-use crate::core::lockfile::{Lockfile, LockfileError};
+use seal_core::lockfile::{Lockfile, LockfileError};
 use std::fs::File;
 use std::os::fd::AsFd;
 
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{Mode, fstat, fstatat};
 
-use crate::core::fs::EntryKind;
-use crate::core::lockfile::LOCKFILE_NAME;
-use crate::core::store::{StoreError, check_size, read_lockfile_unchecked, read_open_lockfile};
 use crate::feed::{Feed, Subscription};
+use seal_core::fs::EntryKind;
+use seal_core::lockfile::LOCKFILE_NAME;
+use seal_core::store::{StoreError, check_size, read_lockfile_unchecked, read_open_lockfile};
 
 /// The tag of the lockfile's subscriptions: the feed's listener is told
 /// when `seal.json` changes (every decision may change with it).
@@ -228,13 +228,13 @@ fn invalid(last_valid: Arc<Lockfile>, e: &LockfileError) -> LockView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::lockfile::Policy;
+    use seal_core::lockfile::Policy;
     use std::os::fd::AsFd;
 
     #[test]
     fn follows_the_file_and_fails_closed() {
         let t = tempfile::tempdir().unwrap();
-        let fd = crate::core::fs::open_project(t.path()).unwrap();
+        let fd = seal_core::fs::open_project(t.path()).unwrap();
         let good = Lockfile::empty(Policy::Block).to_canonical_bytes();
         std::fs::write(t.path().join("seal.json"), &good).unwrap();
         let live = LiveLockfile::new(good.clone(), Lockfile::empty(Policy::Block), None);
@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn an_implied_lockfile_holds_while_the_file_is_missing_and_not_after() {
         let t = tempfile::tempdir().unwrap();
-        let fd = crate::core::fs::open_project(t.path()).unwrap();
+        let fd = seal_core::fs::open_project(t.path()).unwrap();
         let empty = Lockfile::empty(Policy::Block);
         let mut live = LiveLockfile::new(empty.to_canonical_bytes(), empty.clone(), None);
         live.imply_while_missing();

@@ -17,8 +17,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::core::paths::FilePath;
 use crate::snapshot::Snapshot;
+use seal_core::paths::FilePath;
 
 /// What one request gets: the verdict of the run that took its ticket, and
 /// the snapshot of the file it asked for (when that run kept one).

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::*;
-use crate::core::discovery::{Listings, expand};
-use crate::core::hash::{KeepNothing, observe_root};
-use crate::core::lockfile::{BundleEntry, Lockfile, Policy};
-use crate::core::pattern::Pattern;
 use crate::snapshot::Snapshot;
+use seal_core::discovery::{Listings, expand};
+use seal_core::hash::{KeepNothing, observe_root};
+use seal_core::lockfile::{BundleEntry, Lockfile, Policy};
+use seal_core::pattern::Pattern;
 
 pub(super) fn write(root: &Path, rel: &str, content: &str) {
     let p = root.join(rel);
@@ -20,7 +20,7 @@ pub(super) fn write(root: &Path, rel: &str, content: &str) {
 
 /// Pins everything the patterns produce, as `seal pin` would.
 pub(super) fn pin(root: &Path, patterns: &[&str], policy: Policy) -> Vec<u8> {
-    let fd = crate::core::fs::open_project(root).unwrap();
+    let fd = seal_core::fs::open_project(root).unwrap();
     let mut listings = Listings::new(fd.as_fd());
     let mut lock = Lockfile::empty(policy);
     lock.discovery = patterns
@@ -53,7 +53,7 @@ fn gate_with_feed(root: &Path) -> Gate {
 fn gate_with(root: &Path, feed: Option<Arc<crate::feed::Feed>>) -> Gate {
     let bytes = std::fs::read(root.join("seal.json")).unwrap();
     let lock = Lockfile::parse(&bytes).unwrap();
-    let fd = crate::core::fs::open_project(root).unwrap();
+    let fd = seal_core::fs::open_project(root).unwrap();
     Gate::new(GateConfig {
         project: Arc::new(fd),
         lockfile_bytes: bytes,

@@ -91,7 +91,7 @@ impl RawPath {
 
     /// Printable form for messages.
     pub fn display(&self) -> String {
-        crate::core::escape::escaped_os(&self.to_os_string())
+        crate::escape::escaped_os(&self.to_os_string())
     }
 }
 
@@ -246,7 +246,7 @@ pub fn list_fresh_dir(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
 /// The UTF-8 NFC form of an on-disk name, or `None` when it is not UTF-8 (and
 /// so cannot be written in a lockfile).
 pub fn nfc_name(name: &OsStr) -> Option<String> {
-    name.to_str().map(crate::core::paths::nfc)
+    name.to_str().map(crate::paths::nfc)
 }
 
 /// A descriptor usable for `*at` calls: the project root.

@@ -5,13 +5,13 @@
 //! the walk that finds the agent artifacts no discovery pattern covers
 //! (shared by `seal run --dry-run`, `seal verify -v` and `seal pin`).
 
-use crate::core::discovery::{DiscoveryError, Listings, has_trackable_entry};
-use crate::core::effort::Effort;
-use crate::core::fs::{EntryKind, RawPath};
-use crate::core::hash::{Keeper, Observed};
-use crate::core::lockfile::{BundleEntry, Lockfile};
-use crate::core::paths::BundleKey;
-use crate::core::verify::{BundleReport, BundleState, verify_key_with};
+use seal_core::discovery::{DiscoveryError, Listings, has_trackable_entry};
+use seal_core::effort::Effort;
+use seal_core::fs::{EntryKind, RawPath};
+use seal_core::hash::{Keeper, Observed};
+use seal_core::lockfile::{BundleEntry, Lockfile};
+use seal_core::paths::BundleKey;
+use seal_core::verify::{BundleReport, BundleState, verify_key_with};
 
 use super::decision::RootState;
 use super::place::{Place, ViewPath};
@@ -141,7 +141,7 @@ pub fn holds_protected(listings: &mut Listings<'_>, dir: &RawPath) -> bool {
             let named = entry
                 .name
                 .to_str()
-                .map(crate::core::paths::nfc)
+                .map(seal_core::paths::nfc)
                 .is_some_and(|n| crate::surfaces::INSTRUCTION_FILES.contains(&n.as_str()));
             if named {
                 return true;

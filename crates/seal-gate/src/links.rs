@@ -21,7 +21,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::core::fs::RawPath;
+use seal_core::fs::RawPath;
 
 /// Where the view is and where the real project is.
 #[derive(Debug, Clone)]

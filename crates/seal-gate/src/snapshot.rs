@@ -42,9 +42,9 @@ use nix::fcntl::{FcntlArg, SealFlag, fcntl};
 use nix::sys::memfd::{MFdFlags, memfd_create};
 use rustix::fs::{AtFlags, Mode, OFlags};
 
-use crate::core::digest::Digest;
-use crate::core::hash::Keeper;
-use crate::core::paths::FilePath;
+use seal_core::digest::Digest;
+use seal_core::hash::Keeper;
+use seal_core::paths::FilePath;
 
 /// Files at least this big are copied into their snapshot by the kernel
 /// (`sendfile`) and then hashed from the snapshot itself: one copy of their
@@ -135,12 +135,12 @@ impl Snapshot {
     /// read.
     pub fn of_file(
         project: std::os::fd::BorrowedFd<'_>,
-        raw: &crate::core::fs::RawPath,
+        raw: &seal_core::fs::RawPath,
     ) -> io::Result<Snapshot> {
         use sha2::Digest as _;
-        let fd = crate::core::fs::open_file_beneath(project, &raw.to_os_string())?;
-        let st = crate::core::fs::fstat_fd(fd.as_fd())?;
-        if crate::core::fs::EntryKind::from_mode(st.st_mode) != crate::core::fs::EntryKind::File {
+        let fd = seal_core::fs::open_file_beneath(project, &raw.to_os_string())?;
+        let st = seal_core::fs::fstat_fd(fd.as_fd())?;
+        if seal_core::fs::EntryKind::from_mode(st.st_mode) != seal_core::fs::EntryKind::File {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         let file = File::from(fd);
@@ -167,7 +167,7 @@ impl Snapshot {
             let buf = &mut buf[..want];
             let mut offset = 0u64;
             loop {
-                let n = crate::core::fs::read_fully_at(&file, offset, buf)?;
+                let n = seal_core::fs::read_fully_at(&file, offset, buf)?;
                 if n == 0 {
                     break;
                 }
@@ -543,7 +543,7 @@ mod tests {
         // it (copied by the kernel, hashed from the snapshot): the same
         // bytes, the same digest as hashing the file directly.
         let dir = tempfile::tempdir().unwrap();
-        let project = crate::core::fs::open_project(dir.path()).unwrap();
+        let project = seal_core::fs::open_project(dir.path()).unwrap();
         for size in [
             0usize,
             4096,
@@ -554,7 +554,7 @@ mod tests {
         ] {
             let bytes: Vec<u8> = (0..size).map(|i| (i * 31 % 251) as u8).collect();
             std::fs::write(dir.path().join("f.bin"), &bytes).unwrap();
-            let raw = crate::core::fs::RawPath(vec!["f.bin".into()]);
+            let raw = seal_core::fs::RawPath(vec!["f.bin".into()]);
             let s = Snapshot::of_file(project.as_fd(), &raw).unwrap();
             assert_eq!(s.len(), size as u64, "size {size}");
             assert_eq!(s.digest(), Some(Digest::of(&bytes)), "size {size}");

@@ -126,7 +126,7 @@ impl fmt::Display for SyntaxError {
             SyntaxError::DuplicateKey { pos, key, first } => write!(
                 f,
                 "{pos}: duplicate object key {} (first at {first})",
-                crate::core::escape::quoted(key)
+                crate::escape::quoted(key)
             ),
             SyntaxError::TrailingContent { pos } => {
                 write!(f, "{pos}: unexpected content after the JSON value")

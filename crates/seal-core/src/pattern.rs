@@ -156,7 +156,7 @@ impl Pattern {
 
 impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::core::escape::escaped(&self.text))
+        f.write_str(&crate::escape::escaped(&self.text))
     }
 }
 
@@ -264,7 +264,7 @@ pub fn explain_not_produced(key: &BundleKey, patterns: &[Pattern]) -> String {
                  {key}; use \"{}\" for per-child bundle roots, or re-pin the containing root as \
                  the single recorded bundle",
                 root_of(key, pattern.depth()),
-                crate::core::escape::escaped(&parent_children),
+                crate::escape::escaped(&parent_children),
             );
         }
     }
@@ -274,21 +274,21 @@ pub fn explain_not_produced(key: &BundleKey, patterns: &[Pattern]) -> String {
                 "bundle key {key} is not produced by any discovery pattern: \"{pattern}\" \
                  produces roots below it, not {key} itself; add \"{}\" to discovery to seal it \
                  as one root",
-                crate::core::escape::escaped(exact),
+                crate::escape::escaped(exact),
             );
         }
     }
     format!(
         "bundle key {key} is not produced by any discovery pattern; add \"{}\" (this root \
          only) or \"{}\" (each child of its parent as its own root) to \"discovery\"",
-        crate::core::escape::escaped(exact),
-        crate::core::escape::escaped(&parent_children),
+        crate::escape::escaped(exact),
+        crate::escape::escaped(&parent_children),
     )
 }
 
 fn root_of(key: &BundleKey, depth: usize) -> String {
     let segments: Vec<&str> = key.segments().take(depth).collect();
-    crate::core::escape::escaped(&format!("./{}", segments.join("/"))).into_owned()
+    crate::escape::escaped(&format!("./{}", segments.join("/"))).into_owned()
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Gate decisions under a machine policy (src/policy.rs), on real temporary
+//! Gate decisions under a machine policy (policy.rs), on real temporary
 //! trees: strictest wins, extra surfaces, protected paths, forced read-only,
 //! a required Seal, and what the audit log says about each.
 
@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::tests::{WHO, pin, project, served, shows, vp, write};
 use super::*;
-use crate::core::lockfile::{Lockfile, Policy};
 use crate::policy::{MachinePolicy, parse};
+use seal_core::lockfile::{Lockfile, Policy};
 
 fn machine(json: &str) -> Arc<MachinePolicy> {
     let mut m = parse(json.as_bytes(), Path::new("/etc/seal/policy.json")).unwrap();
@@ -19,7 +19,7 @@ fn machine(json: &str) -> Arc<MachinePolicy> {
 /// A gate under `machine` with an audit log at `log` (the lockfile from
 /// the disk, or the implied empty one when there is none).
 fn gate_under(root: &Path, machine: Arc<MachinePolicy>, log: &Path) -> Gate {
-    let fd = crate::core::fs::open_project(root).unwrap();
+    let fd = seal_core::fs::open_project(root).unwrap();
     let (bytes, implied) = crate::policy::lockfile_bytes(fd.as_fd(), &machine).unwrap();
     Gate::new(GateConfig {
         project: Arc::new(fd),

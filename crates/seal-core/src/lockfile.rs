@@ -811,7 +811,7 @@ fn check_keys_do_not_nest<'a>(keys: impl Iterator<Item = &'a BundleKey>, v: &mut
                     Rule::KeyNested,
                     format!(
                         "bundle key {key} is nested inside bundle key ./{}",
-                        crate::core::escape::escaped(above)
+                        crate::escape::escaped(above)
                     ),
                 );
             }
@@ -839,14 +839,14 @@ mod tests {
             proptest::prop_assume!(!files.is_empty());
             let entry = BundleEntry::from_files(files.clone());
             let scanned = files.keys().any(|f| {
-                f.as_str() == rel || crate::core::paths::is_segment_ancestor(&rel, f.as_str())
+                f.as_str() == rel || crate::paths::is_segment_ancestor(&rel, f.as_str())
             });
             proptest::prop_assert_eq!(entry.records(&rel), scanned);
         }
     }
 
     pub(crate) const CANONICAL_EXAMPLE: &str =
-        include_str!("../../tests/golden/canonical-example.json");
+        include_str!("../../../tests/golden/canonical-example.json");
 
     fn rules_of(text: &str) -> Vec<Rule> {
         Lockfile::parse(text.as_bytes())

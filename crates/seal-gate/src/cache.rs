@@ -29,12 +29,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::core::digest::Digest;
-use crate::core::fs::{EntryKind, RawPath, list_fresh_dir, lstat_at, nfc_name, open_dir_at};
-use crate::core::lockfile::{BundleEntry, Policy};
-use crate::core::paths::{BundleKey, FilePath, is_excluded};
 use crate::feed::{Feed, Subscription};
 use crate::snapshot::Snapshot;
+use seal_core::digest::Digest;
+use seal_core::fs::{EntryKind, RawPath, list_fresh_dir, lstat_at, nfc_name, open_dir_at};
+use seal_core::lockfile::{BundleEntry, Policy};
+use seal_core::paths::{BundleKey, FilePath, is_excluded};
 
 use super::Assessment;
 use super::flight::Answer;
@@ -478,7 +478,7 @@ impl VerifiedCache {
         if warned.insert(key.clone()) {
             tracing::warn!(
                 "bundle {} is verified in full at every open: {advice}",
-                crate::core::escape::quoted(key.as_str())
+                seal_core::escape::quoted(key.as_str())
             );
         }
     }
@@ -576,7 +576,7 @@ impl VerifiedCache {
             path,
         };
         let verified = cached.assessment.state
-            == super::RootState::Bundle(crate::core::verify::BundleState::Verified);
+            == super::RootState::Bundle(seal_core::verify::BundleState::Verified);
         let fresh = Snapshot::of_file(project, raw);
         let serve = match (&fresh, digest) {
             // A Verified bundle serves only the bytes it was verified with.

@@ -358,9 +358,10 @@ pub fn plan_bulk(
     prune: bool,
     verbose: bool,
     uncovered: &[BundleKey],
+    proposal: &Proposal,
     progress: Option<&HashProgress>,
 ) -> Result<PinPlan, PlanError> {
-    let offer = offer_patterns(listings, lock, uncovered, progress)?;
+    let offer = offer_patterns(listings, lock, uncovered, proposal, progress)?;
     let members = survey(listings, lock, HashUnrecorded::Yes, progress)?;
     let mut blockers = Vec::new();
     for m in &members {
@@ -442,13 +443,13 @@ fn offer_patterns(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     uncovered: &[BundleKey],
+    proposal: &Proposal,
     progress: Option<&HashProgress>,
 ) -> Result<Offer, PlanError> {
     let mut offer = Offer::default();
     if uncovered.is_empty() {
         return Ok(offer);
     }
-    let proposal = crate::surfaces::propose(listings)?;
     let mut chosen: Vec<(Pattern, Vec<&BundleKey>)> = Vec::new();
     for key in uncovered {
         if let Some((_, keys)) = chosen.iter_mut().find(|(p, _)| p.produces(key)) {
@@ -800,13 +801,22 @@ fn relative_to_project(root: &Path, text: &str) -> Result<String, Refusal> {
     }
 }
 
-/// Plans `seal init`: the proposed patterns and every root they produce.
+/// The discovery patterns proposed for a project (by the caller, from what
+/// it knows of where agents load extensions), and the names it had to leave
+/// out, with why, so that the caller can warn about them.
+#[derive(Debug, Default)]
+pub struct Proposal {
+    pub patterns: Vec<Pattern>,
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Plans `seal init`: the `proposal`'s patterns and every root they produce.
 pub fn plan_init(
     listings: &mut Listings<'_>,
     policy: Policy,
+    proposal: Proposal,
     progress: Option<&HashProgress>,
 ) -> Result<InitPlan, PlanError> {
-    let proposal = crate::surfaces::propose(listings)?;
     let mut lock = Lockfile::empty(policy);
     lock.discovery = proposal.patterns.clone();
     lock.discovery.sort();
@@ -833,7 +843,7 @@ pub fn plan_init(
 }
 
 /// The blocker of a produced root no bundle key can name.
-fn unmappable(root: &crate::core::discovery::UnmappableRoot) -> Blocker {
+fn unmappable(root: &crate::discovery::UnmappableRoot) -> Blocker {
     Blocker::Unmappable {
         shown: format!("./{}", root.raw.display()),
         reason: root.reason(),

@@ -14,7 +14,7 @@
 //! This module owns the file, its schema and the small rule types the other
 //! layers ask (the protected-path globs, the extra surface rows, the extra
 //! home masks); it decides nothing about paths itself. The gate takes it
-//! through [`crate::gate::Gate::with_machine`]; the CLI reads it for `seal
+//! through [`crate::Gate::with_machine`]; the CLI reads it for `seal
 //! policy`, `verify`, `why`, `mount` and `run`.
 
 use std::fmt;
@@ -25,12 +25,12 @@ use std::sync::OnceLock;
 use nix::fcntl::OFlag;
 use nix::sys::stat::{Mode, SFlag, fstat};
 
-use crate::core::escape::{escaped_os, quoted};
-use crate::core::json::{self, Kind, Member, Value};
-use crate::core::lockfile::{Lockfile, Policy};
-use crate::core::pattern::Pattern;
-use crate::core::store::{StoreError, read_lockfile};
 use crate::surfaces::{ExtraRows, SurfaceRow, Unit};
+use seal_core::escape::{escaped_os, quoted};
+use seal_core::json::{self, Kind, Member, Value};
+use seal_core::lockfile::{Lockfile, Policy};
+use seal_core::pattern::Pattern;
+use seal_core::store::{StoreError, read_lockfile};
 
 /// Where the machine policy lives, fixed at build time.
 pub const DEFAULT_PATH: &str = match option_env!("SEAL_POLICY_PATH") {
@@ -308,7 +308,7 @@ impl Glob {
                     ));
                 }
                 s if s.contains('\0') => return Err("contains a NUL character".into()),
-                s => segments.push(GlobSegment::Name(crate::core::paths::nfc(s))),
+                s => segments.push(GlobSegment::Name(seal_core::paths::nfc(s))),
             }
         }
         Ok(Glob {
@@ -1209,7 +1209,7 @@ mod tests {
     #[test]
     fn a_missing_lockfile_is_the_empty_one_only_when_seal_is_required() {
         let t = tempfile::tempdir().unwrap();
-        let fd = crate::core::fs::open_project(t.path()).unwrap();
+        let fd = seal_core::fs::open_project(t.path()).unwrap();
         let none = MachinePolicy::default();
         assert!(matches!(
             lockfile_bytes(fd.as_fd(), &none),

@@ -15,8 +15,8 @@
 //! * inside a root the kernel reached through a fresh lookup, `block` shows
 //!   only what the lockfile records (the open verifies the bytes).
 
-use crate::core::lockfile::Policy;
-use crate::core::verify::BundleState;
+use seal_core::lockfile::Policy;
+use seal_core::verify::BundleState;
 
 use super::audit::Event;
 use super::place::Place;
@@ -371,8 +371,8 @@ pub fn decide_change(place: &Place, change: Change, guard: Guard) -> ChangeDecis
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::paths::BundleKey;
     use crate::surfaces::SurfaceRule;
+    use seal_core::paths::BundleKey;
 
     fn places() -> Vec<Place> {
         vec![

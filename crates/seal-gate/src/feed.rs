@@ -612,7 +612,7 @@ mod tests {
     use std::fs;
 
     fn dir_fd(p: &std::path::Path) -> std::os::fd::OwnedFd {
-        crate::core::fs::open_project(p).unwrap()
+        seal_core::fs::open_project(p).unwrap()
     }
 
     #[test]

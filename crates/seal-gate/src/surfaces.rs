@@ -16,9 +16,10 @@
 //! 4. an instruction file (`CLAUDE.md`, `AGENTS.md`, ...) at any depth is a
 //!    single-file artifact root, because agents load them from subdirectories.
 
-use crate::core::discovery::{DiscoveryError, Listings, has_trackable_entry};
-use crate::core::fs::{EntryKind, RawPath, nfc_name};
-use crate::core::pattern::Pattern;
+use seal_core::discovery::{DiscoveryError, Listings, has_trackable_entry};
+use seal_core::fs::{EntryKind, RawPath, nfc_name};
+use seal_core::pattern::Pattern;
+pub use seal_core::plan::Proposal;
 
 /// The shape of a unit an agent loads from a row's pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -447,14 +448,6 @@ pub fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
     }
 }
 
-/// What `seal init` proposes: the discovery patterns and the names it had to
-/// leave out (with why), so that the caller can warn about them.
-#[derive(Debug, Default)]
-pub struct Proposal {
-    pub patterns: Vec<Pattern>,
-    pub skipped: Vec<(String, String)>,
-}
-
 /// Proposes discovery patterns for every agent surface present in the project,
 /// so that after `seal init` nothing the mount would treat as an artifact is
 /// left unsealed: rows whose container exists (`X/*` when `X` is a directory,
@@ -484,7 +477,7 @@ pub fn propose(listings: &mut Listings<'_>) -> Result<Proposal, DiscoveryError> 
         for entry in listings.list(&raw)?.iter() {
             let Some(name) = nfc_name(&entry.name) else {
                 proposal.skipped.push((
-                    format!("{dir}/{}", crate::core::escape::escaped_os(&entry.name)),
+                    format!("{dir}/{}", seal_core::escape::escaped_os(&entry.name)),
                     "its name is not UTF-8".to_string(),
                 ));
                 continue;
@@ -640,7 +633,7 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x").unwrap();
         }
-        let fd = crate::core::fs::open_project(t.path()).unwrap();
+        let fd = seal_core::fs::open_project(t.path()).unwrap();
         let mut l = Listings::new(std::os::fd::AsFd::as_fd(&fd));
         propose(&mut l)
             .unwrap()
@@ -1440,7 +1433,7 @@ mod doc_tests {
     /// every filter rule with every key it removes.
     #[test]
     fn surfaces_doc_lists_every_row() {
-        let doc = include_str!("../docs/SURFACES.md");
+        let doc = include_str!("../../../docs/SURFACES.md");
         let mut missing = Vec::new();
         for row in PROJECT_ROWS {
             if !doc.contains(&format!("`{}`", row.pattern)) {

@@ -27,12 +27,17 @@ pub mod assess;
 pub mod audit;
 pub mod cache;
 pub mod decision;
+pub mod feed;
 pub mod flight;
 pub mod links;
 pub mod live;
 #[cfg(test)]
 mod machine_tests;
+pub mod memory;
 pub mod place;
+pub mod policy;
+pub mod snapshot;
+pub mod surfaces;
 #[cfg(test)]
 mod tests;
 
@@ -54,15 +59,15 @@ pub use decision::{
 };
 pub use place::{Place, ViewPath, place, place_with};
 
-use crate::core::discovery::Listings;
-use crate::core::effort::{AfterProof, Cancel, Effort};
-use crate::core::fs::EntryKind;
-use crate::core::hash::observe_root;
-use crate::core::lockfile::{Lockfile, Policy};
-use crate::core::paths::{BundleKey, FilePath, is_excluded_below_root};
-use crate::core::verify::{BundleReport, BundleState};
 use crate::policy::{MachinePolicy, Protection, Source};
 use crate::snapshot::{Snapshot, SnapshotKeeper};
+use seal_core::discovery::Listings;
+use seal_core::effort::{AfterProof, Cancel, Effort};
+use seal_core::fs::EntryKind;
+use seal_core::hash::observe_root;
+use seal_core::lockfile::{Lockfile, Policy};
+use seal_core::paths::{BundleKey, FilePath, is_excluded_below_root};
+use seal_core::verify::{BundleReport, BundleState};
 
 /// Who asked: the process (for the audit log) and the credentials it made
 /// the request with (changes in the writable view are made as them).
@@ -136,7 +141,7 @@ pub struct Gate {
     flights: Flights<Assessment>,
     cache: cache::VerifiedCache,
     /// Live snapshots by the digest of their bytes (see [`Gate::shared`]).
-    by_digest: std::sync::Mutex<HashMap<crate::core::digest::Digest, std::sync::Weak<Snapshot>>>,
+    by_digest: std::sync::Mutex<HashMap<seal_core::digest::Digest, std::sync::Weak<Snapshot>>>,
     links: LinkRule,
     audit: Option<AuditLog>,
     /// The machine policy (none unless [`Gate::with_machine`] sets one).
@@ -451,7 +456,7 @@ impl Gate {
     pub fn still_approves(
         &self,
         path: &ViewPath,
-        digest: &crate::core::digest::Digest,
+        digest: &seal_core::digest::Digest,
     ) -> Option<u64> {
         let view = self.lock_view();
         let LockView::Valid(lock) = &view else {
@@ -513,7 +518,7 @@ impl Gate {
         reason: ChangeReason,
         who: Who,
     ) {
-        let shown = crate::core::escape::escaped(&path.display()).into_owned();
+        let shown = seal_core::escape::escaped(&path.display()).into_owned();
         tracing::info!("refused {op} of {shown}: {}", reason.describe());
         let Some(audit) = &self.audit else { return };
         let mut record = audit.record(Event::DenyWrite, op, who.pid, who.uid);
@@ -650,7 +655,7 @@ impl Gate {
     fn shared(
         &self,
         kept: std::collections::BTreeMap<FilePath, Snapshot>,
-        files: &std::collections::BTreeMap<FilePath, crate::core::digest::Digest>,
+        files: &std::collections::BTreeMap<FilePath, seal_core::digest::Digest>,
     ) -> HashMap<FilePath, Arc<Snapshot>> {
         let mut by_digest = self.by_digest.lock().unwrap_or_else(|e| e.into_inner());
         kept.into_iter()
@@ -709,7 +714,7 @@ impl Gate {
                 .map_or("Unverified", |a| a.state.as_str())
                 .to_string(),
         };
-        let shown = crate::core::escape::escaped(&path.display()).into_owned();
+        let shown = seal_core::escape::escaped(&path.display()).into_owned();
         match event {
             Event::Allow | Event::DenyWrite => {}
             Event::FailClosed => tracing::warn!("fail closed on {op} {shown}: {outcome}"),

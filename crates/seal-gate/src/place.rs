@@ -6,10 +6,10 @@
 
 use std::ffi::OsStr;
 
-use crate::core::fs::RawPath;
-use crate::core::lockfile::Lockfile;
-use crate::core::paths::{BundleKey, FilePath};
 use crate::surfaces::{self, ExtraRows, SurfaceClass, SurfaceRule};
+use seal_core::fs::RawPath;
+use seal_core::lockfile::Lockfile;
+use seal_core::paths::{BundleKey, FilePath};
 
 /// A path of the view: raw on-disk names, and their NFC (lossy) strings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -68,7 +68,7 @@ impl ViewPath {
     fn push(&mut self, name: &OsStr) {
         self.utf8 &= name.to_str().is_some();
         self.names
-            .push(crate::core::paths::nfc(&name.to_string_lossy()));
+            .push(seal_core::paths::nfc(&name.to_string_lossy()));
         self.raw.0.push(name.to_os_string());
     }
 
@@ -180,7 +180,7 @@ pub fn place(lock: &Lockfile, path: &ViewPath) -> Place {
 /// [`place`] with `extra` surface rows (a machine policy's) after the
 /// built-in ones.
 pub fn place_with(lock: &Lockfile, extra: &ExtraRows, path: &ViewPath) -> Place {
-    if path.depth() == 1 && path.raw.0[0] == crate::core::lockfile::LOCKFILE_NAME {
+    if path.depth() == 1 && path.raw.0[0] == seal_core::lockfile::LOCKFILE_NAME {
         return Place::Lockfile;
     }
     for pattern in &lock.discovery {

@@ -143,7 +143,7 @@ impl BundleKey {
 
 impl fmt::Display for BundleKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::core::escape::escaped(&self.0))
+        f.write_str(&crate::escape::escaped(&self.0))
     }
 }
 
@@ -207,7 +207,7 @@ impl FilePath {
 
 impl fmt::Display for FilePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::core::escape::escaped(&self.0))
+        f.write_str(&crate::escape::escaped(&self.0))
     }
 }
 
