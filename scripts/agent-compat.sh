@@ -38,6 +38,7 @@
 #   --control-only   run the agents directly only (debug the fixture, not seal)
 #   --table          with the control runs only, print the oracle (markdown, as
 #                    in docs/SURFACES.md) on stdout
+#   --install-only   install the agents into the cache (timed) and exit
 #   --list           print the agent table and exit
 #   --keep           keep the temporary directory and print its path
 # Environment:
@@ -116,13 +117,14 @@ offline_field() {
   awk -F' *[|] *' -v fam="$1" -v n="$2" '$1 ~ "^" fam " " { sub("^" fam " +", "", $1); print $n }' <<<"$OFFLINE_TABLE"
 }
 
-control_only=0 keep=0 table=0
+control_only=0 keep=0 table=0 install_only=0
 selected=()
 while [ $# -gt 0 ]; do
   case $1 in
     --control-only) control_only=1 ;;
     --table) table=1 control_only=1 ;;
     --keep) keep=1 ;;
+    --install-only) install_only=1 ;;
     --agent)
       shift
       [ -n "$(agent_rows "${1:-}")" ] || {
@@ -151,9 +153,11 @@ done
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 die() { echo "agent-compat: $*" >&2; exit 2; }
-for tool in node npm python3 git timeout; do
+for tool in node npm python3 git timeout rev; do
   command -v "$tool" >/dev/null || die "$tool is required"
 done
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 20 ] || die "node 20 or newer is required (Gemini CLI), found $(node --version)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sealfs-agents.XXXXXX")
 chmod 755 "$work"
@@ -223,6 +227,7 @@ for row in "${rows[@]}"; do
   bin_of[$id]=$bin var_of[$family]=$var config_of[$family]=$config
   title_of[$id]="$(offline_field "$family" 1) $version"
 done
+[ "$install_only" = 0 ] || exit 0
 
 # --- the seal binary ----------------------------------------------------------
 if [ "$control_only" = 0 ]; then
