@@ -539,3 +539,32 @@ fn why_explains_paths() {
         "{err}"
     );
 }
+
+#[test]
+fn git_finds_a_repository_above_the_project_as_on_the_host() {
+    if !fuse_available() {
+        return;
+    }
+    // A package of a monorepo: the repository's root is the project's parent.
+    let w = World::new();
+    let parent = w.project.parent().unwrap();
+    let git = |dir: &Path, args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(parent, &["init", "-q"]);
+    let host = git(&w.project, &["rev-parse", "--show-toplevel"]);
+    let (code, out, err) = w.run_sh("git rev-parse --show-toplevel", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, host,
+        "git inside the run finds the same repository root"
+    );
+    assert_eq!(out.trim(), parent.to_str().unwrap());
+}

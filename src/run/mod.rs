@@ -212,6 +212,21 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
         set_env(&mut env, "USER", user_name.clone().map(OsString::from));
         set_env(&mut env, "LOGNAME", user_name.map(OsString::from));
     }
+    // The sealed view is a mount of its own at the project's path, so git,
+    // walking up from the project to a repository root above it (a package
+    // of a monorepo), would stop at the view's edge ("Stopping at filesystem
+    // boundary") where on the host there is none: let it cross, as it would
+    // there. A value the caller set stays.
+    if !env
+        .iter()
+        .any(|(k, _)| k == "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+    {
+        set_env(
+            &mut env,
+            "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+            Some(OsString::from("1")),
+        );
+    }
     // Both the target's home and the caller's $HOME: an agent may use either.
     let mut homes: Vec<PathBuf> = home.into_iter().collect();
     if let Some(h) = std::env::var_os("HOME")
