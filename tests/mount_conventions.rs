@@ -473,7 +473,7 @@ fn mount_t_fuse_seal_and_an_fstab_line_go_through_the_helper() {
     fs::write(
         &fstab,
         format!(
-            "# a comment\n{} {} fuse.seal ro,allow_other,nofail,x-systemd.automount 0 0\n",
+            "# a comment\n{} {} fuse.seal defaults,allow_other,nofail,x-systemd.automount 0 0\n",
             p.path().display(),
             mp.path().display()
         ),
@@ -493,13 +493,23 @@ fn mount_t_fuse_seal_and_an_fstab_line_go_through_the_helper() {
             [ -e "$mp/.claude/skills/y" ] && echo "$1: y visible" || echo "$1: y hidden"
             umount "$mp" && echo "$1: unmounted"
         }
-        if mount -t fuse.seal "$project" "$mp"; then
+        # mount(8) passes rw unless ro is written: the view stays read-only.
+        if mount -t fuse.seal "$project" "$mp" -o allow_other; then
             echo "default: $(findmnt -n -o OPTIONS "$mp" | cut -d, -f1)"
-            echo n > "$mp/notes.txt" && echo "default: wrote notes.txt"
-            echo e 2>/dev/null > "$mp/.claude/skills/x/SKILL.md" || echo "default: extension refused"
+            (echo n > "$mp/notes.txt") 2>/dev/null && echo "default: wrote notes.txt" \
+                || echo "default: write refused"
+            [ -e "$project/notes.txt" ] && echo "default: the project changed"
+            umount "$mp"
+        fi
+        if mount -t fuse.seal "$project" "$mp" -o writable; then
+            echo "writable: $(findmnt -n -o OPTIONS "$mp" | cut -d, -f1)"
+            echo n > "$mp/notes.txt" && echo "writable: wrote notes.txt"
+            (echo e > "$mp/.claude/skills/x/SKILL.md") 2>/dev/null \
+                || echo "writable: extension refused"
             rm -f "$mp/notes.txt"
             umount "$mp"
         fi
+        mount -t fuse.seal "$project" "$mp" -o ro,writable; echo "contradiction: exit $?"
         mount -t fuse.seal "$project" "$mp" -o "ro,allow_other,audit_log=$log" && show cli
         mount -T "$fstab" "$mp" && show fstab
         mount -t fuse.seal "$project" "$mp" -o ro,bogus; echo "bogus: exit $?"
@@ -520,9 +530,12 @@ fn mount_t_fuse_seal_and_an_fstab_line_go_through_the_helper() {
     let proj = p.canonical();
     let proj = proj.to_str().unwrap();
     let expected = format!(
-        "default: rw\n\
-         default: wrote notes.txt\n\
-         default: extension refused\n\
+        "default: ro\n\
+         default: write refused\n\
+         writable: rw\n\
+         writable: wrote notes.txt\n\
+         writable: extension refused\n\
+         contradiction: exit 2\n\
          cli: fuse.seal {proj}\n\
          cli: opts ro,nosuid,nodev,relatime,user_id=0,group_id=0,default_permissions,allow_other\n\
          cli: x Do the approved thing.\n\

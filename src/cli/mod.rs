@@ -143,7 +143,7 @@ struct MountArgs {
     #[arg(long)]
     allow_other: bool,
     /// Let ordinary files be changed through the view (extensions and
-    /// seal.json stay read-only); the same as -o rw
+    /// seal.json stay read-only); the same as -o writable
     #[arg(long)]
     writable: bool,
     /// Verify a bundle in full at every open, even while the kernel's change
@@ -157,10 +157,9 @@ struct MountArgs {
     /// CI checkouts; see docs/SECURITY.md (the same as -o kernel_opens)
     #[arg(long)]
     kernel_opens: bool,
-    /// Mount options, comma-separated, as mount(8) spells them: ro, rw,
-    /// allow_other, audit_log=FILE, nonempty, noexec (and the generic ones
-    /// mount(8) and fstab pass, which are accepted and ignored)
-    #[arg(short = 'o', value_name = "OPTIONS")]
+    // The help is built from the one list of known options (cli/mount.rs),
+    // which the unknown-option error names too.
+    #[arg(short = 'o', value_name = "OPTIONS", help = mount::options_help())]
     options: Vec<String>,
     /// Detach once the view is mounted (the parent exits 0 when it is
     /// ready, or with the error); what fstab and mount(8) expect
