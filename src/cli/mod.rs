@@ -110,9 +110,8 @@ struct RunArgs {
     /// --kernel-opens; for trees that do not change during the run)
     #[arg(long, requires = "read_only")]
     kernel_opens: bool,
-    /// Print what the command would see and which locations would be masked,
-    /// then exit with the verify exit code
-    #[arg(long)]
+    // The exit codes in the words the README and the man page use.
+    #[arg(long, help = dry_run_help())]
     dry_run: bool,
     /// With --dry-run: print the result as JSON on stdout
     #[arg(long, requires = "dry_run")]
@@ -205,6 +204,22 @@ struct VerifyArgs {
     /// Show modified, added and missing files of each mismatched bundle
     #[arg(short, long)]
     verbose: bool,
+}
+
+/// The exit code of `seal run --dry-run`, in the one wording `--help`, the
+/// man page and the README use: the dry run exits as the real run would
+/// before starting the command, which is not `seal verify`'s code (a
+/// Blocked verification only hides bundles; the command still starts).
+pub const DRY_RUN_EXIT: &str = "exits as the run would before starting the command: 0 when the \
+     command would start (also when the verification is Blocked: the bundles that are not \
+     verified are hidden from it), 1 when a project-external location cannot be masked, 2 when \
+     seal.json is missing or invalid";
+
+fn dry_run_help() -> String {
+    format!(
+        "Print what the command would see and which locations would be masked, then stop: it \
+         {DRY_RUN_EXIT}"
+    )
 }
 
 /// Everything that ends a command with a fatal error (exit 2).
@@ -486,4 +501,35 @@ fn report_error(name: &str, result: &Result<Done, CliError>, machine: Option<for
         e => eprintln!("seal: {name}: {e}"),
     }
     formats::print_error(machine, &e.to_string(), exit_code(result));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words, with Markdown's backticks and roff's escaped hyphens undone.
+    fn words(text: &str) -> String {
+        text.replace(['`'], "")
+            .replace("\\-", "-")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn the_dry_run_exit_codes_have_one_wording_everywhere() {
+        let wording = words(DRY_RUN_EXIT);
+        let help = Cli::command()
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(words(&help).contains(&wording), "{help}");
+        let readme = words(include_str!("../../README.md"));
+        assert!(readme.contains(&wording), "the README says it otherwise");
+        let page = meta::page_text(Cli::command(), Some("run"));
+        assert!(words(&page).contains(&wording), "{page}");
+        // Nothing says the dry run exits with verify's code.
+        assert!(!words(&help).contains("verify exit code"), "{help}");
+    }
 }
