@@ -125,6 +125,15 @@ pub enum MountError {
         path: PathBuf,
         source: io::Error,
     },
+    /// An audit sink the machine policy makes mandatory cannot be opened.
+    MandatorySink {
+        /// The policy file, as shown.
+        policy: String,
+        /// The policy's key that names the sink (`audit.syslog`).
+        setting: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
     /// The machine policy file is refused.
     Policy(seal_gate::policy::PolicyError),
     Mount(io::Error),
@@ -196,6 +205,28 @@ impl fmt::Display for MountError {
             ),
             MountError::AuditLog { path, source } => {
                 write!(f, "cannot open audit log {}: {source}", shown(path))
+            }
+            MountError::MandatorySink {
+                policy,
+                setting,
+                path,
+                source,
+            } => {
+                let (what, remedy) = if *setting == "audit.syslog" {
+                    (
+                        "the syslog socket",
+                        "start the journal or a syslog daemon that listens there",
+                    )
+                } else {
+                    ("the audit file", "make that file writable for seal")
+                };
+                write!(
+                    f,
+                    "the machine policy {policy} requires an audit sink that is missing: {what} \
+                     {} cannot be opened ({source}). It is set by \"{setting}\" in {policy}; \
+                     {remedy}, or have that policy changed",
+                    shown(path)
+                )
             }
             MountError::Policy(e) => write!(f, "{e} (refusing to mount)"),
             MountError::Mount(e) => write!(f, "mount failed: {e}"),

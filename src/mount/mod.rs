@@ -75,7 +75,7 @@ pub fn prepare_gate(
     if let Ok(canonical) = std::fs::canonicalize(&request.project_dir) {
         real.push(canonical);
     }
-    let audit = audit_log(request.audit_log.as_deref(), &machine.audit)?;
+    let audit = open_audit_sinks(request.audit_log.as_deref(), machine)?;
     let feed = if request.rehash_every_open || machine.rehash_every_open {
         tracing::info!(
             "every open verifies its bundle in full (rehash every open, asked by the {})",
@@ -112,37 +112,44 @@ pub fn prepare_gate(
 
 /// The audit sinks: the file the command line names, and those the machine
 /// policy makes mandatory (the same file named twice is written once). Any
-/// sink that cannot be opened stops the mount.
-fn audit_log(
+/// sink that cannot be opened stops the mount; a mandatory one says that
+/// the machine policy requires it and where. `seal run` opens them before
+/// it prints anything, so that a missing sink is the first and only thing
+/// it says.
+pub fn open_audit_sinks(
     requested: Option<&Path>,
-    mandatory: &seal_gate::policy::MandatoryAudit,
+    machine: &seal_gate::policy::MachinePolicy,
 ) -> Result<Option<AuditLog>, MountError> {
+    let mandatory = &machine.audit;
     let mut log = AuditLog::default();
-    let mut files: Vec<&Path> = requested.into_iter().collect();
+    if let Some(path) = requested {
+        log.add_file(path).map_err(|source| MountError::AuditLog {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    let missing = |setting: &'static str, path: &Path, source| MountError::MandatorySink {
+        policy: machine.shown_file(),
+        setting,
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(file) = mandatory.file.as_deref() {
-        let same = files.first().is_some_and(|r| {
+        let same = requested.is_some_and(|r| {
             match (std::fs::canonicalize(r), std::fs::canonicalize(file)) {
                 (Ok(a), Ok(b)) => a == b,
                 _ => absolute(r) == absolute(file),
             }
         });
         if !same {
-            files.push(file);
+            log.add_file(file)
+                .map_err(|source| missing("audit.file", file, source))?;
         }
-    }
-    for path in files {
-        log.add_file(path).map_err(|source| MountError::AuditLog {
-            path: path.to_path_buf(),
-            source,
-        })?;
     }
     if let Some(settings) = mandatory.syslog {
         let socket = seal_gate::policy::syslog_socket();
         log.add_syslog(&socket, settings)
-            .map_err(|source| MountError::AuditLog {
-                path: socket,
-                source,
-            })?;
+            .map_err(|source| missing("audit.syslog", &socket, source))?;
     }
     Ok((!log.is_empty()).then_some(log))
 }
