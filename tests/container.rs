@@ -267,3 +267,54 @@ fn as_root_of_its_own_user_namespace_like_rootless_podman_it_works_too() {
         "stderr: {err}"
     );
 }
+
+#[test]
+fn a_root_owned_policy_seen_from_a_namespace_without_root_is_named_as_such() {
+    if !ready() {
+        return;
+    }
+    let s = Sandbox::new();
+    // A machine policy as the host has it: root's, 0644, in a directory
+    // only root may change (the debug binary reads it from this path).
+    let etc = s.dir.path().join("etc");
+    fs::create_dir(&etc).unwrap();
+    fs::set_permissions(&etc, fs::Permissions::from_mode(0o755)).unwrap();
+    let policy = etc.join("policy.json");
+    fs::write(&policy, r#"{"version": 1, "minimumPolicy": "block"}"#).unwrap();
+    fs::set_permissions(&policy, fs::Permissions::from_mode(0o644)).unwrap();
+    let env = format!("SEAL_TEST_POLICY_PATH={}", policy.display());
+    let seal = s.seal();
+    // Inside the sandbox (uid 65534, root unmapped), root's file shows as
+    // the overflow uid: refused, and the message says why.
+    let (code, _, err) = s.run(&[], &["env", &env, seal.to_str().unwrap(), "policy"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "refused (rule owned-by-root): it is owned by uid 65534, the overflow uid: this \
+             process runs in a user namespace (a container or sandbox)"
+        ) && err.contains("docs/CONTAINERS.md"),
+        "{err}"
+    );
+    // On the host, the same file is root's and accepted.
+    let out = Command::new(&seal)
+        .arg("policy")
+        .env("SEAL_TEST_POLICY_PATH", &policy)
+        .current_dir(s.project())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // A file uid 65534 really owns, seen from the host, is just that.
+    std::os::unix::fs::chown(&policy, Some(65534), Some(65534)).unwrap();
+    let out = Command::new(&seal)
+        .arg("policy")
+        .env("SEAL_TEST_POLICY_PATH", &policy)
+        .current_dir(s.project())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("it is owned by uid 65534; it must be owned by root"),
+        "{err}"
+    );
+}
