@@ -559,3 +559,72 @@ fn mount_t_fuse_seal_and_an_fstab_line_go_through_the_helper() {
     // Each daemon ended with its unmount.
     wait_gone(mp.path().to_str().unwrap(), Duration::from_secs(10));
 }
+
+#[test]
+fn a_user_mount_without_fusermount3_names_the_helper_and_its_package() {
+    if !fuse_available() {
+        return;
+    }
+    // The user needs /dev/fuse (CI makes it 0666, as distributions ship it).
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&fs::metadata("/dev/fuse").unwrap().permissions());
+    if mode & 0o006 != 0o006 {
+        assert!(std::env::var("CI").is_err(), "CI makes /dev/fuse 0666");
+        eprintln!("SKIPPED: /dev/fuse is not usable by other users here");
+        return;
+    }
+    // A world-readable project and copy of seal, and a mountpoint nobody
+    // (uid 65534) owns.
+    let work = scratch();
+    let p = work.path().join("project");
+    fs::create_dir_all(p.join(".claude/skills/x")).unwrap();
+    fs::write(p.join(".claude/skills/x/SKILL.md"), "skill\n").unwrap();
+    let init = output_with_stdin(Command::new(seal_bin()).arg("init").current_dir(&p), "y\n");
+    assert!(init.status.success(), "{init:?}");
+    let mp = work.path().join("view");
+    fs::create_dir(&mp).unwrap();
+    std::os::unix::fs::chown(&mp, Some(65534), Some(65534)).unwrap();
+    let seal = work.path().join("seal");
+    fs::copy(seal_bin(), &seal).unwrap();
+    assert!(
+        Command::new("chmod")
+            .args(["-R", "a+rX"])
+            .arg(work.path())
+            .status()
+            .unwrap()
+            .success()
+    );
+    // FUSERMOUNT_PATH is where the FUSE library looks first: a host
+    // without fuse3.
+    let (code, out, err) = run_with_timeout(
+        Command::new("setpriv")
+            .args([
+                "--reuid",
+                "65534",
+                "--regid",
+                "65534",
+                "--clear-groups",
+                "--",
+            ])
+            .arg(&seal)
+            .arg("-C")
+            .arg(&p)
+            .arg("mount")
+            .arg(&mp)
+            .env("FUSERMOUNT_PATH", work.path().join("no/fusermount3")),
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        code,
+        2,
+        "stdout: {}\nstderr: {err}",
+        String::from_utf8_lossy(&out)
+    );
+    assert!(
+        err.contains(
+            "fusermount3, the setuid helper of the fuse3 package, and it is not installed"
+        ) && err.contains("install fuse3"),
+        "{err}"
+    );
+    assert!(!fuse_mounted_at(&mp));
+}

@@ -136,6 +136,9 @@ pub enum MountError {
     },
     /// The machine policy file is refused.
     Policy(seal_gate::policy::PolicyError),
+    /// A mount by a user other than root failed, and the setuid helper
+    /// such mounts go through (fusermount3) is not installed.
+    NoFusermount(io::Error),
     Mount(io::Error),
 }
 
@@ -229,6 +232,13 @@ impl fmt::Display for MountError {
                 )
             }
             MountError::Policy(e) => write!(f, "{e} (refusing to mount)"),
+            MountError::NoFusermount(e) => write!(
+                f,
+                "mount failed: {e}: a user other than root mounts FUSE file systems through \
+                 fusermount3, the setuid helper of the fuse3 package, and it is not installed; \
+                 install fuse3 (apt install fuse3, dnf install fuse3, pacman -S fuse3) or mount \
+                 as root"
+            ),
             MountError::Mount(e) => write!(f, "mount failed: {e}"),
         }
     }

@@ -317,6 +317,20 @@ fn unescape_mountinfo(field: &str) -> Vec<u8> {
     out
 }
 
+/// The setuid helper through which a user other than root mounts FUSE file
+/// systems, found where the FUSE library looks for it (`$FUSERMOUNT_PATH`,
+/// else fusermount3 or fusermount on `$PATH`, in /sbin or in /bin); None
+/// when there is none.
+pub fn fusermount_helper() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("FUSERMOUNT_PATH") {
+        return Path::new(&path).is_file().then(|| PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path).chain(["/sbin".into(), "/bin".into()]);
+    dirs.flat_map(|d| [d.join("fusermount3"), d.join("fusermount")])
+        .find(|p| p.is_file())
+}
+
 /// Checks that `/dev/fuse` can be opened.
 pub fn check_fuse_device() -> Result<(), MountError> {
     std::fs::OpenOptions::new()
@@ -438,6 +452,8 @@ fn mount_with(
     let session = Session::new(fs, mountpoint, &config).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
             MountError::StaleMount(mountpoint.to_path_buf())
+        } else if !nix::unistd::geteuid().is_root() && fusermount_helper().is_none() {
+            MountError::NoFusermount(e)
         } else {
             MountError::Mount(e)
         }
