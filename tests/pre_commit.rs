@@ -201,3 +201,95 @@ fn pre_commit_itself_accepts_the_manifest_and_runs_the_hook() {
         "{out}"
     );
 }
+
+/// The README's `.pre-commit-config.yaml` snippet.
+fn readme_snippet() -> String {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("# .pre-commit-config.yaml\n")
+        .expect("the README's pre-commit snippet");
+    let block = &readme[start..];
+    block[..block.find("```").unwrap()].to_string()
+}
+
+#[test]
+fn the_readme_snippet_pinned_to_a_commit_resolves_and_runs() {
+    if !pre_commit_available() {
+        return;
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    let committed = Command::new("git")
+        .args(["cat-file", "-e", "HEAD:.pre-commit-hooks.yaml"])
+        .current_dir(repo)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !head.status.success() || !committed {
+        eprintln!("SKIPPED: not a git checkout with .pre-commit-hooks.yaml committed");
+        return;
+    }
+    let sha = String::from_utf8(head.stdout).unwrap().trim().to_string();
+    let snippet = readme_snippet();
+    let docs = YamlLoader::load_from_str(&snippet).expect("the snippet parses");
+    let entry = &docs[0]["repos"][0];
+    // The documented pin is a commit placeholder, never a tag that does not
+    // exist (there are none yet).
+    assert_eq!(
+        entry["rev"].as_str(),
+        Some("<full-commit-sha>"),
+        "{snippet}"
+    );
+    // Filled in as the README says: this repository (for where you keep
+    // sealfs) and a full commit SHA; the installed-seal hook, so that the
+    // test does not build seal a second time.
+    let config = snippet
+        .replace("https://github.com/your-org/sealfs", repo.to_str().unwrap())
+        .replace("<full-commit-sha>", &sha)
+        .replace("id: seal-verify ", "id: seal-verify-system ");
+    let work = tempfile::tempdir().unwrap();
+    let bin = work.path().join("bin");
+    fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(SEAL, bin.join("seal")).unwrap();
+    let project = work.path().join("project");
+    let skill = project.join(".claude/skills/x/SKILL.md");
+    fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    fs::write(&skill, "approved\n").unwrap();
+    let init = Command::new(SEAL)
+        .arg("init")
+        .current_dir(&project)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut init = init;
+    std::io::Write::write_all(&mut init.stdin.take().unwrap(), b"y\n").unwrap();
+    assert!(init.wait().unwrap().success());
+    fs::write(project.join(".pre-commit-config.yaml"), &config).unwrap();
+    git(&project, &["init", "-q", "."]);
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-qm", "init"]);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("pre-commit")
+        .args(["run", "--all-files"])
+        .current_dir(&project)
+        .env("PATH", path)
+        .env("PRE_COMMIT_HOME", work.path().join("cache"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{config}\n{text}\n{out:?}");
+    assert!(
+        text.contains("seal verify (installed seal)") && text.contains("Passed"),
+        "{text}"
+    );
+}
