@@ -318,3 +318,92 @@ fn a_root_owned_policy_seen_from_a_namespace_without_root_is_named_as_such() {
         "{err}"
     );
 }
+
+/// The repository's root.
+fn repo() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_build_context_holds_what_containerfile_copies_and_no_target() {
+    let ignore = fs::read_to_string(repo().join(".dockerignore")).unwrap();
+    let lines: Vec<&str> = ignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    // Everything is left out, then the build stage's sources let back in.
+    assert_eq!(lines.first(), Some(&"*"), "{ignore}");
+    let allowed: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix('!'))
+        .map(|l| l.trim_end_matches('/'))
+        .collect();
+    let containerfile = fs::read_to_string(repo().join("Containerfile")).unwrap();
+    let mut copied = Vec::new();
+    for line in containerfile.lines() {
+        let Some(args) = line.strip_prefix("COPY ") else {
+            continue;
+        };
+        if args.starts_with("--from") {
+            continue;
+        }
+        let words: Vec<&str> = args.split_whitespace().collect();
+        copied.extend(
+            words[..words.len() - 1]
+                .iter()
+                .map(|w| w.trim_end_matches('/')),
+        );
+    }
+    copied.sort();
+    let mut sorted = allowed.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted, copied,
+        "what .dockerignore lets in is what Containerfile copies"
+    );
+    assert!(!allowed.iter().any(|a| a.starts_with("target")));
+    assert!(lines.contains(&"**/target"), "{ignore}");
+}
+
+#[test]
+fn scripts_test_sh_names_a_missing_bubblewrap_and_fails_under_ci() {
+    // A PATH with everything scripts/test.sh looks for except bwrap (and
+    // without cargo: it must stop before running anything).
+    let bin = scratch();
+    for tool in [
+        "bash",
+        "dirname",
+        "fusermount3",
+        "setpriv",
+        "pre-commit",
+        "git",
+    ] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .unwrap();
+        let path = String::from_utf8(found.stdout).unwrap();
+        if path.trim().is_empty() {
+            // Outside CI a tool may be absent; it is then reported too.
+            continue;
+        }
+        std::os::unix::fs::symlink(path.trim(), bin.path().join(tool)).unwrap();
+    }
+    let run = |ci: &str| {
+        Command::new(repo().join("scripts/test.sh"))
+            .env_clear()
+            .env("PATH", bin.path())
+            .env("CI", ci)
+            .output()
+            .unwrap()
+    };
+    let out = run("true");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("missing: bwrap (package bubblewrap)")
+            && err.contains("CI must run every test"),
+        "{err}"
+    );
+}
