@@ -628,3 +628,54 @@ fn a_user_mount_without_fusermount3_names_the_helper_and_its_package() {
     );
     assert!(!fuse_mounted_at(&mp));
 }
+
+#[test]
+fn a_bind_mount_alias_of_the_project_is_still_the_project() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture();
+    fs::create_dir(p.path().join("emptydir")).unwrap();
+    let work = scratch();
+    let alias = work.path().join("alias");
+    let parent_alias = work.path().join("parent-alias");
+    fs::create_dir(&alias).unwrap();
+    fs::create_dir(&parent_alias).unwrap();
+    // In a private mount namespace (so nothing leaks to the host): the
+    // project bound at `alias`, its parent at `parent-alias`; then the view
+    // asked at the alias's empty directory, at the alias itself, and at the
+    // parent's alias (the project's own path under it holds the project).
+    let script = r#"
+        set -u
+        seal=$1 project=$2 alias=$3 parent_alias=$4
+        mount --bind "$project" "$alias" || exit 90
+        mount --bind "$(dirname "$project")" "$parent_alias" || exit 91
+        for mp in "$alias/emptydir" "$alias" "$parent_alias"; do
+            "$seal" -C "$project" mount "$mp" -o nonempty
+            echo "exit $?"
+        done
+    "#;
+    let (code, out, err) = run_with_timeout(
+        Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", script, "sh"])
+            .arg(seal_bin())
+            .arg(p.path())
+            .arg(&alias)
+            .arg(&parent_alias),
+        Duration::from_secs(60),
+    );
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(out, "exit 2\nexit 2\nexit 2\n", "stderr:\n{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(lines[0].contains("emptydir is inside the project"), "{err}");
+    assert!(
+        lines[1].contains("is the project directory itself"),
+        "{err}"
+    );
+    assert!(
+        lines[2].contains("is a parent directory of the project"),
+        "{err}"
+    );
+}

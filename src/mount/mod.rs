@@ -235,19 +235,34 @@ pub fn check_mountpoint(
         dir: project_dir.to_path_buf(),
         source,
     })?;
-    if canonical == project {
-        return Err(MountError::MountpointIsProject(mountpoint.to_path_buf()));
-    }
-    if canonical.starts_with(&project) {
-        return Err(MountError::MountpointInsideProject(
-            mountpoint.to_path_buf(),
-        ));
-    }
-    if project.starts_with(&canonical) {
-        return Err(MountError::MountpointAboveProject {
-            mountpoint: mountpoint.to_path_buf(),
-            project,
+    // Directories are compared by device and inode, not by path: a bind
+    // mount of the project (`mount --bind /srv/p /alias`) is the project
+    // under another path, and with shared propagation a view mounted at
+    // /alias/empty appears at /srv/p/empty too, inside the tree it serves.
+    let identity = |dir: &Path| {
+        nix::sys::stat::stat(dir)
+            .map(|st| (st.st_dev, st.st_ino))
+            .map_err(|e| MountError::Mount(std::io::Error::from(e)))
+    };
+    let project_id = identity(&project)?;
+    for dir in canonical.ancestors() {
+        if identity(dir)? != project_id {
+            continue;
+        }
+        return Err(if dir == canonical {
+            MountError::MountpointIsProject(mountpoint.to_path_buf())
+        } else {
+            MountError::MountpointInsideProject(mountpoint.to_path_buf())
         });
+    }
+    let mountpoint_id = identity(&canonical)?;
+    for dir in project.ancestors().skip(1) {
+        if identity(dir)? == mountpoint_id {
+            return Err(MountError::MountpointAboveProject {
+                mountpoint: mountpoint.to_path_buf(),
+                project,
+            });
+        }
     }
     if let Some(source) = seal_mount_at(&canonical) {
         return Err(MountError::AlreadyMounted {
