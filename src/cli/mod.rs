@@ -87,6 +87,9 @@ struct PolicyArgs {
 struct WhyArgs {
     /// A path in the project (relative to it) or outside it (absolute)
     path: PathBuf,
+    /// Print the explanation as JSON on stdout (schema: docs/JSON.md)
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -416,7 +419,10 @@ pub fn main() -> ExitCode {
             let _ = e.print();
             let code = e.exit_code();
             if code != 0 {
-                let machine = formats::Machine::requested_in(args.get(1..).unwrap_or(&[]));
+                // Only a command that has a machine format writes its error
+                // in one (`seal mount --json` is refused, on stderr only).
+                let machine = formats::Machine::requested_in(args.get(1..).unwrap_or(&[]))
+                    .filter(|_| speaks_machine_format(&args));
                 // The first line of clap's text, without its "error: ".
                 let text = e.render().to_string();
                 let first = text.lines().next().unwrap_or("usage error");
@@ -430,6 +436,7 @@ pub fn main() -> ExitCode {
         Command::Verify(a) => verify::Mode::from_flags(a.json, a.format, a.quiet).machine(),
         Command::Run(a) if a.json => Some(formats::Machine::Json),
         Command::Policy(a) if a.json => Some(formats::Machine::Json),
+        Command::Why(a) if a.json => Some(formats::Machine::Json),
         _ => None,
     };
     let name = match &cli.command {
@@ -482,12 +489,36 @@ pub fn main() -> ExitCode {
                 command: a.command,
             },
         ),
-        Command::Why(a) => why::run(&ctx, &a.path),
+        Command::Why(a) => why::run(&ctx, &a.path, a.json),
         Command::Policy(a) => policy::run(&ctx, a.json),
         Command::Completions(_) | Command::Man(_) => unreachable!("answered above"),
     });
     report_error(name, &result, machine);
     ExitCode::from(exit_code(&result))
+}
+
+/// True when the command named on `args` has `--json` or `--format`.
+fn speaks_machine_format(args: &[OsString]) -> bool {
+    let mut words = args.iter().skip(1).map(|a| a.to_str().unwrap_or(""));
+    let mut command = None;
+    while let Some(word) = words.next() {
+        match word {
+            "-C" => {
+                words.next();
+            }
+            w if w.starts_with('-') => {}
+            w => {
+                command = Some(w);
+                break;
+            }
+        }
+    }
+    command
+        .and_then(|name| Cli::command().find_subcommand(name).cloned())
+        .is_some_and(|c| {
+            c.get_arguments()
+                .any(|a| matches!(a.get_long(), Some("json" | "format")))
+        })
 }
 
 /// Prints a fatal error: always on stderr (even under `verify --quiet`, as
