@@ -107,7 +107,8 @@ fn check_streams(args: &[&OsStr], out: &Out) {
         .enumerate()
         .find(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "-C"))
         .map(|(_, a)| *a);
-    let speaks_json = command.is_some_and(|c| ["verify", "run", "policy", "why"].contains(&c));
+    let speaks_json =
+        command.is_some_and(|c| ["verify", "run", "policy", "why", "status", "diff"].contains(&c));
     if json && out.code == 2 && speaks_json {
         let doc: serde_json::Value = serde_json::from_str(&out.stdout)
             .unwrap_or_else(|e| panic!("{args:?}: exit 2 without a JSON error ({e}): {out:?}"));

@@ -295,22 +295,20 @@ fn a_root_owned_policy_seen_from_a_namespace_without_root_is_named_as_such() {
         ) && err.contains("docs/CONTAINERS.md"),
         "{err}"
     );
+    let on_the_host = || {
+        Command::new(&seal)
+            .arg("policy")
+            .env("SEAL_TEST_POLICY_PATH", &policy)
+            .current_dir(s.project())
+            .output()
+            .unwrap()
+    };
     // On the host, the same file is root's and accepted.
-    let out = Command::new(&seal)
-        .arg("policy")
-        .env("SEAL_TEST_POLICY_PATH", &policy)
-        .current_dir(s.project())
-        .output()
-        .unwrap();
+    let out = on_the_host();
     assert!(out.status.success(), "{out:?}");
     // A file uid 65534 really owns, seen from the host, is just that.
     std::os::unix::fs::chown(&policy, Some(65534), Some(65534)).unwrap();
-    let out = Command::new(&seal)
-        .arg("policy")
-        .env("SEAL_TEST_POLICY_PATH", &policy)
-        .current_dir(s.project())
-        .output()
-        .unwrap();
+    let out = on_the_host();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(

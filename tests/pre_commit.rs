@@ -123,6 +123,69 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(st.success(), "git {args:?}");
 }
 
+/// Whether this checkout has `.pre-commit-hooks.yaml` committed at HEAD
+/// (pre-commit clones the repository at a commit).
+fn manifest_committed(repo: &Path) -> bool {
+    Command::new("git")
+        .args(["cat-file", "-e", "HEAD:.pre-commit-hooks.yaml"])
+        .current_dir(repo)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A git project with a pinned skill (and `files`, committed with it), and
+/// a directory holding the test's `seal` for PATH.
+struct HookProject {
+    work: tempfile::TempDir,
+    project: std::path::PathBuf,
+}
+
+impl HookProject {
+    fn new(files: &[(&str, &str)]) -> HookProject {
+        let work = tempfile::tempdir().unwrap();
+        let bin = work.path().join("bin");
+        fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(SEAL, bin.join("seal")).unwrap();
+        let project = work.path().join("project");
+        let skill = project.join(".claude/skills/x/SKILL.md");
+        fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        fs::write(&skill, "approved\n").unwrap();
+        let mut init = Command::new(SEAL)
+            .arg("init")
+            .current_dir(&project)
+            .stdin(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut init.stdin.take().unwrap(), b"y\n").unwrap();
+        assert!(init.wait().unwrap().success());
+        for (rel, text) in files {
+            fs::write(project.join(rel), text).unwrap();
+        }
+        git(&project, &["init", "-q", "."]);
+        git(&project, &["add", "-A"]);
+        git(&project, &["commit", "-qm", "init"]);
+        HookProject { work, project }
+    }
+
+    /// `pre-commit ARGS` in the project, with the test's seal first on PATH.
+    fn pre_commit(&self, args: &[&str]) -> std::process::Output {
+        let path = format!(
+            "{}:{}",
+            self.work.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Command::new("pre-commit")
+            .args(args)
+            .current_dir(&self.project)
+            .env("PATH", path)
+            .env("PRE_COMMIT_HOME", self.work.path().join("cache"))
+            .output()
+            .unwrap()
+    }
+}
+
 #[test]
 fn pre_commit_itself_accepts_the_manifest_and_runs_the_hook() {
     if !pre_commit_available() {
@@ -137,51 +200,19 @@ fn pre_commit_itself_accepts_the_manifest_and_runs_the_hook() {
     assert!(out.status.success(), "{out:?}");
     // try-repo clones this repository at HEAD: only when it is a git
     // checkout with the manifest committed.
-    let committed = Command::new("git")
-        .args(["cat-file", "-e", "HEAD:.pre-commit-hooks.yaml"])
-        .current_dir(repo)
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !committed {
+    if !manifest_committed(repo) {
         eprintln!("SKIPPED (try-repo): .pre-commit-hooks.yaml is not committed here");
         return;
     }
-    let work = tempfile::tempdir().unwrap();
-    let bin = work.path().join("bin");
-    fs::create_dir(&bin).unwrap();
-    std::os::unix::fs::symlink(SEAL, bin.join("seal")).unwrap();
-    let project = work.path().join("project");
-    let skill = project.join(".claude/skills/x/SKILL.md");
-    fs::create_dir_all(skill.parent().unwrap()).unwrap();
-    fs::write(&skill, "approved\n").unwrap();
-    let mut init = Command::new(SEAL)
-        .arg("init")
-        .current_dir(&project)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut init.stdin.take().unwrap(), b"y\n").unwrap();
-    assert!(init.wait().unwrap().success());
-    git(&project, &["init", "-q", "."]);
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-qm", "init"]);
+    let h = HookProject::new(&[]);
+    let skill = h.project.join(".claude/skills/x/SKILL.md");
     let try_repo = || {
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        let out = Command::new("pre-commit")
-            .args(["try-repo"])
-            .arg(repo)
-            .args(["seal-verify-system", "--all-files"])
-            .current_dir(&project)
-            .env("PATH", path)
-            .env("PRE_COMMIT_HOME", work.path().join("cache"))
-            .output()
-            .unwrap();
+        let out = h.pre_commit(&[
+            "try-repo",
+            repo.to_str().unwrap(),
+            "seal-verify-system",
+            "--all-files",
+        ]);
         (
             out.status.code().unwrap(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -224,13 +255,7 @@ fn the_readme_snippet_pinned_to_a_commit_resolves_and_runs() {
         .current_dir(repo)
         .output()
         .unwrap();
-    let committed = Command::new("git")
-        .args(["cat-file", "-e", "HEAD:.pre-commit-hooks.yaml"])
-        .current_dir(repo)
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !head.status.success() || !committed {
+    if !head.status.success() || !manifest_committed(repo) {
         eprintln!("SKIPPED: not a git checkout with .pre-commit-hooks.yaml committed");
         return;
     }
@@ -252,40 +277,8 @@ fn the_readme_snippet_pinned_to_a_commit_resolves_and_runs() {
         .replace("https://github.com/your-org/sealfs", repo.to_str().unwrap())
         .replace("<full-commit-sha>", &sha)
         .replace("id: seal-verify ", "id: seal-verify-system ");
-    let work = tempfile::tempdir().unwrap();
-    let bin = work.path().join("bin");
-    fs::create_dir(&bin).unwrap();
-    std::os::unix::fs::symlink(SEAL, bin.join("seal")).unwrap();
-    let project = work.path().join("project");
-    let skill = project.join(".claude/skills/x/SKILL.md");
-    fs::create_dir_all(skill.parent().unwrap()).unwrap();
-    fs::write(&skill, "approved\n").unwrap();
-    let init = Command::new(SEAL)
-        .arg("init")
-        .current_dir(&project)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut init = init;
-    std::io::Write::write_all(&mut init.stdin.take().unwrap(), b"y\n").unwrap();
-    assert!(init.wait().unwrap().success());
-    fs::write(project.join(".pre-commit-config.yaml"), &config).unwrap();
-    git(&project, &["init", "-q", "."]);
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-qm", "init"]);
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = Command::new("pre-commit")
-        .args(["run", "--all-files"])
-        .current_dir(&project)
-        .env("PATH", path)
-        .env("PRE_COMMIT_HOME", work.path().join("cache"))
-        .output()
-        .unwrap();
+    let h = HookProject::new(&[(".pre-commit-config.yaml", &config)]);
+    let out = h.pre_commit(&["run", "--all-files"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{config}\n{text}\n{out:?}");
     assert!(

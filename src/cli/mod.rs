@@ -10,6 +10,7 @@
 //! Behaviors. Exit codes follow SPEC's table: 0 success, 1 verify Blocked
 //! (and `seal run` when a mask cannot be applied), 2 fatal.
 
+mod diff;
 mod formats;
 mod hidden;
 mod init;
@@ -21,6 +22,7 @@ mod policy;
 mod progress;
 mod prompt;
 mod run;
+mod status;
 mod verify;
 mod why;
 
@@ -67,6 +69,13 @@ enum Command {
     Run(RunArgs),
     /// Explain how one path is classified and what is decided about it
     Why(WhyArgs),
+    /// Show what changed in each bundle that is not verified, against the
+    /// approved bytes from git history; exit codes as verify's
+    Diff(DiffArgs),
+    /// Overview: the verification, what changed in each bundle that is not
+    /// verified, and the agent artifacts the sealed view hides; exit codes
+    /// as verify's
+    Status(StatusArgs),
     /// Print the policy in force here (built-in defaults, the machine
     /// policy file, the project's seal.json) and where each setting comes from
     Policy(PolicyArgs),
@@ -79,6 +88,24 @@ enum Command {
 #[derive(Debug, Args)]
 struct PolicyArgs {
     /// Print it as JSON on stdout
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct DiffArgs {
+    /// Bundles to show: a bundle root, a path inside one, or a directory
+    /// above bundles (default: every bundle that is not verified)
+    #[arg(value_name = "PATH")]
+    paths: Vec<OsString>,
+    /// Print it as JSON on stdout (schema: docs/JSON.md)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct StatusArgs {
+    /// Print it as JSON on stdout (schema: docs/JSON.md)
     #[arg(long)]
     json: bool,
 }
@@ -437,6 +464,8 @@ pub fn main() -> ExitCode {
         Command::Run(a) if a.json => Some(formats::Machine::Json),
         Command::Policy(a) if a.json => Some(formats::Machine::Json),
         Command::Why(a) if a.json => Some(formats::Machine::Json),
+        Command::Status(a) if a.json => Some(formats::Machine::Json),
+        Command::Diff(a) if a.json => Some(formats::Machine::Json),
         _ => None,
     };
     let name = match &cli.command {
@@ -446,6 +475,8 @@ pub fn main() -> ExitCode {
         Command::Mount(_) => "mount",
         Command::Run(_) => "run",
         Command::Why(_) => "why",
+        Command::Status(_) => "status",
+        Command::Diff(_) => "diff",
         Command::Policy(_) => "policy",
         Command::Completions(a) => return meta::completions(Cli::command(), a),
         Command::Man(a) => return meta::man(Cli::command(), a),
@@ -490,6 +521,8 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Why(a) => why::run(&ctx, &a.path, a.json),
+        Command::Status(a) => status::run(&ctx, a.json),
+        Command::Diff(a) => diff::run(&ctx, &a.paths, a.json),
         Command::Policy(a) => policy::run(&ctx, a.json),
         Command::Completions(_) | Command::Man(_) => unreachable!("answered above"),
     });
