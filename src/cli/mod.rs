@@ -14,6 +14,7 @@ mod diff;
 mod formats;
 mod hidden;
 mod init;
+pub mod lets_run;
 mod meta;
 mod mount;
 mod output;
