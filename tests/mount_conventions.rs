@@ -679,3 +679,25 @@ fn a_bind_mount_alias_of_the_project_is_still_the_project() {
         "{err}"
     );
 }
+
+#[test]
+fn rw_on_seal_s_command_line_keeps_the_view_read_only_and_says_so() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture();
+    let m = Mounted::new(&p, &["-o", "rw"]);
+    let (_, _, options) = mount_entry(&m.mountpoint).unwrap();
+    assert!(options.starts_with("ro,"), "{options}");
+    assert!(
+        fs::write(m.path("notes.txt"), "n").is_err(),
+        "a write went through"
+    );
+    assert!(!p.path().join("notes.txt").exists());
+    let said = m.stderr();
+    assert!(
+        said.contains("rw does not make the view writable")
+            && said.contains("Use --writable or -o writable"),
+        "{said}"
+    );
+}
