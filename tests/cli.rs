@@ -101,13 +101,21 @@ fn check_streams(args: &[&OsStr], out: &Out) {
             .iter()
             .find(|a| !a.starts_with('-'))
             .is_some_and(|c| ["help", "completions", "man"].contains(c));
-    if json && out.code == 2 {
+    // Only the commands with a machine format write their errors in it.
+    let command = args
+        .iter()
+        .enumerate()
+        .find(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "-C"))
+        .map(|(_, a)| *a);
+    let speaks_json =
+        command.is_some_and(|c| ["verify", "run", "policy", "why", "status", "diff"].contains(&c));
+    if json && out.code == 2 && speaks_json {
         let doc: serde_json::Value = serde_json::from_str(&out.stdout)
             .unwrap_or_else(|e| panic!("{args:?}: exit 2 without a JSON error ({e}): {out:?}"));
         assert_eq!(doc["exit"], 2, "{args:?}: {}", out.stdout);
         assert!(doc["error"].is_string(), "{args:?}: {}", out.stdout);
         assert_eq!(doc.as_object().unwrap().len(), 2, "{}", out.stdout);
-    } else if !machine && !text {
+    } else if !(text || machine && speaks_json) {
         assert_eq!(
             out.stdout, "",
             "stdout must be empty for {args:?} (exit {})",
@@ -634,6 +642,15 @@ fn with_json_fatal_errors_are_json_on_stdout_too() {
     assert_eq!(out.stdout, "");
     let out = p.refused(&["run", "--dry-run", "--", "x", "--json"], "");
     assert_eq!(out.stdout, "");
+    // A command without a machine format refuses --json on stderr only.
+    for args in [
+        &["mount", "/nowhere", "--json"][..],
+        &["-C", ".", "init", "--json"],
+    ] {
+        let out = p.refused(args, "");
+        assert_eq!(out.stdout, "", "{args:?}");
+        assert!(out.stderr.contains("--json"), "{args:?}: {}", out.stderr);
+    }
     // In the CI formats: an annotation, a SARIF log that says it failed.
     let out = p.refused(&["verify", "--format", "github"], "");
     assert!(

@@ -267,3 +267,141 @@ fn as_root_of_its_own_user_namespace_like_rootless_podman_it_works_too() {
         "stderr: {err}"
     );
 }
+
+#[test]
+fn a_root_owned_policy_seen_from_a_namespace_without_root_is_named_as_such() {
+    if !ready() {
+        return;
+    }
+    let s = Sandbox::new();
+    // A machine policy as the host has it: root's, 0644, in a directory
+    // only root may change (the debug binary reads it from this path).
+    let etc = s.dir.path().join("etc");
+    fs::create_dir(&etc).unwrap();
+    fs::set_permissions(&etc, fs::Permissions::from_mode(0o755)).unwrap();
+    let policy = etc.join("policy.json");
+    fs::write(&policy, r#"{"version": 1, "minimumPolicy": "block"}"#).unwrap();
+    fs::set_permissions(&policy, fs::Permissions::from_mode(0o644)).unwrap();
+    let env = format!("SEAL_TEST_POLICY_PATH={}", policy.display());
+    let seal = s.seal();
+    // Inside the sandbox (uid 65534, root unmapped), root's file shows as
+    // the overflow uid: refused, and the message says why.
+    let (code, _, err) = s.run(&[], &["env", &env, seal.to_str().unwrap(), "policy"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "refused (rule owned-by-root): it is owned by uid 65534, the overflow uid: this \
+             process runs in a user namespace (a container or sandbox)"
+        ) && err.contains("docs/CONTAINERS.md"),
+        "{err}"
+    );
+    let on_the_host = || {
+        Command::new(&seal)
+            .arg("policy")
+            .env("SEAL_TEST_POLICY_PATH", &policy)
+            .current_dir(s.project())
+            .output()
+            .unwrap()
+    };
+    // On the host, the same file is root's and accepted.
+    let out = on_the_host();
+    assert!(out.status.success(), "{out:?}");
+    // A file uid 65534 really owns, seen from the host, is just that.
+    std::os::unix::fs::chown(&policy, Some(65534), Some(65534)).unwrap();
+    let out = on_the_host();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("it is owned by uid 65534; it must be owned by root"),
+        "{err}"
+    );
+}
+
+/// The repository's root.
+fn repo() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_build_context_holds_what_containerfile_copies_and_no_target() {
+    let ignore = fs::read_to_string(repo().join(".dockerignore")).unwrap();
+    let lines: Vec<&str> = ignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    // Everything is left out, then the build stage's sources let back in.
+    assert_eq!(lines.first(), Some(&"*"), "{ignore}");
+    let allowed: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix('!'))
+        .map(|l| l.trim_end_matches('/'))
+        .collect();
+    let containerfile = fs::read_to_string(repo().join("Containerfile")).unwrap();
+    let mut copied = Vec::new();
+    for line in containerfile.lines() {
+        let Some(args) = line.strip_prefix("COPY ") else {
+            continue;
+        };
+        if args.starts_with("--from") {
+            continue;
+        }
+        let words: Vec<&str> = args.split_whitespace().collect();
+        copied.extend(
+            words[..words.len() - 1]
+                .iter()
+                .map(|w| w.trim_end_matches('/')),
+        );
+    }
+    copied.sort();
+    let mut sorted = allowed.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted, copied,
+        "what .dockerignore lets in is what Containerfile copies"
+    );
+    assert!(!allowed.iter().any(|a| a.starts_with("target")));
+    assert!(lines.contains(&"**/target"), "{ignore}");
+}
+
+#[test]
+fn scripts_test_sh_names_a_missing_bubblewrap_and_fails_under_ci() {
+    // A PATH with everything scripts/test.sh looks for except bwrap (and
+    // without cargo: it must stop before running anything).
+    let bin = scratch();
+    for tool in [
+        "bash",
+        "dirname",
+        "fusermount3",
+        "setpriv",
+        "pre-commit",
+        "git",
+    ] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .unwrap();
+        let path = String::from_utf8(found.stdout).unwrap();
+        if path.trim().is_empty() {
+            // Outside CI a tool may be absent; it is then reported too.
+            continue;
+        }
+        std::os::unix::fs::symlink(path.trim(), bin.path().join(tool)).unwrap();
+    }
+    let run = |ci: &str| {
+        Command::new(repo().join("scripts/test.sh"))
+            .env_clear()
+            .env("PATH", bin.path())
+            .env("CI", ci)
+            .output()
+            .unwrap()
+    };
+    let out = run("true");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("missing: bwrap (package bubblewrap)")
+            && err.contains("CI must run every test"),
+        "{err}"
+    );
+}

@@ -473,7 +473,7 @@ fn mount_t_fuse_seal_and_an_fstab_line_go_through_the_helper() {
     fs::write(
         &fstab,
         format!(
-            "# a comment\n{} {} fuse.seal ro,allow_other,nofail,x-systemd.automount 0 0\n",
+            "# a comment\n{} {} fuse.seal defaults,allow_other,nofail,x-systemd.automount 0 0\n",
             p.path().display(),
             mp.path().display()
         ),
@@ -493,13 +493,23 @@ fn mount_t_fuse_seal_and_an_fstab_line_go_through_the_helper() {
             [ -e "$mp/.claude/skills/y" ] && echo "$1: y visible" || echo "$1: y hidden"
             umount "$mp" && echo "$1: unmounted"
         }
-        if mount -t fuse.seal "$project" "$mp"; then
+        # mount(8) passes rw unless ro is written: the view stays read-only.
+        if mount -t fuse.seal "$project" "$mp" -o allow_other; then
             echo "default: $(findmnt -n -o OPTIONS "$mp" | cut -d, -f1)"
-            echo n > "$mp/notes.txt" && echo "default: wrote notes.txt"
-            echo e 2>/dev/null > "$mp/.claude/skills/x/SKILL.md" || echo "default: extension refused"
+            (echo n > "$mp/notes.txt") 2>/dev/null && echo "default: wrote notes.txt" \
+                || echo "default: write refused"
+            [ -e "$project/notes.txt" ] && echo "default: the project changed"
+            umount "$mp"
+        fi
+        if mount -t fuse.seal "$project" "$mp" -o writable; then
+            echo "writable: $(findmnt -n -o OPTIONS "$mp" | cut -d, -f1)"
+            echo n > "$mp/notes.txt" && echo "writable: wrote notes.txt"
+            (echo e > "$mp/.claude/skills/x/SKILL.md") 2>/dev/null \
+                || echo "writable: extension refused"
             rm -f "$mp/notes.txt"
             umount "$mp"
         fi
+        mount -t fuse.seal "$project" "$mp" -o ro,writable; echo "contradiction: exit $?"
         mount -t fuse.seal "$project" "$mp" -o "ro,allow_other,audit_log=$log" && show cli
         mount -T "$fstab" "$mp" && show fstab
         mount -t fuse.seal "$project" "$mp" -o ro,bogus; echo "bogus: exit $?"
@@ -520,9 +530,12 @@ fn mount_t_fuse_seal_and_an_fstab_line_go_through_the_helper() {
     let proj = p.canonical();
     let proj = proj.to_str().unwrap();
     let expected = format!(
-        "default: rw\n\
-         default: wrote notes.txt\n\
-         default: extension refused\n\
+        "default: ro\n\
+         default: write refused\n\
+         writable: rw\n\
+         writable: wrote notes.txt\n\
+         writable: extension refused\n\
+         contradiction: exit 2\n\
          cli: fuse.seal {proj}\n\
          cli: opts ro,nosuid,nodev,relatime,user_id=0,group_id=0,default_permissions,allow_other\n\
          cli: x Do the approved thing.\n\
@@ -545,4 +558,146 @@ fn mount_t_fuse_seal_and_an_fstab_line_go_through_the_helper() {
     assert!(!audit_records(&log).is_empty());
     // Each daemon ended with its unmount.
     wait_gone(mp.path().to_str().unwrap(), Duration::from_secs(10));
+}
+
+#[test]
+fn a_user_mount_without_fusermount3_names_the_helper_and_its_package() {
+    if !fuse_available() {
+        return;
+    }
+    // The user needs /dev/fuse (CI makes it 0666, as distributions ship it).
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&fs::metadata("/dev/fuse").unwrap().permissions());
+    if mode & 0o006 != 0o006 {
+        assert!(std::env::var("CI").is_err(), "CI makes /dev/fuse 0666");
+        eprintln!("SKIPPED: /dev/fuse is not usable by other users here");
+        return;
+    }
+    // A world-readable project and copy of seal, and a mountpoint nobody
+    // (uid 65534) owns.
+    let work = scratch();
+    let p = work.path().join("project");
+    fs::create_dir_all(p.join(".claude/skills/x")).unwrap();
+    fs::write(p.join(".claude/skills/x/SKILL.md"), "skill\n").unwrap();
+    let init = output_with_stdin(Command::new(seal_bin()).arg("init").current_dir(&p), "y\n");
+    assert!(init.status.success(), "{init:?}");
+    let mp = work.path().join("view");
+    fs::create_dir(&mp).unwrap();
+    std::os::unix::fs::chown(&mp, Some(65534), Some(65534)).unwrap();
+    let seal = work.path().join("seal");
+    fs::copy(seal_bin(), &seal).unwrap();
+    assert!(
+        Command::new("chmod")
+            .args(["-R", "a+rX"])
+            .arg(work.path())
+            .status()
+            .unwrap()
+            .success()
+    );
+    // FUSERMOUNT_PATH is where the FUSE library looks first: a host
+    // without fuse3.
+    let (code, out, err) = run_with_timeout(
+        Command::new("setpriv")
+            .args([
+                "--reuid",
+                "65534",
+                "--regid",
+                "65534",
+                "--clear-groups",
+                "--",
+            ])
+            .arg(&seal)
+            .arg("-C")
+            .arg(&p)
+            .arg("mount")
+            .arg(&mp)
+            .env("FUSERMOUNT_PATH", work.path().join("no/fusermount3")),
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        code,
+        2,
+        "stdout: {}\nstderr: {err}",
+        String::from_utf8_lossy(&out)
+    );
+    assert!(
+        err.contains(
+            "fusermount3, the setuid helper of the fuse3 package, and it is not installed"
+        ) && err.contains("install fuse3"),
+        "{err}"
+    );
+    assert!(!fuse_mounted_at(&mp));
+}
+
+#[test]
+fn a_bind_mount_alias_of_the_project_is_still_the_project() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture();
+    fs::create_dir(p.path().join("emptydir")).unwrap();
+    let work = scratch();
+    let alias = work.path().join("alias");
+    let parent_alias = work.path().join("parent-alias");
+    fs::create_dir(&alias).unwrap();
+    fs::create_dir(&parent_alias).unwrap();
+    // In a private mount namespace (so nothing leaks to the host): the
+    // project bound at `alias`, its parent at `parent-alias`; then the view
+    // asked at the alias's empty directory, at the alias itself, and at the
+    // parent's alias (the project's own path under it holds the project).
+    let script = r#"
+        set -u
+        seal=$1 project=$2 alias=$3 parent_alias=$4
+        mount --bind "$project" "$alias" || exit 90
+        mount --bind "$(dirname "$project")" "$parent_alias" || exit 91
+        for mp in "$alias/emptydir" "$alias" "$parent_alias"; do
+            "$seal" -C "$project" mount "$mp" -o nonempty
+            echo "exit $?"
+        done
+    "#;
+    let (code, out, err) = run_with_timeout(
+        Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", script, "sh"])
+            .arg(seal_bin())
+            .arg(p.path())
+            .arg(&alias)
+            .arg(&parent_alias),
+        Duration::from_secs(60),
+    );
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert_eq!(out, "exit 2\nexit 2\nexit 2\n", "stderr:\n{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(lines[0].contains("emptydir is inside the project"), "{err}");
+    assert!(
+        lines[1].contains("is the project directory itself"),
+        "{err}"
+    );
+    assert!(
+        lines[2].contains("is a parent directory of the project"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rw_on_seal_s_command_line_keeps_the_view_read_only_and_says_so() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture();
+    let m = Mounted::new(&p, &["-o", "rw"]);
+    let (_, _, options) = mount_entry(&m.mountpoint).unwrap();
+    assert!(options.starts_with("ro,"), "{options}");
+    assert!(
+        fs::write(m.path("notes.txt"), "n").is_err(),
+        "a write went through"
+    );
+    assert!(!p.path().join("notes.txt").exists());
+    let said = m.stderr();
+    assert!(
+        said.contains("rw does not make the view writable")
+            && said.contains("Use --writable or -o writable"),
+        "{said}"
+    );
 }

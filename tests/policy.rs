@@ -220,6 +220,67 @@ fn every_way_the_file_can_be_wrong_is_refused_with_exit_2() {
 }
 
 #[test]
+fn a_missing_mandatory_sink_is_said_first_and_only_naming_where_it_is_set() {
+    if !root() {
+        return;
+    }
+    let p = tampered("warn");
+    let d = PolicyDir::new();
+    let file = d.write(r#"{"version": 1, "audit": {"syslog": {}}}"#);
+    // No syslog listens at this socket (a host without /dev/log).
+    let socket = d.dir.path().join("no-log");
+    for args in [
+        &["run", "--", "true"][..],
+        &["mount", "/nonexistent-mountpoint"],
+    ] {
+        let out = Command::new(support::seal_bin())
+            .args(args)
+            .current_dir(p.path())
+            .env(POLICY_VAR, &file)
+            .env("SEAL_TEST_SYSLOG_SOCKET", &socket)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let command = args[0];
+        let expected = format!(
+            "seal: {command}: the machine policy {policy} requires an audit sink that is \
+             missing: the syslog socket {socket} cannot be opened (No such file or directory \
+             (os error 2)). It is set by \"audit.syslog\" in {policy}; start the journal or a \
+             syslog daemon that listens there, or have that policy changed\n",
+            policy = file.display(),
+            socket = socket.display(),
+        );
+        // The first and only thing said: no verification summary, no
+        // "serving" line before it.
+        if command == "run" {
+            assert_eq!(err, expected, "{args:?}");
+        } else {
+            // The mount checks its mountpoint first.
+            assert!(err.contains("does not exist"), "{err}");
+        }
+    }
+    // With a mountpoint that is fine, the mount says the same, and only that.
+    let mp = tempfile::tempdir().unwrap();
+    let out = Command::new(support::seal_bin())
+        .arg("mount")
+        .arg(mp.path())
+        .current_dir(p.path())
+        .env(POLICY_VAR, &file)
+        .env("SEAL_TEST_SYSLOG_SOCKET", &socket)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("seal: mount: the machine policy ")
+            && err.contains("\"audit.syslog\"")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
 fn an_absent_file_is_no_machine_policy() {
     if !root() {
         return;

@@ -123,6 +123,69 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(st.success(), "git {args:?}");
 }
 
+/// Whether this checkout has `.pre-commit-hooks.yaml` committed at HEAD
+/// (pre-commit clones the repository at a commit).
+fn manifest_committed(repo: &Path) -> bool {
+    Command::new("git")
+        .args(["cat-file", "-e", "HEAD:.pre-commit-hooks.yaml"])
+        .current_dir(repo)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A git project with a pinned skill (and `files`, committed with it), and
+/// a directory holding the test's `seal` for PATH.
+struct HookProject {
+    work: tempfile::TempDir,
+    project: std::path::PathBuf,
+}
+
+impl HookProject {
+    fn new(files: &[(&str, &str)]) -> HookProject {
+        let work = tempfile::tempdir().unwrap();
+        let bin = work.path().join("bin");
+        fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(SEAL, bin.join("seal")).unwrap();
+        let project = work.path().join("project");
+        let skill = project.join(".claude/skills/x/SKILL.md");
+        fs::create_dir_all(skill.parent().unwrap()).unwrap();
+        fs::write(&skill, "approved\n").unwrap();
+        let mut init = Command::new(SEAL)
+            .arg("init")
+            .current_dir(&project)
+            .stdin(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut init.stdin.take().unwrap(), b"y\n").unwrap();
+        assert!(init.wait().unwrap().success());
+        for (rel, text) in files {
+            fs::write(project.join(rel), text).unwrap();
+        }
+        git(&project, &["init", "-q", "."]);
+        git(&project, &["add", "-A"]);
+        git(&project, &["commit", "-qm", "init"]);
+        HookProject { work, project }
+    }
+
+    /// `pre-commit ARGS` in the project, with the test's seal first on PATH.
+    fn pre_commit(&self, args: &[&str]) -> std::process::Output {
+        let path = format!(
+            "{}:{}",
+            self.work.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Command::new("pre-commit")
+            .args(args)
+            .current_dir(&self.project)
+            .env("PATH", path)
+            .env("PRE_COMMIT_HOME", self.work.path().join("cache"))
+            .output()
+            .unwrap()
+    }
+}
+
 #[test]
 fn pre_commit_itself_accepts_the_manifest_and_runs_the_hook() {
     if !pre_commit_available() {
@@ -137,51 +200,19 @@ fn pre_commit_itself_accepts_the_manifest_and_runs_the_hook() {
     assert!(out.status.success(), "{out:?}");
     // try-repo clones this repository at HEAD: only when it is a git
     // checkout with the manifest committed.
-    let committed = Command::new("git")
-        .args(["cat-file", "-e", "HEAD:.pre-commit-hooks.yaml"])
-        .current_dir(repo)
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !committed {
+    if !manifest_committed(repo) {
         eprintln!("SKIPPED (try-repo): .pre-commit-hooks.yaml is not committed here");
         return;
     }
-    let work = tempfile::tempdir().unwrap();
-    let bin = work.path().join("bin");
-    fs::create_dir(&bin).unwrap();
-    std::os::unix::fs::symlink(SEAL, bin.join("seal")).unwrap();
-    let project = work.path().join("project");
-    let skill = project.join(".claude/skills/x/SKILL.md");
-    fs::create_dir_all(skill.parent().unwrap()).unwrap();
-    fs::write(&skill, "approved\n").unwrap();
-    let mut init = Command::new(SEAL)
-        .arg("init")
-        .current_dir(&project)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut init.stdin.take().unwrap(), b"y\n").unwrap();
-    assert!(init.wait().unwrap().success());
-    git(&project, &["init", "-q", "."]);
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-qm", "init"]);
+    let h = HookProject::new(&[]);
+    let skill = h.project.join(".claude/skills/x/SKILL.md");
     let try_repo = || {
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        let out = Command::new("pre-commit")
-            .args(["try-repo"])
-            .arg(repo)
-            .args(["seal-verify-system", "--all-files"])
-            .current_dir(&project)
-            .env("PATH", path)
-            .env("PRE_COMMIT_HOME", work.path().join("cache"))
-            .output()
-            .unwrap();
+        let out = h.pre_commit(&[
+            "try-repo",
+            repo.to_str().unwrap(),
+            "seal-verify-system",
+            "--all-files",
+        ]);
         (
             out.status.code().unwrap(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -199,5 +230,59 @@ fn pre_commit_itself_accepts_the_manifest_and_runs_the_hook() {
     assert!(
         out.contains("Failed") && out.contains("Mismatch   ./.claude/skills/x"),
         "{out}"
+    );
+}
+
+/// The README's `.pre-commit-config.yaml` snippet.
+fn readme_snippet() -> String {
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("# .pre-commit-config.yaml\n")
+        .expect("the README's pre-commit snippet");
+    let block = &readme[start..];
+    block[..block.find("```").unwrap()].to_string()
+}
+
+#[test]
+fn the_readme_snippet_pinned_to_a_commit_resolves_and_runs() {
+    if !pre_commit_available() {
+        return;
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    if !head.status.success() || !manifest_committed(repo) {
+        eprintln!("SKIPPED: not a git checkout with .pre-commit-hooks.yaml committed");
+        return;
+    }
+    let sha = String::from_utf8(head.stdout).unwrap().trim().to_string();
+    let snippet = readme_snippet();
+    let docs = YamlLoader::load_from_str(&snippet).expect("the snippet parses");
+    let entry = &docs[0]["repos"][0];
+    // The documented pin is a commit placeholder, never a tag that does not
+    // exist (there are none yet).
+    assert_eq!(
+        entry["rev"].as_str(),
+        Some("<full-commit-sha>"),
+        "{snippet}"
+    );
+    // Filled in as the README says: this repository (for where you keep
+    // sealfs) and a full commit SHA; the installed-seal hook, so that the
+    // test does not build seal a second time.
+    let config = snippet
+        .replace("https://github.com/your-org/sealfs", repo.to_str().unwrap())
+        .replace("<full-commit-sha>", &sha)
+        .replace("id: seal-verify ", "id: seal-verify-system ");
+    let h = HookProject::new(&[(".pre-commit-config.yaml", &config)]);
+    let out = h.pre_commit(&["run", "--all-files"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{config}\n{text}\n{out:?}");
+    assert!(
+        text.contains("seal verify (installed seal)") && text.contains("Passed"),
+        "{text}"
     );
 }

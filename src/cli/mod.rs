@@ -10,9 +10,11 @@
 //! Behaviors. Exit codes follow SPEC's table: 0 success, 1 verify Blocked
 //! (and `seal run` when a mask cannot be applied), 2 fatal.
 
+mod diff;
 mod formats;
 mod hidden;
 mod init;
+pub mod lets_run;
 mod meta;
 mod mount;
 mod output;
@@ -21,6 +23,7 @@ mod policy;
 mod progress;
 mod prompt;
 mod run;
+mod status;
 mod verify;
 mod why;
 
@@ -67,6 +70,13 @@ enum Command {
     Run(RunArgs),
     /// Explain how one path is classified and what is decided about it
     Why(WhyArgs),
+    /// Show what changed in each bundle that is not verified, against the
+    /// approved bytes from git history; exit codes as verify's
+    Diff(DiffArgs),
+    /// Overview: the verification, what changed in each bundle that is not
+    /// verified, and the agent artifacts the sealed view hides; exit codes
+    /// as verify's
+    Status(StatusArgs),
     /// Print the policy in force here (built-in defaults, the machine
     /// policy file, the project's seal.json) and where each setting comes from
     Policy(PolicyArgs),
@@ -84,9 +94,30 @@ struct PolicyArgs {
 }
 
 #[derive(Debug, Args)]
+struct DiffArgs {
+    /// Bundles to show: a bundle root, a path inside one, or a directory
+    /// above bundles (default: every bundle that is not verified)
+    #[arg(value_name = "PATH")]
+    paths: Vec<OsString>,
+    /// Print it as JSON on stdout (schema: docs/JSON.md)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+struct StatusArgs {
+    /// Print it as JSON on stdout (schema: docs/JSON.md)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
 struct WhyArgs {
     /// A path in the project (relative to it) or outside it (absolute)
     path: PathBuf,
+    /// Print the explanation as JSON on stdout (schema: docs/JSON.md)
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -110,9 +141,8 @@ struct RunArgs {
     /// --kernel-opens; for trees that do not change during the run)
     #[arg(long, requires = "read_only")]
     kernel_opens: bool,
-    /// Print what the command would see and which locations would be masked,
-    /// then exit with the verify exit code
-    #[arg(long)]
+    // The exit codes in the words the README and the man page use.
+    #[arg(long, help = dry_run_help())]
     dry_run: bool,
     /// With --dry-run: print the result as JSON on stdout
     #[arg(long, requires = "dry_run")]
@@ -143,7 +173,7 @@ struct MountArgs {
     #[arg(long)]
     allow_other: bool,
     /// Let ordinary files be changed through the view (extensions and
-    /// seal.json stay read-only); the same as -o rw
+    /// seal.json stay read-only); the same as -o writable
     #[arg(long)]
     writable: bool,
     /// Verify a bundle in full at every open, even while the kernel's change
@@ -157,10 +187,9 @@ struct MountArgs {
     /// CI checkouts; see docs/SECURITY.md (the same as -o kernel_opens)
     #[arg(long)]
     kernel_opens: bool,
-    /// Mount options, comma-separated, as mount(8) spells them: ro, rw,
-    /// allow_other, audit_log=FILE, nonempty, noexec (and the generic ones
-    /// mount(8) and fstab pass, which are accepted and ignored)
-    #[arg(short = 'o', value_name = "OPTIONS")]
+    // The help is built from the one list of known options (cli/mount.rs),
+    // which the unknown-option error names too.
+    #[arg(short = 'o', value_name = "OPTIONS", help = mount::options_help())]
     options: Vec<String>,
     /// Detach once the view is mounted (the parent exits 0 when it is
     /// ready, or with the error); what fstab and mount(8) expect
@@ -206,6 +235,22 @@ struct VerifyArgs {
     /// Show modified, added and missing files of each mismatched bundle
     #[arg(short, long)]
     verbose: bool,
+}
+
+/// The exit code of `seal run --dry-run`, in the one wording `--help`, the
+/// man page and the README use: the dry run exits as the real run would
+/// before starting the command, which is not `seal verify`'s code (a
+/// Blocked verification only hides bundles; the command still starts).
+pub const DRY_RUN_EXIT: &str = "exits as the run would before starting the command: 0 when the \
+     command would start (also when the verification is Blocked: the bundles that are not \
+     verified are hidden from it), 1 when a project-external location cannot be masked, 2 when \
+     seal.json is missing or invalid";
+
+fn dry_run_help() -> String {
+    format!(
+        "Print what the command would see and which locations would be masked, then stop: it \
+         {DRY_RUN_EXIT}"
+    )
 }
 
 /// Everything that ends a command with a fatal error (exit 2).
@@ -402,7 +447,10 @@ pub fn main() -> ExitCode {
             let _ = e.print();
             let code = e.exit_code();
             if code != 0 {
-                let machine = formats::Machine::requested_in(args.get(1..).unwrap_or(&[]));
+                // Only a command that has a machine format writes its error
+                // in one (`seal mount --json` is refused, on stderr only).
+                let machine = formats::Machine::requested_in(args.get(1..).unwrap_or(&[]))
+                    .filter(|_| speaks_machine_format(&args));
                 // The first line of clap's text, without its "error: ".
                 let text = e.render().to_string();
                 let first = text.lines().next().unwrap_or("usage error");
@@ -416,6 +464,9 @@ pub fn main() -> ExitCode {
         Command::Verify(a) => verify::Mode::from_flags(a.json, a.format, a.quiet).machine(),
         Command::Run(a) if a.json => Some(formats::Machine::Json),
         Command::Policy(a) if a.json => Some(formats::Machine::Json),
+        Command::Why(a) if a.json => Some(formats::Machine::Json),
+        Command::Status(a) if a.json => Some(formats::Machine::Json),
+        Command::Diff(a) if a.json => Some(formats::Machine::Json),
         _ => None,
     };
     let name = match &cli.command {
@@ -425,6 +476,8 @@ pub fn main() -> ExitCode {
         Command::Mount(_) => "mount",
         Command::Run(_) => "run",
         Command::Why(_) => "why",
+        Command::Status(_) => "status",
+        Command::Diff(_) => "diff",
         Command::Policy(_) => "policy",
         Command::Completions(a) => return meta::completions(Cli::command(), a),
         Command::Man(a) => return meta::man(Cli::command(), a),
@@ -468,12 +521,38 @@ pub fn main() -> ExitCode {
                 command: a.command,
             },
         ),
-        Command::Why(a) => why::run(&ctx, &a.path),
+        Command::Why(a) => why::run(&ctx, &a.path, a.json),
+        Command::Status(a) => status::run(&ctx, a.json),
+        Command::Diff(a) => diff::run(&ctx, &a.paths, a.json),
         Command::Policy(a) => policy::run(&ctx, a.json),
         Command::Completions(_) | Command::Man(_) => unreachable!("answered above"),
     });
     report_error(name, &result, machine);
     ExitCode::from(exit_code(&result))
+}
+
+/// True when the command named on `args` has `--json` or `--format`.
+fn speaks_machine_format(args: &[OsString]) -> bool {
+    let mut words = args.iter().skip(1).map(|a| a.to_str().unwrap_or(""));
+    let mut command = None;
+    while let Some(word) = words.next() {
+        match word {
+            "-C" => {
+                words.next();
+            }
+            w if w.starts_with('-') => {}
+            w => {
+                command = Some(w);
+                break;
+            }
+        }
+    }
+    command
+        .and_then(|name| Cli::command().find_subcommand(name).cloned())
+        .is_some_and(|c| {
+            c.get_arguments()
+                .any(|a| matches!(a.get_long(), Some("json" | "format")))
+        })
 }
 
 /// Prints a fatal error: always on stderr (even under `verify --quiet`, as
@@ -487,4 +566,35 @@ fn report_error(name: &str, result: &Result<Done, CliError>, machine: Option<for
         e => eprintln!("seal: {name}: {e}"),
     }
     formats::print_error(machine, &e.to_string(), exit_code(result));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words, with Markdown's backticks and roff's escaped hyphens undone.
+    fn words(text: &str) -> String {
+        text.replace(['`'], "")
+            .replace("\\-", "-")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn the_dry_run_exit_codes_have_one_wording_everywhere() {
+        let wording = words(DRY_RUN_EXIT);
+        let help = Cli::command()
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(words(&help).contains(&wording), "{help}");
+        let readme = words(include_str!("../../README.md"));
+        assert!(readme.contains(&wording), "the README says it otherwise");
+        let page = meta::page_text(Cli::command(), Some("run"));
+        assert!(words(&page).contains(&wording), "{page}");
+        // Nothing says the dry run exits with verify's code.
+        assert!(!words(&help).contains("verify exit code"), "{help}");
+    }
 }

@@ -17,7 +17,7 @@ pub struct MountArgs {
     pub mountpoint: PathBuf,
     pub audit_log: Option<PathBuf>,
     pub allow_other: bool,
-    /// `--writable`: the same as `-o rw` (a later `-o ro` wins).
+    /// `--writable`: the same as `-o writable`.
     pub writable: bool,
     /// `--rehash-every-open` (or `-o rehash_every_open`).
     pub rehash_every_open: bool,
@@ -32,12 +32,66 @@ pub struct MountArgs {
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Options {
     writable: bool,
+    /// `ro` was written (refused together with `writable`).
+    read_only: bool,
+    /// `rw` was written: it never asks for the writable view.
+    rw: bool,
     rehash_every_open: bool,
     kernel_opens: bool,
     allow_other: bool,
     audit_log: Option<PathBuf>,
     nonempty: bool,
     noexec: bool,
+}
+
+/// The options seal itself understands, in the order `--help`, the README
+/// and the unknown-option error list them (one list, so the three agree).
+///
+/// The view is read-only unless `writable` is written. `rw` cannot ask for
+/// it: mount(8) passes `rw` to every helper whenever `ro` is not given (an
+/// fstab line with `defaults`, `mount -t fuse.seal P M -o allow_other`), so
+/// a helper cannot tell a written `rw` from mount(8)'s own, and a view
+/// that turned writable on mount(8)'s default would let writes reach the
+/// project that nobody asked for.
+pub const KNOWN_OPTIONS: &[(&str, &str)] = &[
+    ("ro", "the read-only view (the default)"),
+    ("writable", "the writable view, as --writable"),
+    (
+        "rw",
+        "accepted and ignored (mount(8) passes it whenever ro is not given, so it never makes \
+         the view writable)",
+    ),
+    ("allow_other", "as --allow-other"),
+    ("audit_log=FILE", "as --audit-log FILE"),
+    ("nonempty", "mount over a directory that is not empty"),
+    ("noexec", "nothing in the view may be executed"),
+    ("exec", "undoes noexec"),
+    ("rehash_every_open", "as --rehash-every-open"),
+    ("kernel_opens", "as --kernel-opens"),
+];
+
+/// The option names, comma-separated: what the unknown-option error and
+/// the README name.
+pub fn known_option_names() -> String {
+    KNOWN_OPTIONS
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The `-o` help of `seal mount`, from [`KNOWN_OPTIONS`].
+pub fn options_help() -> String {
+    let list: Vec<String> = KNOWN_OPTIONS
+        .iter()
+        .map(|(name, what)| format!("{name}: {what}"))
+        .collect();
+    format!(
+        "Mount options, comma-separated, as mount(8) spells them. {}. The generic ones mount(8) \
+         and fstab pass (defaults, nofail, _netdev, x-*, ...) are accepted and ignored; any \
+         other is refused",
+        list.join("; ")
+    )
 }
 
 /// Options mount(8) and fstab pass to every helper (see mount(8), "FILESYSTEM-
@@ -81,14 +135,15 @@ const IGNORED: &[&str] = &[
 /// mount(8) for user mounts).
 const IGNORED_PREFIXES: &[&str] = &["x-", "comment=", "user=", "fsname=", "subtype="];
 
-/// Applies comma-separated `lists` in order (a later `ro`/`rw` wins). An
-/// unknown option is an error unless `sloppy` (mount's `-s`).
+/// Applies comma-separated `lists` in order. An unknown option is an error
+/// unless `sloppy` (mount's `-s`); so is `ro` together with `writable`.
 fn parse_options(lists: &[String], sloppy: bool, into: &mut Options) -> Result<(), String> {
     for option in lists.iter().flat_map(|l| l.split(',')) {
         match option {
             "" => {}
-            "ro" => into.writable = false,
-            "rw" => into.writable = true,
+            "ro" => into.read_only = true,
+            "rw" => into.rw = true,
+            "writable" => into.writable = true,
             "allow_other" => into.allow_other = true,
             "nonempty" => into.nonempty = true,
             "noexec" => into.noexec = true,
@@ -105,25 +160,43 @@ fn parse_options(lists: &[String], sloppy: bool, into: &mut Options) -> Result<(
             _ if sloppy => {}
             o => {
                 return Err(format!(
-                    "unknown mount option {} (seal knows ro, rw, allow_other, audit_log=FILE, \
-                     nonempty, exec, noexec, rehash_every_open, kernel_opens, and ignores the \
-                     generic ones \
+                    "unknown mount option {} (seal knows {}, and ignores the generic ones \
                      mount(8) passes)",
-                    seal_core::escape::quoted(o)
+                    seal_core::escape::quoted(o),
+                    known_option_names()
                 ));
             }
         }
+    }
+    if into.read_only && into.writable {
+        return Err(
+            "mount options ro and writable (or --writable) contradict each other; drop one".into(),
+        );
     }
     Ok(())
 }
 
 pub fn run(ctx: Context, args: MountArgs) -> Result<Done, CliError> {
-    serve(ctx, args, false, true)
+    serve(ctx, args, Caller::CommandLine)
 }
 
-/// Mounts and serves. `sloppy` ignores unknown options; `announce` prints the
-/// readiness line (mount(8)'s helper is silent on success unless `-v`).
-fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<Done, CliError> {
+/// Who asked for the mount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Caller {
+    /// `seal mount`: says when the view is ready.
+    CommandLine,
+    /// mount(8) through `mount.fuse.seal`: `sloppy` (`-s`) ignores unknown
+    /// options; silent on success unless `verbose` (`-v`), as mount helpers
+    /// are.
+    Helper { sloppy: bool, verbose: bool },
+}
+
+/// Mounts and serves.
+fn serve(ctx: Context, args: MountArgs, caller: Caller) -> Result<Done, CliError> {
+    let (sloppy, announce) = match caller {
+        Caller::CommandLine => (false, true),
+        Caller::Helper { sloppy, verbose } => (sloppy, verbose),
+    };
     let mut options = Options {
         allow_other: args.allow_other,
         audit_log: args.audit_log,
@@ -133,6 +206,14 @@ fn serve(ctx: Context, args: MountArgs, sloppy: bool, announce: bool) -> Result<
         ..Options::default()
     };
     parse_options(&args.options, sloppy, &mut options).map_err(CliError::Refused)?;
+    // mount(8) passes rw to its helper unasked; only a person who typed it
+    // on seal's command line needs telling.
+    if options.rw && !options.writable && caller == Caller::CommandLine {
+        eprintln!(
+            "seal: mount: note: rw does not make the view writable (mount(8) passes rw to every \
+             helper); the view is read-only. Use --writable or -o writable for the writable view"
+        );
+    }
     let machine = super::machine_policy()?;
     if machine.read_only && options.writable {
         eprintln!(
@@ -257,8 +338,9 @@ fn parse_helper_args(args: &[OsString]) -> Result<HelperArgs, String> {
     }
     if out.positional.len() != 2 {
         return Err(format!(
-            "usage: {HELPER_NAME} PROJECT MOUNTPOINT [-o ro,allow_other,audit_log=FILE,nonempty] \
-             (run by 'mount -t fuse.seal' and fstab)"
+            "usage: {HELPER_NAME} PROJECT MOUNTPOINT [-o OPTIONS] (run by 'mount -t fuse.seal' \
+             and fstab; OPTIONS: {})",
+            known_option_names()
         ));
     }
     Ok(out)
@@ -282,15 +364,18 @@ pub fn helper(args: &[OsString]) -> Result<Done, CliError> {
             mountpoint: PathBuf::from(mountpoint),
             audit_log: None,
             allow_other: false,
-            // mount(8) passes rw or ro itself.
+            // mount(8) passes rw or ro itself; only `writable` in the
+            // options asks for the writable view.
             writable: false,
             rehash_every_open: false,
             kernel_opens: false,
             options: parsed.options,
             daemon: true,
         },
-        parsed.sloppy,
-        parsed.verbose,
+        Caller::Helper {
+            sloppy: parsed.sloppy,
+            verbose: parsed.verbose,
+        },
     )
 }
 
@@ -315,6 +400,8 @@ mod tests {
             o,
             Options {
                 writable: false,
+                read_only: true,
+                rw: false,
                 rehash_every_open: false,
                 kernel_opens: false,
                 allow_other: true,
@@ -323,8 +410,8 @@ mod tests {
                 noexec: true,
             }
         );
-        assert!(parsed(&["rw"]).unwrap().writable);
-        assert!(!parsed(&["rw,ro"]).unwrap().writable, "the last one wins");
+        assert!(parsed(&["writable"]).unwrap().writable);
+        assert!(parsed(&["rw,writable"]).unwrap().writable);
         // What fstab and mount(8) add is accepted and changes nothing.
         assert_eq!(
             parsed(&[
@@ -336,12 +423,75 @@ mod tests {
     }
 
     #[test]
+    fn the_view_is_read_only_unless_writable_is_written() {
+        // What mount(8) hands the helper for `-o allow_other`, for an fstab
+        // line with `defaults`, and for no options at all: `rw` first.
+        for lists in [&["rw,allow_other"][..], &["rw"], &["rw", "defaults"], &[]] {
+            let o = parsed(lists).unwrap();
+            assert!(!o.writable, "{lists:?} made the view writable");
+        }
+        assert!(parsed(&["rw,writable,allow_other"]).unwrap().writable);
+        // Contradictions are refused, whatever the order.
+        for lists in [&["ro,writable"][..], &["writable", "ro"]] {
+            let e = parsed(lists).unwrap_err();
+            assert!(e.contains("contradict"), "{e}");
+        }
+    }
+
+    #[test]
     fn unknown_options_are_refused_unless_sloppy() {
         let e = parsed(&["ro,writeback"]).unwrap_err();
         assert!(e.contains("\"writeback\""), "{e}");
         assert!(parsed(&["audit_log"]).is_err());
         let mut o = Options::default();
         parse_options(&["ro,writeback".into()], true, &mut o).unwrap();
+    }
+
+    #[test]
+    fn help_error_and_known_options_name_the_same_options() {
+        let e = parsed(&["bogus"]).unwrap_err();
+        let help = options_help();
+        for (name, _) in KNOWN_OPTIONS {
+            assert!(e.contains(name), "the error lacks {name}: {e}");
+            assert!(help.contains(name), "the help lacks {name}: {help}");
+            // Every listed option parses (with a value where it takes one).
+            let spelled = name.replace("=FILE", "=/tmp/f");
+            parsed(&[&spelled]).unwrap();
+        }
+        assert_eq!(
+            e.split(" (seal knows ").nth(1).unwrap(),
+            format!(
+                "{}, and ignores the generic ones mount(8) passes)",
+                known_option_names()
+            )
+        );
+    }
+
+    #[test]
+    fn the_readme_lists_the_same_options() {
+        let readme = include_str!("../../README.md");
+        let start = readme
+            .find("Options (the same list as `seal mount --help`")
+            .expect("the README's option paragraph");
+        let paragraph = &readme[start..];
+        let paragraph = &paragraph[..paragraph.find("\n\n").unwrap()];
+        // The options seal knows come before the generic ones it ignores.
+        let own = &paragraph[..paragraph.find("the generic ones").unwrap()];
+        let named: Vec<&str> = own
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|w| !w.contains(' ') && !w.starts_with('-') && *w != "mount(8)")
+            .collect();
+        for (name, _) in KNOWN_OPTIONS {
+            assert!(named.contains(name), "the README lacks {name}: {own}");
+        }
+        for word in named {
+            assert!(
+                KNOWN_OPTIONS.iter().any(|(name, _)| *name == word),
+                "the README names {word}, which seal does not know"
+            );
+        }
     }
 
     #[test]

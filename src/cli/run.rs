@@ -45,6 +45,12 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
     // The machine policy's readOnly and rehashEveryOpen hold whatever the
     // flags say (the gate enforces both again when it is built).
     let machine = super::machine_policy()?;
+    // A sink that cannot be opened stops the run: said first, before the
+    // verification summary (the run opens them again for the view).
+    if !args.dry_run {
+        crate::mount::open_audit_sinks(args.audit_log.as_deref(), machine)
+            .map_err(CliError::Mount)?;
+    }
     let mut prepared = prepare(RunRequest {
         project_dir: ctx.dir,
         project: ctx.project,

@@ -236,7 +236,7 @@ pub fn apply_machine_policy(
 /// The report of a project without seal.json when the machine policy
 /// requires Seal: every agent artifact root holding something loadable (on
 /// the built-in surfaces and the policy's extra ones) is Unverified.
-fn required_report(
+pub fn required_report(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     machine: &MachinePolicy,

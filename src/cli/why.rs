@@ -1,9 +1,12 @@
-//! `seal why PATH`: explain one path — ordinary, or which lockfile key and
-//! discovery pattern, which surface row, or which project-external mask
-//! governs it; its classification; and the decision the gate (or `seal run`)
-//! takes about it now.
+//! `seal why PATH [--json]`: explain one path — ordinary, or which lockfile
+//! key and discovery pattern, which surface row, or which project-external
+//! mask governs it; whether it exists; its classification; and the
+//! decision the gate (or `seal run`) takes about it now. The same
+//! [`Explanation`] is printed as `label: text` lines on stderr, or as the
+//! JSON document of docs/JSON.md on stdout.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::os::fd::AsFd;
 use std::path::Path;
 
@@ -14,7 +17,8 @@ use seal_core::discovery::Listings;
 use seal_core::effort::Effort;
 use seal_core::escape::{escaped, escaped_os};
 use seal_core::hash::KeepNothing;
-use seal_core::lockfile::Lockfile;
+use seal_core::lockfile::{Lockfile, Policy};
+use seal_core::store::StoreError;
 use seal_core::verify::BundleState;
 use seal_gate::links::LinkRule;
 use seal_gate::policy::{MachinePolicy, Protection, Source, lockfile_bytes};
@@ -22,55 +26,173 @@ use seal_gate::{
     Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place_with,
 };
 
-pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
+pub fn run(ctx: &Context, path: &Path, json: bool) -> Result<Done, CliError> {
     let machine = super::machine_policy()?;
-    let (bytes, implied) = lockfile_bytes(ctx.project.as_fd(), machine)?;
-    let lock = Lockfile::parse(&bytes)?;
+    // Without seal.json (and no machine policy requiring Seal) Seal is not
+    // active here: the path is still placed, against the empty lockfile,
+    // and the answer says what that means.
+    let (lock, lockfile) = match lockfile_bytes(ctx.project.as_fd(), machine) {
+        Ok((bytes, implied)) => (
+            Lockfile::parse(&bytes)?,
+            if implied {
+                LockfileStatus::Implied
+            } else {
+                LockfileStatus::Present
+            },
+        ),
+        Err(StoreError::Missing) => (Lockfile::empty(Policy::Block), LockfileStatus::Missing),
+        Err(e) => return Err(e.into()),
+    };
     let under = Under {
         machine,
         lock: &lock,
-        implied,
+        lockfile,
     };
-    let project = std::fs::canonicalize(&ctx.dir).map_err(|source| CliError::Project {
-        dir: ctx.dir.clone(),
-        source,
-    })?;
+    let project = ctx.canonical_dir()?;
     let absolute = if path.is_absolute() {
         lexical(path)
     } else {
         lexical(&project.join(path))
     };
-    let text = match absolute.strip_prefix(&project) {
+    let explained = match absolute.strip_prefix(&project) {
         Ok(rel) => explain_inside(ctx, &under, &project, rel),
         Err(_) => explain_outside(&project, &absolute)?,
     };
-    eprint!("{text}");
+    if json {
+        let mut text = serde_json::to_string_pretty(&explained).unwrap_or_default();
+        text.push('\n');
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    } else {
+        eprint!("{}", explained.text);
+    }
     Ok(Done::Success)
 }
 
+/// Whether the project has a seal.json.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum LockfileStatus {
+    Present,
+    /// Missing, and the machine policy does not require Seal: Seal is not
+    /// active; `seal mount` and `seal run` refuse to start.
+    Missing,
+    /// Missing, and the machine policy requires Seal: the empty lockfile
+    /// (policy block) stands in.
+    Implied,
+}
+
+/// One path explained: the human text, and the fields of `seal why
+/// --json` (docs/JSON.md). Names in the fields are raw (JSON escapes
+/// them); the text escapes them for the terminal.
+#[derive(Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Explanation {
+    /// `./REL` for a path in the project, the absolute path outside it.
+    path: String,
+    /// `project` or `outside`.
+    location: &'static str,
+    /// Whether anything is at the path on disk (a dangling symlink counts).
+    exists: bool,
+    /// What the path is: `ordinary`, `lockfile`, `container`,
+    /// `sealed-root`, `inside-sealed-root`, `artifact`, `inside-artifact`,
+    /// `unmappable`; outside the project `extension-location`,
+    /// `inside-extension-location`, `skeleton` or `host`.
+    class: &'static str,
+    /// The class in words (the human `class:` line).
+    class_text: String,
+    /// `present`, `missing` or `implied` (inside the project only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lockfile: Option<LockfileStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    link_target: Option<String>,
+    /// The lockfile key of the sealed root it is or lies in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<String>,
+    /// The discovery patterns that produce that key.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    patterns: Vec<String>,
+    /// The bundle is recorded in seal.json (sealed roots only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recorded: Option<bool>,
+    /// The root's state, assessed just now: Verified, Unverified, Removed,
+    /// Mismatch, or absent, empty, cannot-verify.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    modified: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    added: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    missing: Vec<String>,
+    /// The policy in force and who set it (gated paths in the project).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy_source: Option<&'static str>,
+    /// In the project: `visible`, `hidden`, `absent` (nothing there) or
+    /// `no-view` (no seal.json: no view is served). Outside it: `masked`,
+    /// `filtered`, `shown`, `absent`, `skeleton`, `as-on-host`,
+    /// `inside-project` or `cannot-mask`.
+    decision: &'static str,
+    /// Why, in words.
+    reason: String,
+    /// The command that would seal it, when one would.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<String>,
+    /// What the writable view does with a write there, when the machine
+    /// policy protects it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    writes: Option<String>,
+    /// The human text.
+    #[serde(skip)]
+    text: String,
+}
+
 /// The rules a path is explained under: the machine policy and the
-/// lockfile (`implied`: the empty one standing in for a missing seal.json).
+/// lockfile (the empty one when seal.json is missing; `lockfile` says
+/// which).
 struct Under<'a> {
     machine: &'a MachinePolicy,
     lock: &'a Lockfile,
-    implied: bool,
+    lockfile: LockfileStatus,
 }
 
-fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) -> String {
+fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) -> Explanation {
     let lock = under.lock;
     let mut view = ViewPath::root();
     for c in rel.iter() {
         view = view.child(c);
     }
+    let mut x = Explanation {
+        path: view.display(),
+        location: "project",
+        lockfile: Some(under.lockfile),
+        ..Explanation::default()
+    };
     let mut out = String::new();
     let _ = writeln!(out, "path:     {}", escaped(&view.display()));
-    if under.implied {
-        let _ = writeln!(
-            out,
-            "lockfile: none; the machine policy {} requires Seal, so the project counts as \
-             having the empty lockfile (policy block)",
-            under.machine.shown_file()
-        );
+    let on_disk = std::fs::symlink_metadata(project.join(rel));
+    x.exists = on_disk.is_ok();
+    if !x.exists {
+        let _ = writeln!(out, "exists:   no (nothing at this path on disk)");
+    }
+    match under.lockfile {
+        LockfileStatus::Present => {}
+        LockfileStatus::Implied => {
+            let _ = writeln!(
+                out,
+                "lockfile: none; the machine policy {} requires Seal, so the project counts as \
+                 having the empty lockfile (policy block)",
+                under.machine.shown_file()
+            );
+        }
+        LockfileStatus::Missing => {
+            let _ = writeln!(
+                out,
+                "lockfile: none; there is no seal.json, so Seal is not active in this project \
+                 (run 'seal init' to start)"
+            );
+        }
     }
     let place = place_with(lock, &under.machine.extra_surfaces, &view);
     let mut listings = Listings::new(ctx.project.as_fd());
@@ -86,12 +208,19 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
     let mut states = Vec::new();
     match &place {
         Place::Ordinary | Place::Lockfile | Place::Container => {
-            let _ = writeln!(out, "class:    {}", place_class(&place));
+            x.class = match place {
+                Place::Lockfile => "lockfile",
+                Place::Container => "container",
+                _ => "ordinary",
+            };
+            x.class_text = place_class(&place).to_string();
+            let _ = writeln!(out, "class:    {}", x.class_text);
             match std::fs::read_link(project.join(rel)) {
                 Ok(target) => {
                     let rule = LinkRule::new(project, &[project.to_path_buf()]);
                     let dir = view.parent().map(|p| p.raw).unwrap_or_default();
                     let _ = writeln!(out, "link:     {}", escaped_os(target.as_os_str()));
+                    x.link_target = Some(target.to_string_lossy().into_owned());
                     states.push(State::Link {
                         stays_behind_gate: rule.allows(&dir, target.as_os_str()),
                     });
@@ -100,23 +229,29 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             }
         }
         Place::Sealed { key, root_len } => {
-            let patterns: Vec<String> = lock
+            x.class = at(*root_len, "sealed-root", "inside-sealed-root");
+            x.key = Some(key.as_str().to_string());
+            x.patterns = lock
                 .patterns_producing(key)
-                .map(|p| format!("\"{p}\""))
+                .map(|p| p.to_string())
                 .collect();
-            let _ = writeln!(
-                out,
-                "class:    {} {key} (discovery pattern {})",
+            let quoted: Vec<String> = x.patterns.iter().map(|p| format!("\"{p}\"")).collect();
+            x.class_text = format!(
+                "{} {} (discovery pattern {})",
                 at(*root_len, "the sealed root", "inside the sealed root"),
-                patterns.join(", ")
+                escaped(key.as_str()),
+                escaped(&quoted.join(", "))
             );
+            let _ = writeln!(out, "class:    {}", x.class_text);
             let entry = lock.bundles.get(key);
+            x.recorded = Some(entry.is_some());
             let _ = match entry {
                 Some(e) => writeln!(out, "lockfile: recorded, {} files", e.files.len()),
                 None => writeln!(out, "lockfile: not recorded"),
             };
             match assess_sealed(&mut listings, key, entry, &KeepNothing, Effort::full()) {
                 Ok(found) => {
+                    x.state = Some(found.state.as_str().to_string());
                     let _ = writeln!(
                         out,
                         "state:    {} (assessed just now)",
@@ -124,10 +259,14 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
                     );
                     if let Some(report) = &found.report {
                         super::output::file_lines(&mut out, report);
+                        x.modified = report.modified.clone();
+                        x.added = report.added.clone();
+                        x.missing = report.missing.clone();
                     }
                     states.push(State::Root(found.state));
                 }
                 Err(e) => {
+                    x.state = Some("cannot-verify".to_string());
                     let _ = writeln!(out, "state:    cannot verify ({e})");
                     states.push(State::Root(RootState::Bundle(BundleState::Mismatch)));
                 }
@@ -139,33 +278,41 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             }
         }
         Place::Artifact { root_len, rule } => {
-            let _ = writeln!(
-                out,
-                "class:    {}: {}",
+            x.class = at(*root_len, "artifact", "inside-artifact");
+            x.class_text = format!(
+                "{}: {}",
                 at(*root_len, "an agent artifact", "inside an agent artifact"),
                 rule.describe()
             );
+            let _ = writeln!(out, "class:    {}", x.class_text);
             let _ = writeln!(
                 out,
                 "lockfile: no discovery pattern covers it, so it is unverified"
             );
             let state = assess_artifact(&mut listings, &view.prefix(*root_len).raw);
+            x.state = Some(state.as_str().to_string());
             let _ = writeln!(out, "state:    {} (assessed just now)", state.as_str());
             states.push(State::Root(state));
         }
         Place::Unmappable { root_len } => {
-            let _ = writeln!(
-                out,
-                "class:    produced by a discovery pattern, but a name on its path cannot be a bundle key"
-            );
+            x.class = "unmappable";
+            x.class_text =
+                "produced by a discovery pattern, but a name on its path cannot be a bundle key"
+                    .to_string();
+            let _ = writeln!(out, "class:    {}", x.class_text);
             states.push(State::Root(assess_artifact(
                 &mut listings,
                 &view.prefix(*root_len).raw,
             )));
         }
     }
-    let (policy, source) = under.machine.policy_of(lock, under.implied);
-    if source == Source::Machine && !under.implied && place.is_gated() {
+    let implied = under.lockfile == LockfileStatus::Implied;
+    let (policy, source) = under.machine.policy_of(lock, implied);
+    if place.is_gated() && under.lockfile != LockfileStatus::Missing {
+        x.policy = Some(policy.as_str());
+        x.policy_source = Some(source.as_str());
+    }
+    if source == Source::Machine && !implied && place.is_gated() {
         let _ = writeln!(
             out,
             "policy:   {} (the machine policy {} overrides the project's {})",
@@ -181,28 +328,39 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             break;
         }
     }
-    let hint = match decision.reason {
+    let fix = match decision.reason {
         Reason::Failing { .. } | Reason::NotRecorded if place.is_gated() => {
             let root = view.prefix(place.root_len().unwrap_or(view.depth()));
-            format!(
-                "; run 'seal pin {}' to seal it",
-                escaped(root.display().trim_start_matches("./"))
-            )
+            Some(format!(
+                "seal pin {}",
+                root.display().trim_start_matches("./")
+            ))
         }
+        _ => None,
+    };
+    (x.decision, x.reason) = if under.lockfile == LockfileStatus::Missing {
+        (
+            "no-view",
+            "no seal.json: seal mount and seal run refuse to start, and an agent without them \
+             loads it as it is on disk; run 'seal init' to seal this project"
+                .to_string(),
+        )
+    } else if !x.exists {
+        ("absent", "nothing at this path on disk".to_string())
+    } else {
+        (decision.word(), decision.reason.describe().to_string())
+    };
+    let hint = match (&fix, x.decision) {
+        (Some(fix), "hidden" | "visible") => format!("; run '{}' to seal it", escaped(fix)),
         _ => String::new(),
     };
-    let _ = writeln!(
-        out,
-        "decision: {} ({}{hint})",
-        decision.word(),
-        decision.reason.describe()
-    );
+    x.fix = fix.filter(|_| matches!(x.decision, "hidden" | "visible"));
+    let _ = writeln!(out, "decision: {} ({}{hint})", x.decision, x.reason);
     if let (protection @ (Protection::Protected | Protection::OnTheWay), Some(glob)) =
         under.machine.protected_paths.protection(view.names())
     {
-        let _ = writeln!(
-            out,
-            "writes:   {} in the writable view (machine policy protected path {})",
+        let writes = format!(
+            "{} in the writable view (machine policy protected path {})",
             if protection == Protection::Protected {
                 "refused"
             } else {
@@ -210,8 +368,11 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             },
             seal_core::escape::quoted(glob.as_str())
         );
+        let _ = writeln!(out, "writes:   {writes}");
+        x.writes = Some(writes);
     }
-    out
+    x.text = out;
+    x
 }
 
 /// What a place that needs no verification is, in words.
@@ -223,10 +384,16 @@ fn place_class(place: &Place) -> &'static str {
     }
 }
 
-fn explain_outside(project: &Path, path: &Path) -> Result<String, CliError> {
+fn explain_outside(project: &Path, path: &Path) -> Result<Explanation, CliError> {
     let target = target_user(None, project).map_err(CliError::Run)?;
     let planned =
         plan::plan(&target.inputs).map_err(|e| CliError::Run(crate::run::RunError::Bind(e)))?;
+    let mut x = Explanation {
+        path: path.to_string_lossy().into_owned(),
+        location: "outside",
+        exists: std::fs::symlink_metadata(path).is_ok(),
+        ..Explanation::default()
+    };
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -255,38 +422,51 @@ fn explain_outside(project: &Path, path: &Path) -> Result<String, CliError> {
                 }
             }
         }
-        let _ = writeln!(out, "class:    not a known agent extension location");
-        let _ = writeln!(
-            out,
-            "decision: {}",
-            if skeleton {
+        x.class = if skeleton { "skeleton" } else { "host" };
+        x.class_text = "not a known agent extension location".to_string();
+        (x.decision, x.reason) = if skeleton {
+            (
+                "skeleton",
                 "seal run shows this directory as a skeleton of the host's (its entries bound, \
                  extension locations empty); new host entries do not appear during the run"
-            } else {
-                "seal run shows it as it is on the host"
-            }
-        );
-        return Ok(out);
+                    .to_string(),
+            )
+        } else {
+            (
+                "as-on-host",
+                "seal run shows it as it is on the host".to_string(),
+            )
+        };
+        let _ = writeln!(out, "class:    {}", x.class_text);
+        let _ = writeln!(out, "decision: {}", x.reason);
+        x.text = out;
+        return Ok(x);
     };
     let inside = if p.location == at || p.location == path {
+        x.class = "extension-location";
         ""
     } else {
+        x.class = "inside-extension-location";
         "inside "
     };
-    let _ = writeln!(
-        out,
-        "class:    {inside}project-external extension location {} — {}",
+    x.class_text = format!(
+        "{inside}project-external extension location {} — {}",
         escaped_os(p.location.as_os_str()),
         p.why
     );
-    let decision = match &p.state {
-        plan::State::Placed(Placement::EmptyDir | Placement::Cover) | plan::State::Covered { .. } => {
+    let _ = writeln!(out, "class:    {}", x.class_text);
+    (x.decision, x.reason) = match &p.state {
+        plan::State::Placed(Placement::EmptyDir | Placement::Cover)
+        | plan::State::Covered { .. } => (
+            "masked",
             "seal run masks it with an empty read-only directory, whatever it is or points to"
-                .to_string()
-        }
-        plan::State::Placed(Placement::EmptyFile) => {
-            "seal run masks it with an empty read-only file, whatever it is or points to".to_string()
-        }
+                .to_string(),
+        ),
+        plan::State::Placed(Placement::EmptyFile) => (
+            "masked",
+            "seal run masks it with an empty read-only file, whatever it is or points to"
+                .to_string(),
+        ),
         plan::State::Placed(Placement::Filtered(f)) => {
             let mut s = format!(
                 "seal run shows {} (filter \"{}\")",
@@ -297,7 +477,9 @@ fn explain_outside(project: &Path, path: &Path) -> Result<String, CliError> {
                 Some(why) => {
                     let _ = write!(s, "; it does not parse ({why}), so it is shown empty");
                 }
-                None if f.filtered.removed.is_empty() => s.push_str("; it has no extension entries"),
+                None if f.filtered.removed.is_empty() => {
+                    s.push_str("; it has no extension entries")
+                }
                 None => {
                     let removed: Vec<String> = f
                         .filtered
@@ -308,18 +490,28 @@ fn explain_outside(project: &Path, path: &Path) -> Result<String, CliError> {
                     let _ = write!(s, "; removed: {}", removed.join("; "));
                 }
             }
-            s
+            ("filtered", s)
         }
-        plan::State::Placed(other) => format!("seal run shows {} there", other.describe()),
-        plan::State::Absent => {
-            "nothing there now, and nothing in the run can create it (its directory is read-only there)"
-                .to_string()
-        }
-        plan::State::InsideProject => "it is inside the project: the sealed view decides".to_string(),
-        plan::State::Impossible { reason } => {
-            format!("cannot be masked ({reason}): seal run would be Blocked")
-        }
+        plan::State::Placed(other) => (
+            "shown",
+            format!("seal run shows {} there", other.describe()),
+        ),
+        plan::State::Absent => (
+            "absent",
+            "nothing there now, and nothing in the run can create it (its directory is read-only \
+             there)"
+                .to_string(),
+        ),
+        plan::State::InsideProject => (
+            "inside-project",
+            "it is inside the project: the sealed view decides".to_string(),
+        ),
+        plan::State::Impossible { reason } => (
+            "cannot-mask",
+            format!("cannot be masked ({reason}): seal run would be Blocked"),
+        ),
     };
-    let _ = writeln!(out, "decision: {decision}");
-    Ok(out)
+    let _ = writeln!(out, "decision: {}", x.reason);
+    x.text = out;
+    Ok(x)
 }

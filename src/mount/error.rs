@@ -125,8 +125,20 @@ pub enum MountError {
         path: PathBuf,
         source: io::Error,
     },
+    /// An audit sink the machine policy makes mandatory cannot be opened.
+    MandatorySink {
+        /// The policy file, as shown.
+        policy: String,
+        /// The policy's key that names the sink (`audit.syslog`).
+        setting: &'static str,
+        path: PathBuf,
+        source: io::Error,
+    },
     /// The machine policy file is refused.
     Policy(seal_gate::policy::PolicyError),
+    /// A mount by a user other than root failed, and the setuid helper
+    /// such mounts go through (fusermount3) is not installed.
+    NoFusermount(io::Error),
     Mount(io::Error),
 }
 
@@ -197,7 +209,36 @@ impl fmt::Display for MountError {
             MountError::AuditLog { path, source } => {
                 write!(f, "cannot open audit log {}: {source}", shown(path))
             }
+            MountError::MandatorySink {
+                policy,
+                setting,
+                path,
+                source,
+            } => {
+                let (what, remedy) = if *setting == "audit.syslog" {
+                    (
+                        "the syslog socket",
+                        "start the journal or a syslog daemon that listens there",
+                    )
+                } else {
+                    ("the audit file", "make that file writable for seal")
+                };
+                write!(
+                    f,
+                    "the machine policy {policy} requires an audit sink that is missing: {what} \
+                     {} cannot be opened ({source}). It is set by \"{setting}\" in {policy}; \
+                     {remedy}, or have that policy changed",
+                    shown(path)
+                )
+            }
             MountError::Policy(e) => write!(f, "{e} (refusing to mount)"),
+            MountError::NoFusermount(e) => write!(
+                f,
+                "mount failed: {e}: a user other than root mounts FUSE file systems through \
+                 fusermount3, the setuid helper of the fuse3 package, and it is not installed; \
+                 install fuse3 (apt install fuse3, dnf install fuse3, pacman -S fuse3) or mount \
+                 as root"
+            ),
             MountError::Mount(e) => write!(f, "mount failed: {e}"),
         }
     }

@@ -75,7 +75,7 @@ pub fn prepare_gate(
     if let Ok(canonical) = std::fs::canonicalize(&request.project_dir) {
         real.push(canonical);
     }
-    let audit = audit_log(request.audit_log.as_deref(), &machine.audit)?;
+    let audit = open_audit_sinks(request.audit_log.as_deref(), machine)?;
     let feed = if request.rehash_every_open || machine.rehash_every_open {
         tracing::info!(
             "every open verifies its bundle in full (rehash every open, asked by the {})",
@@ -112,37 +112,44 @@ pub fn prepare_gate(
 
 /// The audit sinks: the file the command line names, and those the machine
 /// policy makes mandatory (the same file named twice is written once). Any
-/// sink that cannot be opened stops the mount.
-fn audit_log(
+/// sink that cannot be opened stops the mount; a mandatory one says that
+/// the machine policy requires it and where. `seal run` opens them before
+/// it prints anything, so that a missing sink is the first and only thing
+/// it says.
+pub fn open_audit_sinks(
     requested: Option<&Path>,
-    mandatory: &seal_gate::policy::MandatoryAudit,
+    machine: &seal_gate::policy::MachinePolicy,
 ) -> Result<Option<AuditLog>, MountError> {
+    let mandatory = &machine.audit;
     let mut log = AuditLog::default();
-    let mut files: Vec<&Path> = requested.into_iter().collect();
+    if let Some(path) = requested {
+        log.add_file(path).map_err(|source| MountError::AuditLog {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    let missing = |setting: &'static str, path: &Path, source| MountError::MandatorySink {
+        policy: machine.shown_file(),
+        setting,
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(file) = mandatory.file.as_deref() {
-        let same = files.first().is_some_and(|r| {
+        let same = requested.is_some_and(|r| {
             match (std::fs::canonicalize(r), std::fs::canonicalize(file)) {
                 (Ok(a), Ok(b)) => a == b,
                 _ => absolute(r) == absolute(file),
             }
         });
         if !same {
-            files.push(file);
+            log.add_file(file)
+                .map_err(|source| missing("audit.file", file, source))?;
         }
-    }
-    for path in files {
-        log.add_file(path).map_err(|source| MountError::AuditLog {
-            path: path.to_path_buf(),
-            source,
-        })?;
     }
     if let Some(settings) = mandatory.syslog {
         let socket = seal_gate::policy::syslog_socket();
         log.add_syslog(&socket, settings)
-            .map_err(|source| MountError::AuditLog {
-                path: socket,
-                source,
-            })?;
+            .map_err(|source| missing("audit.syslog", &socket, source))?;
     }
     Ok((!log.is_empty()).then_some(log))
 }
@@ -228,19 +235,34 @@ pub fn check_mountpoint(
         dir: project_dir.to_path_buf(),
         source,
     })?;
-    if canonical == project {
-        return Err(MountError::MountpointIsProject(mountpoint.to_path_buf()));
-    }
-    if canonical.starts_with(&project) {
-        return Err(MountError::MountpointInsideProject(
-            mountpoint.to_path_buf(),
-        ));
-    }
-    if project.starts_with(&canonical) {
-        return Err(MountError::MountpointAboveProject {
-            mountpoint: mountpoint.to_path_buf(),
-            project,
+    // Directories are compared by device and inode, not by path: a bind
+    // mount of the project (`mount --bind /srv/p /alias`) is the project
+    // under another path, and with shared propagation a view mounted at
+    // /alias/empty appears at /srv/p/empty too, inside the tree it serves.
+    let identity = |dir: &Path| {
+        nix::sys::stat::stat(dir)
+            .map(|st| (st.st_dev, st.st_ino))
+            .map_err(|e| MountError::Mount(std::io::Error::from(e)))
+    };
+    let project_id = identity(&project)?;
+    for dir in canonical.ancestors() {
+        if identity(dir)? != project_id {
+            continue;
+        }
+        return Err(if dir == canonical {
+            MountError::MountpointIsProject(mountpoint.to_path_buf())
+        } else {
+            MountError::MountpointInsideProject(mountpoint.to_path_buf())
         });
+    }
+    let mountpoint_id = identity(&canonical)?;
+    for dir in project.ancestors().skip(1) {
+        if identity(dir)? == mountpoint_id {
+            return Err(MountError::MountpointAboveProject {
+                mountpoint: mountpoint.to_path_buf(),
+                project,
+            });
+        }
     }
     if let Some(source) = seal_mount_at(&canonical) {
         return Err(MountError::AlreadyMounted {
@@ -308,6 +330,20 @@ fn unescape_mountinfo(field: &str) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The setuid helper through which a user other than root mounts FUSE file
+/// systems, found where the FUSE library looks for it (`$FUSERMOUNT_PATH`,
+/// else fusermount3 or fusermount on `$PATH`, in /sbin or in /bin); None
+/// when there is none.
+pub fn fusermount_helper() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("FUSERMOUNT_PATH") {
+        return Path::new(&path).is_file().then(|| PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path).chain(["/sbin".into(), "/bin".into()]);
+    dirs.flat_map(|d| [d.join("fusermount3"), d.join("fusermount")])
+        .find(|p| p.is_file())
 }
 
 /// Checks that `/dev/fuse` can be opened.
@@ -431,6 +467,8 @@ fn mount_with(
     let session = Session::new(fs, mountpoint, &config).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
             MountError::StaleMount(mountpoint.to_path_buf())
+        } else if !nix::unistd::geteuid().is_root() && fusermount_helper().is_none() {
+            MountError::NoFusermount(e)
         } else {
             MountError::Mount(e)
         }

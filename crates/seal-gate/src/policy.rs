@@ -562,8 +562,8 @@ fn check_file(fd: BorrowedFd<'_>) -> Result<(), (Rule, String)> {
         return Err((
             Rule::OwnedByRoot,
             format!(
-                "it is owned by uid {}; it must be owned by root (chown root:root)",
-                st.st_uid
+                "it is owned by {}; it must be owned by root (chown root:root)",
+                owner_words(st.st_uid)
             ),
         ));
     }
@@ -577,6 +577,47 @@ fn check_file(fd: BorrowedFd<'_>) -> Result<(), (Rule, String)> {
         ));
     }
     Ok(())
+}
+
+/// The owner of a refused file or directory, in words. Inside a user
+/// namespace (rootless Podman, toolbox, bubblewrap as an ordinary user), a
+/// file whose owner the namespace does not map, such as root's on the host,
+/// shows as owned by the overflow uid (65534, `nobody`): that case is
+/// named, since "owned by uid 65534" alone sends the reader looking for a
+/// chown that would not help. It stays refused: from inside, that owner
+/// cannot be told from a user of that uid (bubblewrap maps its user to
+/// 65534 itself), so nothing proves the file is root's.
+fn owner_words(uid: u32) -> String {
+    let overflow = std::fs::read_to_string("/proc/sys/kernel/overflowuid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(DEFAULT_OVERFLOW_UID);
+    let uid_map = std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default();
+    if may_be_unmapped_owner(uid, overflow, &uid_map) {
+        format!(
+            "uid {uid}, the overflow uid: this process runs in a user namespace (a container or \
+             sandbox), where a file whose owner the namespace does not map, as root's on the \
+             host, shows as uid {uid} and cannot be told from one a user owns, so seal cannot \
+             prove it is root's. See \"A machine policy in a container\" in \
+             docs/CONTAINERS.md"
+        )
+    } else {
+        format!("uid {uid}")
+    }
+}
+
+/// The kernel's default overflow uid.
+const DEFAULT_OVERFLOW_UID: u32 = 65534;
+
+/// True when an owner `uid` may be the overflow uid standing for an owner
+/// the user namespace does not map: `uid` is the overflow uid and
+/// `uid_map` (this process's `/proc/self/uid_map`) is not the initial
+/// namespace's identity map. (Whether the host's root in particular is
+/// unmapped cannot be read from inside: a nested namespace's map names
+/// its parent's ids, not the host's.)
+fn may_be_unmapped_owner(uid: u32, overflow: u32, uid_map: &str) -> bool {
+    let initial = uid_map.split_whitespace().eq(["0", "0", "4294967295"]);
+    uid == overflow && !initial
 }
 
 /// Every directory on the way to the file (resolved) is owned by root and
@@ -608,11 +649,11 @@ fn check_directories(path: &Path) -> Result<(), (Rule, String)> {
             return Err((
                 Rule::SafeDirectories,
                 format!(
-                    "the directory {} (owner uid {}, mode {:04o}) lets someone other than root \
+                    "the directory {} (owner {}, mode {:04o}) lets someone other than root \
                      replace the file; directories on its way must be owned by root and \
                      writable by root only",
                     escaped_os(d.as_os_str()),
-                    st.st_uid,
+                    owner_words(st.st_uid),
                     st.st_mode & 0o7777
                 ),
             ));
@@ -921,6 +962,28 @@ mod tests {
 
     fn parsed(text: &str) -> Result<MachinePolicy, (Rule, String)> {
         parse(text.as_bytes(), Path::new("/etc/seal/policy.json"))
+    }
+
+    #[test]
+    fn an_overflow_owner_is_named_only_inside_a_user_namespace() {
+        // The initial namespace maps everything: 65534 is nobody's uid.
+        assert!(!may_be_unmapped_owner(
+            65534,
+            65534,
+            "         0          0 4294967295\n"
+        ));
+        // bubblewrap as uid 65534 (its nested namespace names the parent's
+        // ids), rootless Podman, a map not yet written.
+        for map in [
+            "     65534          0          1\n",
+            "0 1000 1\n1 100000 65536\n",
+            "",
+        ] {
+            assert!(may_be_unmapped_owner(65534, 65534, map), "{map:?}");
+        }
+        // An owner that is not the overflow uid is what it says.
+        assert!(!may_be_unmapped_owner(1000, 65534, "65534 65534 1\n"));
+        assert!(may_be_unmapped_owner(4242, 4242, "0 1000 1\n"));
     }
 
     #[test]

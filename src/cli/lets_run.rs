@@ -1,0 +1,789 @@
+//! What approving a bundle lets run: the MCP servers (commands and URLs),
+//! hook commands, plugins and other commands its configuration files name,
+//! and the executable scripts and shebang files it holds. `seal pin` and
+//! `seal init` are to show this, apart and prominent, before they ask (one
+//! `y` must not approve a `.mcp.json` whose `command` is `evil` unseen).
+//!
+//! Which keys of a configuration file are extension entries is not decided
+//! here: it is the filter rule `seal run` applies to the same kind of file
+//! (crates/seal-gate/src/surfaces.rs, docs/SURFACES.md). [`CONFIG_FILES`]
+//! only says which rule a project file is read with; this module finds, in
+//! the entries the rule names, what an agent would start or connect to. A
+//! few settings run commands without being extensions (Claude Code's
+//! `apiKeyHelper`, ...): [`ALSO_RUN`] names those.
+//!
+//! Everything here is pure (bytes in, list out) but [`in_bundle`], which
+//! reads a bundle's files below the project without following links.
+//! A file that does not parse is listed as such: what it would run is
+//! unknown, which a reviewer must see rather than an empty list.
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use seal_core::escape::escaped;
+use seal_core::paths::{BundleKey, FilePath};
+use seal_gate::surfaces::{
+    AMP_SETTINGS, CLAUDE_SETTINGS, CODEX_CONFIG, CONTINUE_JSON, COPILOT_SETTINGS, FilterRule,
+    Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
+};
+use serde_json::Value;
+
+/// What kind of thing an approval lets run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// An MCP server: a command the agent starts, or a URL it connects to.
+    McpServer,
+    /// A hook: a command the agent runs at an event.
+    Hook,
+    /// A plugin: code the agent loads (a Claude Code plugin, an OpenCode
+    /// plugin or tool, a plugin id or marketplace a settings file enables).
+    Plugin,
+    /// Another command a setting runs (a status line, a notifier, a
+    /// formatter, an API key helper, ...).
+    Command,
+    /// A file of the bundle that is executable or starts with `#!`.
+    Script,
+    /// A configuration file whose content could not be read: what it runs
+    /// is unknown.
+    Unreadable,
+}
+
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Kind::McpServer => "MCP server",
+            Kind::Hook => "hook",
+            Kind::Plugin => "plugin",
+            Kind::Command => "command",
+            Kind::Script => "script",
+            Kind::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// What is run or reached.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "type", content = "value")]
+pub enum Target {
+    /// A command line (an argument vector is joined as a POSIX shell reads
+    /// it back).
+    Command(String),
+    /// A URL the agent connects to.
+    Url(String),
+    /// Code the agent loads or runs: a package, a plugin id, a file.
+    Code(String),
+    /// Nothing runnable could be read from the entry; why.
+    Unknown(String),
+}
+
+/// One thing an approval lets run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Runnable {
+    pub kind: Kind,
+    /// The project-relative path of the file that says so.
+    pub file: String,
+    /// The entry's name: the MCP server, the hook's event (and matcher), the
+    /// setting's key, the plugin; empty for a script.
+    pub name: String,
+    pub target: Target,
+}
+
+/// The largest configuration file read (agent configuration files are
+/// kilobytes; a larger one is listed as unreadable).
+const MAX_BYTES: u64 = 4 << 20;
+
+/// The project files read as configuration, by where they are (`*` is one
+/// name), with the rule that names their extension entries. The first match
+/// wins.
+pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
+    // MCP server files: Claude Code, Copilot, Cursor, VS Code.
+    (".mcp.json", &MCP_SERVERS_JSON),
+    (".github/mcp.json", &MCP_SERVERS_JSON),
+    (".cursor/mcp.json", &MCP_SERVERS_JSON),
+    (".vscode/mcp.json", &MCP_SERVERS_JSON),
+    (".continue/mcpServers/*", &MCP_SERVERS_JSON),
+    // Settings that hold hooks, MCP servers, plugins and commands.
+    (".claude/settings.json", &CLAUDE_SETTINGS),
+    (".claude/settings.local.json", &CLAUDE_SETTINGS),
+    (".gemini/settings.json", &GEMINI_SETTINGS),
+    (".github/copilot/settings.json", &COPILOT_SETTINGS),
+    (".amp/settings.json", &AMP_SETTINGS),
+    (".codex/config.toml", &CODEX_CONFIG),
+    ("opencode.json", &OPENCODE_CONFIG),
+    ("opencode.jsonc", &OPENCODE_CONFIG),
+    (".continue/config.json", &CONTINUE_JSON),
+    // Hook files: Codex CLI, Cursor, Windsurf, Copilot.
+    (".codex/hooks.json", &HOOKS_JSON),
+    (".cursor/hooks.json", &HOOKS_JSON),
+    (".windsurf/hooks.json", &HOOKS_JSON),
+    (".github/hooks/*", &HOOKS_JSON),
+    // Inside a Claude Code plugin: its manifest, MCP servers and hooks.
+    (
+        ".claude/plugins/*/.claude-plugin/plugin.json",
+        &CLAUDE_PLUGIN,
+    ),
+    (".claude/plugins/*/.mcp.json", &MCP_SERVERS_JSON),
+    (".claude/plugins/*/hooks/hooks.json", &HOOKS_JSON),
+];
+
+/// A Claude Code plugin's manifest (`.claude-plugin/plugin.json`): its
+/// hooks and MCP servers, inline or as paths of files in the plugin.
+pub static CLAUDE_PLUGIN: FilterRule = FilterRule {
+    id: "claude-plugin",
+    format: Format::Json,
+    remove: &[&["hooks"], &["mcpServers"], &["lspServers"]],
+    writable: false,
+    agents: "Claude Code",
+    source: "claude-plugins",
+};
+
+/// Directories whose files are code an agent loads as plugins or tools.
+const PLUGIN_DIRS: &[&str] = &[".opencode/plugins", ".opencode/tools"];
+
+/// Settings that run a command without being extensions (`seal run` keeps
+/// them in the user's own files), by rule: in a project's file they run
+/// what the project says.
+const ALSO_RUN: &[(&str, &[&str])] = &[(
+    "claude-settings",
+    &[
+        "apiKeyHelper",
+        "awsAuthRefresh",
+        "awsCredentialExport",
+        "otelHeadersHelper",
+    ],
+)];
+
+/// How the entries under a key of a rule are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// A map (or list) of MCP servers.
+    Servers,
+    /// Hooks, however nested: every command, shell line or URL inside.
+    Hooks,
+    /// Plugin ids, packages or marketplaces.
+    Plugins,
+    /// A command: a string, an argument vector, an object with `command`,
+    /// or a map of those.
+    Commands,
+    /// Not something that runs (instructions, prompts, agent roles).
+    Nothing,
+}
+
+/// The reading of a rule's key path, by its last name.
+fn reading(last: &str) -> Reading {
+    match last {
+        "mcpServers"
+        | "servers"
+        | "mcp"
+        | "mcp_servers"
+        | "amp.mcpServers"
+        | "modelContextProtocolServers"
+        | "lspServers" => Reading::Servers,
+        "hooks" | "hook" => Reading::Hooks,
+        "enabledPlugins" | "plugin" | "plugins" | "extraKnownMarketplaces" | "marketplaces" => {
+            Reading::Plugins
+        }
+        "statusLine"
+        | "fileSuggestion"
+        | "notify"
+        | "formatter"
+        | "lsp"
+        | "serverCommand"
+        | "discoveryCommand"
+        | "callCommand"
+        | "toolDiscoveryCommand"
+        | "toolCallCommand" => Reading::Commands,
+        _ => Reading::Nothing,
+    }
+}
+
+/// Whether `path` (project-relative, `/`-separated) matches `pattern`
+/// (names, `*` for any one name).
+fn matches(pattern: &str, path: &str) -> bool {
+    let p: Vec<&str> = pattern.split('/').collect();
+    let s: Vec<&str> = path.split('/').collect();
+    p.len() == s.len() && p.iter().zip(&s).all(|(p, s)| *p == "*" || p == s)
+}
+
+/// The rule a project file is read with, if it is a configuration file.
+pub fn config_rule(path: &str) -> Option<&'static FilterRule> {
+    CONFIG_FILES
+        .iter()
+        .find(|(pattern, _)| matches(pattern, path))
+        .map(|(_, rule)| *rule)
+}
+
+/// What the file at `path` (project-relative) with `bytes` and mode `mode`
+/// lets run: the entries of a configuration file, and the file itself when
+/// it is a script or a plugin's code.
+pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
+    let mut out = Vec::new();
+    if let Some(rule) = config_rule(path) {
+        if std::ptr::eq(rule, &CLAUDE_PLUGIN) {
+            // The plugin itself: its manifest names it.
+            let name = jsonc_value(bytes)
+                .ok()
+                .and_then(|m| m.get("name").and_then(Value::as_str).map(str::to_string))
+                .unwrap_or_default();
+            out.push(Runnable {
+                kind: Kind::Plugin,
+                file: path.to_string(),
+                name: name.clone(),
+                target: Target::Code(format!("the Claude Code plugin {name}")),
+            });
+        }
+        in_config(path, bytes, rule, &mut out);
+    }
+    if PLUGIN_DIRS
+        .iter()
+        .any(|dir| path.starts_with(dir) && path[dir.len()..].starts_with('/'))
+    {
+        out.push(Runnable {
+            kind: Kind::Plugin,
+            file: path.to_string(),
+            name: String::new(),
+            target: Target::Code(path.to_string()),
+        });
+    }
+    let shebang = bytes
+        .strip_prefix(b"#!")
+        .map(|rest| rest.split(|b| *b == b'\n').next().unwrap_or_default());
+    if shebang.is_some() || mode & 0o111 != 0 {
+        out.push(Runnable {
+            kind: Kind::Script,
+            file: path.to_string(),
+            name: String::new(),
+            target: Target::Code(match shebang {
+                Some(line) => format!("#!{}", String::from_utf8_lossy(line).trim_end()),
+                None => "an executable file".to_string(),
+            }),
+        });
+    }
+    out
+}
+
+/// What a bundle lets run: [`in_file`] of each of its files, read below
+/// `project` without following links (a file that cannot be read is
+/// listed as unreadable when it is a configuration file). `files` are the
+/// bundle's paths relative to its root, as in `seal.json`.
+pub fn in_bundle<'f>(
+    project: BorrowedFd<'_>,
+    key: &BundleKey,
+    files: impl IntoIterator<Item = &'f FilePath>,
+) -> Vec<Runnable> {
+    let mut out = Vec::new();
+    for file in files {
+        let path = if file.is_single_file() {
+            key.rel_path().to_string()
+        } else {
+            format!("{}/{}", key.rel_path(), file.as_str())
+        };
+        match read(project, &path) {
+            Ok((bytes, mode)) => out.extend(in_file(&path, &bytes, mode)),
+            Err(e) if config_rule(&path).is_some() => out.push(Runnable {
+                kind: Kind::Unreadable,
+                file: path,
+                name: String::new(),
+                target: Target::Unknown(format!("cannot be read: {e}")),
+            }),
+            Err(_) => {}
+        }
+    }
+    out
+}
+
+/// The bytes (up to [`MAX_BYTES`] and one more) and mode of the file at
+/// `path` below `project`.
+fn read(project: BorrowedFd<'_>, path: &str) -> std::io::Result<(Vec<u8>, u32)> {
+    let fd = seal_core::fs::open_file_beneath(project, std::ffi::OsStr::new(path))?;
+    let mode = seal_core::fs::fstat_fd(fd.as_fd())?.st_mode;
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    Ok((bytes, mode))
+}
+
+/// The entries of a configuration file that `rule` names, read for what
+/// they run.
+fn in_config(path: &str, bytes: &[u8], rule: &FilterRule, out: &mut Vec<Runnable>) {
+    let unreadable = |why: String| Runnable {
+        kind: Kind::Unreadable,
+        file: path.to_string(),
+        name: String::new(),
+        target: Target::Unknown(why),
+    };
+    let yaml = path.ends_with(".yaml") || path.ends_with(".yml");
+    if bytes.len() as u64 > MAX_BYTES {
+        out.push(unreadable(format!("larger than {} MiB", MAX_BYTES >> 20)));
+        return;
+    }
+    if yaml {
+        in_yaml(path, bytes, out);
+        return;
+    }
+    let document = match rule.format {
+        Format::Json => jsonc_value(bytes),
+        Format::Toml => toml_value(bytes),
+        Format::Yaml => Err("YAML".to_string()),
+    };
+    let document = match document {
+        Ok(d) => d,
+        Err(why) => {
+            out.push(unreadable(format!("does not parse ({why})")));
+            return;
+        }
+    };
+    let extensions = rule
+        .remove
+        .iter()
+        .map(|path| (*path, reading(path.last().copied().unwrap_or_default())));
+    let also = ALSO_RUN
+        .iter()
+        .filter(|(id, _)| *id == rule.id)
+        .flat_map(|(_, keys)| {
+            keys.iter()
+                .map(|k| (std::slice::from_ref(k), Reading::Commands))
+        });
+    for (key_path, how) in extensions.chain(also) {
+        if how == Reading::Nothing {
+            continue;
+        }
+        for (named, value) in at_path(&document, key_path) {
+            let found = Found {
+                file: path,
+                key: &named,
+            };
+            match how {
+                Reading::Servers => found.servers(value, out),
+                Reading::Hooks => found.hooks(value, out),
+                Reading::Plugins => found.plugins(value, out),
+                Reading::Commands => found.commands(value, out),
+                Reading::Nothing => {}
+            }
+        }
+    }
+}
+
+/// The values at a key path (`*` for every key at its level), each with
+/// its path written out (`profiles.work.mcp_servers`).
+fn at_path<'v>(value: &'v Value, path: &[&str]) -> Vec<(String, &'v Value)> {
+    let Some((first, rest)) = path.split_first() else {
+        return vec![(String::new(), value)];
+    };
+    let Some(object) = value.as_object() else {
+        return Vec::new();
+    };
+    let children: Vec<(&String, &Value)> = if *first == "*" {
+        object.iter().collect()
+    } else {
+        object.get_key_value(*first).into_iter().collect()
+    };
+    children
+        .into_iter()
+        .flat_map(|(key, child)| {
+            at_path(child, rest).into_iter().map(move |(below, v)| {
+                let named = if below.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{key}.{below}")
+                };
+                (named, v)
+            })
+        })
+        .collect()
+}
+
+/// Reads one entry of a rule in one file.
+struct Found<'a> {
+    file: &'a str,
+    /// The key path the entry is at (`mcpServers`, `profiles.x.notify`).
+    key: &'a str,
+}
+
+impl Found<'_> {
+    fn push(&self, out: &mut Vec<Runnable>, kind: Kind, name: String, target: Target) {
+        out.push(Runnable {
+            kind,
+            file: self.file.to_string(),
+            name,
+            target,
+        });
+    }
+
+    /// MCP servers: a map of name to server, or a list of servers with a
+    /// `name`. A server runs `command` (with `args`) or reaches `url`.
+    fn servers(&self, value: &Value, out: &mut Vec<Runnable>) {
+        let servers: Vec<(String, &Value)> = match value {
+            Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v)).collect(),
+            Value::Array(list) => {
+                let mut servers = Vec::new();
+                for (i, v) in list.iter().enumerate() {
+                    match v {
+                        Value::String(_) => self.servers(v, out),
+                        _ => {
+                            let name = v.get("name").and_then(Value::as_str);
+                            servers.push((name.map_or_else(|| i.to_string(), str::to_string), v));
+                        }
+                    }
+                }
+                servers
+            }
+            // A path of a file of servers (a plugin manifest).
+            Value::String(file) => {
+                let target = Target::Code(format!("servers from {file}"));
+                return self.push(out, Kind::McpServer, self.key.to_string(), target);
+            }
+            _ => return,
+        };
+        for (name, server) in servers {
+            // Continue's legacy servers keep their launch in `transport`.
+            let server = server.get("transport").unwrap_or(server);
+            let command = server.get("command").and_then(argv);
+            let url = ["url", "httpUrl", "serverUrl"]
+                .iter()
+                .find_map(|k| server.get(*k).and_then(Value::as_str));
+            let target = match (command, url) {
+                (Some(mut argv), _) => {
+                    if let Some(args) = server.get("args").and_then(Value::as_array) {
+                        argv.extend(args.iter().map(scalar_text));
+                    }
+                    Target::Command(shell_line(&argv))
+                }
+                (None, Some(url)) => Target::Url(url.to_string()),
+                (None, None) => Target::Unknown("no command or url".into()),
+            };
+            self.push(out, Kind::McpServer, name, target);
+        }
+    }
+
+    /// Hooks, in any agent's nesting: every `command` (a string or an
+    /// argument vector), `bash` or `powershell` line and `url` below the
+    /// hooks object, named by the event (and a `matcher` on the way).
+    fn hooks(&self, value: &Value, out: &mut Vec<Runnable>) {
+        match value {
+            Value::Object(events) => {
+                for (event, handlers) in events {
+                    self.hook_handlers(event, handlers, out);
+                }
+            }
+            Value::String(file) => {
+                let target = Target::Code(format!("hooks from {file}"));
+                self.push(out, Kind::Hook, self.key.to_string(), target);
+            }
+            // A plugin manifest's list of hook files and inline hooks.
+            Value::Array(items) => {
+                for item in items {
+                    self.hooks(item, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn hook_handlers(&self, name: &str, value: &Value, out: &mut Vec<Runnable>) {
+        match value {
+            Value::Array(list) => {
+                for item in list {
+                    self.hook_handlers(name, item, out);
+                }
+            }
+            Value::Object(map) => {
+                let name = match map.get("matcher").and_then(Value::as_str) {
+                    Some(m) if !m.is_empty() => format!("{name} ({m})"),
+                    _ => name.to_string(),
+                };
+                let mut runs = false;
+                for key in ["command", "bash", "powershell"] {
+                    if let Some(argv) = map.get(key).and_then(argv) {
+                        self.push(
+                            out,
+                            Kind::Hook,
+                            name.clone(),
+                            Target::Command(shell_line(&argv)),
+                        );
+                        runs = true;
+                    }
+                }
+                if let Some(url) = map.get("url").and_then(Value::as_str) {
+                    self.push(out, Kind::Hook, name.clone(), Target::Url(url.to_string()));
+                    runs = true;
+                }
+                if !runs {
+                    // Nested handlers (`{"matcher": ..., "hooks": [...]}`),
+                    // or a map of globs to handlers.
+                    for (key, child) in map {
+                        if matches!(child, Value::Array(_) | Value::Object(_)) {
+                            let inner = if key == "hooks" {
+                                name.clone()
+                            } else {
+                                format!("{name} {key}")
+                            };
+                            self.hook_handlers(&inner, child, out);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Plugins: enabled ids (`{"id": true}`), lists of packages or files,
+    /// or named marketplaces with their source.
+    fn plugins(&self, value: &Value, out: &mut Vec<Runnable>) {
+        match value {
+            Value::Array(list) => {
+                for item in list {
+                    let target = Target::Code(scalar_text(item));
+                    self.push(out, Kind::Plugin, self.key.to_string(), target);
+                }
+            }
+            Value::Object(map) => {
+                for (name, entry) in map {
+                    let target = match entry {
+                        Value::Bool(false) => continue,
+                        Value::Bool(true) => Target::Code(name.clone()),
+                        other => Target::Code(format!("{name}: {other}")),
+                    };
+                    self.push(out, Kind::Plugin, self.key.to_string(), target);
+                }
+            }
+            Value::String(s) => {
+                self.push(
+                    out,
+                    Kind::Plugin,
+                    self.key.to_string(),
+                    Target::Code(s.clone()),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// Commands: a string, an argument vector, an object with `command`,
+    /// or a map of names to those.
+    fn commands(&self, value: &Value, out: &mut Vec<Runnable>) {
+        if let Some(argv) = argv(value) {
+            let target = Target::Command(shell_line(&argv));
+            return self.push(out, Kind::Command, self.key.to_string(), target);
+        }
+        let Some(map) = value.as_object() else {
+            return;
+        };
+        if let Some(argv) = map.get("command").and_then(argv) {
+            let target = Target::Command(shell_line(&argv));
+            return self.push(out, Kind::Command, self.key.to_string(), target);
+        }
+        for (name, entry) in map {
+            if let Some(argv) = entry.get("command").and_then(argv).or_else(|| argv(entry)) {
+                let target = Target::Command(shell_line(&argv));
+                self.push(out, Kind::Command, format!("{}.{name}", self.key), target);
+            }
+        }
+    }
+}
+
+/// A command as an argument vector: a string is one shell line (one
+/// element), an array its words.
+fn argv(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::String(s) if !s.is_empty() => Some(vec![s.clone()]),
+        Value::Array(words) if !words.is_empty() => Some(words.iter().map(scalar_text).collect()),
+        _ => None,
+    }
+}
+
+/// A scalar as text (a string without its quotes).
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Words joined into one line: a single element is already a shell line;
+/// more are quoted as a POSIX shell reads them back.
+fn shell_line(argv: &[String]) -> String {
+    match argv {
+        [line] => line.clone(),
+        words => words
+            .iter()
+            .map(|w| super::hidden::shell_word(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// A YAML MCP block (Continue's `.continue/mcpServers/*.yaml`), read line by
+/// line: there is no YAML parser in this build, so every `command:`,
+/// `url:` and `name:` value is listed as it is written.
+fn in_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
+    let text = String::from_utf8_lossy(bytes);
+    let mut name = String::new();
+    for line in text.lines() {
+        let line = line.trim_start().trim_start_matches("- ");
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'')
+            .to_string();
+        let target = match key.trim() {
+            "name" => {
+                name = value;
+                continue;
+            }
+            "command" => Target::Command(value),
+            "url" => Target::Url(value),
+            _ => continue,
+        };
+        out.push(Runnable {
+            kind: Kind::McpServer,
+            file: path.to_string(),
+            name: name.clone(),
+            target,
+        });
+    }
+}
+
+/// JSON, also with comments and trailing commas (JSONC), as a value.
+fn jsonc_value(bytes: &[u8]) -> Result<Value, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    serde_json::from_str(&strip_jsonc(text)).map_err(|e| e.to_string())
+}
+
+/// `text` with `//` and `/* */` comments and trailing commas blanked out
+/// (outside strings), so that a strict JSON reader takes it. Offsets are
+/// kept: every removed byte becomes a space.
+fn strip_jsonc(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let mut last_comma: Option<usize> = None;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                last_comma = None;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+                for byte in &mut out[i..end] {
+                    if *byte != b'\n' {
+                        *byte = b' ';
+                    }
+                }
+                i = end;
+            }
+            b',' => {
+                last_comma = Some(i);
+                i += 1;
+            }
+            b'}' | b']' => {
+                if let Some(comma) = last_comma.take() {
+                    out[comma] = b' ';
+                }
+                i += 1;
+            }
+            c if c.is_ascii_whitespace() => i += 1,
+            _ => {
+                last_comma = None;
+                i += 1;
+            }
+        }
+    }
+    // Only ASCII bytes were replaced by spaces, on character boundaries.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// A TOML document as a JSON value (tables as objects, arrays as arrays,
+/// every other value as its text or number).
+fn toml_value(bytes: &[u8]) -> Result<Value, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+    let document: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+    Ok(toml_item(document.as_item()))
+}
+
+fn toml_item(item: &toml_edit::Item) -> Value {
+    match item {
+        toml_edit::Item::None => Value::Null,
+        toml_edit::Item::Value(v) => toml_plain(v),
+        toml_edit::Item::Table(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_string(), toml_item(v)))
+                .collect(),
+        ),
+        toml_edit::Item::ArrayOfTables(a) => Value::Array(
+            a.iter()
+                .map(|t| toml_item(&toml_edit::Item::Table(t.clone())))
+                .collect(),
+        ),
+    }
+}
+
+fn toml_plain(value: &toml_edit::Value) -> Value {
+    use toml_edit::Value as T;
+    match value {
+        T::String(s) => Value::String(s.value().clone()),
+        T::Integer(i) => Value::from(*i.value()),
+        T::Float(f) => Value::from(*f.value()),
+        T::Boolean(b) => Value::Bool(*b.value()),
+        T::Datetime(d) => Value::String(d.value().to_string()),
+        T::Array(a) => Value::Array(a.iter().map(toml_plain).collect()),
+        T::InlineTable(t) => Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.to_string(), toml_plain(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// The list for a terminal: a heading with the count, then one line per
+/// item sorted by kind and file, every name escaped. Empty when there is
+/// nothing.
+pub fn render(list: &[Runnable]) -> String {
+    let mut out = String::new();
+    if list.is_empty() {
+        return out;
+    }
+    let mut sorted: Vec<&Runnable> = list.iter().collect();
+    sorted.sort_by(|a, b| (a.kind, &a.file, &a.name).cmp(&(b.kind, &b.file, &b.name)));
+    let _ = writeln!(out, "What this approval lets run ({}):", list.len());
+    for r in sorted {
+        let target = match &r.target {
+            Target::Command(c) => format!("runs {}", escaped(c)),
+            Target::Url(u) => format!("connects to {}", escaped(u)),
+            Target::Code(c) => format!("loads {}", escaped(c)),
+            Target::Unknown(why) => format!("unknown: {}", escaped(why)),
+        };
+        let name = if r.name.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", escaped(&r.name))
+        };
+        let _ = writeln!(
+            out,
+            "  {}{name} in {}: {target}",
+            r.kind.word(),
+            escaped(&r.file)
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
