@@ -14,7 +14,6 @@
 
 mod support;
 
-use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
