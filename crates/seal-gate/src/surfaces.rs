@@ -1,20 +1,31 @@
 //! The built-in table of where AI agents load extensions from, as data.
 //!
-//! One table serves three users: `seal init` proposes discovery patterns from
-//! it, the mount's gate treats a path it names (and no lockfile root covers) as
-//! an unverified artifact, and `seal run` masks its project-external half.
-//! docs/SURFACES.md lists every row with its source; keep the two in step.
+//! One table serves four users: `seal init` and `seal pin` propose discovery
+//! patterns from it ([`crate::propose`]), the mount's gate treats a path it
+//! names (and no lockfile root covers) as an unverified artifact, `seal
+//! verify --strict` counts such paths as unverified bundles, and `seal run`
+//! masks its project-external half. docs/SURFACES.md lists every row with
+//! its source; keep the two in step.
 //!
-//! The project-local surface of a path is decided in this order:
-//! 1. a specific row whose pattern matches the path's first segments: the
-//!    matched prefix is the artifact root (`.claude/skills/*` makes
-//!    `.claude/skills/x` a root);
-//! 2. a path on the way down to a specific row is a container (`.claude/skills`);
-//! 3. any other entry directly inside an agent directory (`.claude/notes.md`) is
-//!    an artifact root of its own: agents add new places to their directories
-//!    faster than any table, so unknown entries there fail closed;
-//! 4. an instruction file (`CLAUDE.md`, `AGENTS.md`, ...) at any depth is a
-//!    single-file artifact root, because agents load them from subdirectories.
+//! The project-local surface of a path is decided by the first segment, from
+//! the root down, that starts a surface (every surface counts at any depth:
+//! agents load a monorepo package's `.claude/`, `.mcp.json` and `AGENTS.md`
+//! when they work in it); where that segment stands at `k`:
+//! 1. an instruction file (`CLAUDE.md`, `AGENTS.md`, ...) is a single-file
+//!    artifact root (the first `k + 1` segments);
+//! 2. a row whose pattern matches the segments from `k` on: the matched
+//!    prefix is the artifact root (`.claude/skills/*` makes
+//!    `pkg/.claude/skills/x` a root);
+//! 3. a path on the way down to a row is a container (`pkg/.claude/skills`);
+//! 4. any other entry directly inside an agent directory (`.claude/notes.md`)
+//!    is an artifact root of its own: agents add new places to their
+//!    directories faster than any table, so unknown entries there fail closed;
+//! 5. else (a row's first name with the path going elsewhere, such as
+//!    `.github/workflows`) the next segment is tried.
+//!
+//! Each segment costs one look at a 256-entry table of first bytes and, for
+//! the few names that pass it, one hash lookup ([`classify`] runs at every
+//! lookup of the mount).
 
 use seal_core::pattern::Pattern;
 
@@ -285,7 +296,7 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
     row(
         ".roomodes",
         Unit::File,
-        "Roo Code (custom modes)",
+        "Roo Code (custom modes; unconfirmed)",
         "roo-modes",
     ),
     row(".roorules", Unit::File, "Roo Code", "roo-rules"),
@@ -297,7 +308,12 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
     ),
     // Kilo Code
     row(".kilocode/rules*", Unit::Dir, "Kilo Code", "kilo-rules"),
-    row(".kilocode/skills/*", Unit::Dir, "Kilo Code", "kilo-skills"),
+    row(
+        ".kilocode/skills/*",
+        Unit::Dir,
+        "Kilo Code (unconfirmed)",
+        "kilo-skills",
+    ),
     row(
         ".kilocode/workflows",
         Unit::Dir,
@@ -333,7 +349,7 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
     row(
         ".github/plugin",
         Unit::Dir,
-        "Copilot CLI (plugin and marketplace manifests)",
+        "Copilot CLI (plugin and marketplace manifests; unconfirmed)",
         "copilot-plugins",
     ),
     // Plugin and marketplace manifests
@@ -346,7 +362,7 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
     row(
         ".cursor-plugin",
         Unit::Dir,
-        "Cursor (plugin and marketplace manifests)",
+        "Cursor (plugin and marketplace manifests; unconfirmed)",
         "cursor-plugins",
     ),
 ];
@@ -1196,6 +1212,7 @@ pub fn parent_locations() -> Vec<(String, Show)> {
 static PARENT_FILTERS: &[(&str, &FilterRule)] = &[
     (".mcp.json", &MCP_SERVERS_JSON),
     (".github/mcp.json", &MCP_SERVERS_JSON),
+    (".vscode/mcp.json", &MCP_SERVERS_JSON),
     (".github/copilot/settings.json", &COPILOT_SETTINGS),
     ("opencode.json", &OPENCODE_CONFIG),
     ("opencode.jsonc", &OPENCODE_CONFIG),
