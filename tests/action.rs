@@ -565,7 +565,9 @@ fn the_strict_input_fails_on_an_artifact_no_pattern_covers_with_an_annotation_on
         "seal: Unverified agent artifact ./packages/x/.mcp.json"
     );
     assert!(
-        errors[0].message.contains("no discovery pattern in seal.json covers it"),
+        errors[0]
+            .message
+            .contains("no discovery pattern in seal.json covers it"),
         "{:?}",
         errors[0]
     );
@@ -577,8 +579,7 @@ fn the_strict_input_fails_on_an_artifact_no_pattern_covers_with_an_annotation_on
         serde_json::from_str(&fs::read_to_string(ws.path().join("proj/seal.sarif")).unwrap())
             .unwrap();
     assert_eq!(
-        sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
-            ["uri"],
+        sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
         "proj/packages/x/.mcp.json"
     );
 }

@@ -29,6 +29,8 @@ pub mod cache;
 pub mod decision;
 pub mod feed;
 pub mod flight;
+#[cfg(test)]
+mod link_tests;
 pub mod links;
 pub mod live;
 #[cfg(test)]
