@@ -76,17 +76,38 @@ pub fn find_links(listings: &mut Listings<'_>, lock: &Lockfile, rule: &LinkRule)
                 .iter()
                 .filter_map(|m| Pattern::parse(m).ok())
                 .collect();
-            let keys = expand(listings, &patterns)
-                .map(|e| {
-                    e.roots
-                        .into_keys()
-                        .filter(|k| !lock.discovery.iter().any(|p| p.produces(k)))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let keys = missing_keys(listings, lock, &patterns);
             LinkLine { path, link, keys }
         })
         .collect()
+}
+
+/// The roots on disk (not in seal.json) that `link`'s missing patterns
+/// produce: what sealing it takes.
+pub fn line_keys(ctx: &super::Context, lock: &Lockfile, link: &SurfaceLink) -> Vec<BundleKey> {
+    let patterns: Vec<Pattern> = link
+        .missing
+        .iter()
+        .filter_map(|m| Pattern::parse(m).ok())
+        .collect();
+    let mut listings = Listings::new(std::os::fd::AsFd::as_fd(&ctx.project));
+    missing_keys(&mut listings, lock, &patterns)
+}
+
+/// The roots `patterns` produce that no pattern of `lock` produces.
+fn missing_keys(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    patterns: &[Pattern],
+) -> Vec<BundleKey> {
+    expand(listings, patterns)
+        .map(|e| {
+            e.roots
+                .into_keys()
+                .filter(|k| !lock.discovery.iter().any(|p| p.produces(k)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The keys `seal pin` offers patterns for so that hidden links become

@@ -57,6 +57,9 @@ struct Under<'a> {
 }
 
 fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) -> String {
+    if let Some(text) = through_a_link(ctx, under, project, rel) {
+        return text;
+    }
     let lock = under.lock;
     let mut view = ViewPath::root();
     for c in rel.iter() {
@@ -73,6 +76,10 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
         );
     }
     let place = place_with(lock, &under.machine.extra_surfaces, &view);
+    if let Some(text) = explain_surface_link(ctx, under, project, rel, &view, &place) {
+        out.push_str(&text);
+        return out;
+    }
     let mut listings = Listings::new(ctx.project.as_fd());
     let at = |root_len: usize, root: &'static str, inside: &'static str| {
         if root_len == view.depth() {
@@ -212,6 +219,115 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
         );
     }
     out
+}
+
+/// A path reached through a symlink in one of its directories: the kernel
+/// follows the link into the view, so the path is decided where it leads
+/// (said, then explained there); or hidden with the link when the gate
+/// hides the link. `None` when no directory on the way is a symlink.
+fn through_a_link(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) -> Option<String> {
+    let names: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let at = (1..names.len()).find(|&i| {
+        let prefix: std::path::PathBuf = names[..i].iter().collect();
+        std::fs::read_link(project.join(prefix)).is_ok()
+    })?;
+    let prefix: std::path::PathBuf = names[..at].iter().collect();
+    let link_view = ViewPath::from_names(names[..at].iter().copied());
+    let place = place_with(under.lock, &under.machine.extra_surfaces, &link_view);
+    let mut out = format!(
+        "path:     {}\nvia:      {}\n",
+        escaped(&ViewPath::from_names(names.iter().copied()).display()),
+        escaped(&link_view.display())
+    );
+    let surface = explain_surface_link(ctx, under, project, &prefix, &link_view, &place);
+    let target = std::fs::read_link(project.join(&prefix)).ok()?;
+    let leads =
+        ctx.link_rule()
+            .ok()?
+            .follow(ctx.project.as_fd(), &link_view.raw, target.as_os_str());
+    match (&surface, leads) {
+        (Some(text), _) if text.contains("decision: hidden") => {
+            out.push_str(text);
+            Some(out)
+        }
+        (_, seal_gate::links::Leads::Inside { path, .. }) => {
+            let mut resolved: std::path::PathBuf = path.0.iter().collect();
+            resolved.extend(&names[at..]);
+            let _ = writeln!(
+                out,
+                "link:     -> {} (the kernel follows it in the view; decided at {})",
+                escaped_os(target.as_os_str()),
+                escaped(&ViewPath::of(&path).display())
+            );
+            out.push_str(&explain_inside(ctx, under, project, &resolved));
+            Some(out)
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "link:     -> {} (it does not lead into the project)\ndecision: hidden (nothing \
+                 reached through it is the project's)",
+                escaped_os(target.as_os_str())
+            );
+            Some(out)
+        }
+    }
+}
+
+/// The lines about a symlink at a surface path: its target, where it
+/// leads, the gate's judgement and a remedy (see [`seal_gate::links`]);
+/// `None` for any other path.
+fn explain_surface_link(
+    ctx: &Context,
+    under: &Under<'_>,
+    project: &Path,
+    rel: &Path,
+    view: &ViewPath,
+    place: &Place,
+) -> Option<String> {
+    let target = std::fs::read_link(project.join(rel)).ok()?;
+    let rule = ctx.link_rule().ok()?;
+    let link = seal_gate::links::judge(
+        &rule,
+        ctx.project.as_fd(),
+        under.lock,
+        &under.machine.extra_surfaces,
+        view,
+        place,
+        target.as_os_str(),
+    )?;
+    let line = super::hidden::LinkLine {
+        path: view.clone(),
+        keys: super::hidden::line_keys(ctx, under.lock, &link),
+        link,
+    };
+    let (policy, _) = under.machine.policy_of(under.lock, under.implied);
+    let decision = decide(place, State::SurfaceLink(line.link.state), policy);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "class:    a symlink at an agent surface path ({})",
+        match place {
+            Place::Container => "where agents look for a directory",
+            _ => "where agents load one artifact",
+        }
+    );
+    let _ = writeln!(
+        out,
+        "link:     -> {} (leads {})",
+        escaped_os(&line.link.target),
+        super::hidden::leads_text(&line.link.leads)
+    );
+    let remedy = super::hidden::link_remedy(&line, ctx.project_arg())
+        .map(|r| format!("; {r}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "decision: {} ({}{remedy})",
+        decision.word(),
+        decision.reason.describe()
+    );
+    Some(out)
 }
 
 /// What a place that needs no verification is, in words.
