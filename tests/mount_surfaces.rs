@@ -159,6 +159,10 @@ fn linked_surfaces_read_the_verified_target_or_nothing() {
     fs::remove_file(p.path().join(".agents/skills")).unwrap();
     p.symlink("../docs", ".agents/skills");
     assert!(fs::read_dir(v.path(".claude/skills")).is_err());
+    fs::remove_file(p.path().join(".agents/skills")).unwrap();
+    p.symlink("/usr/share", ".agents/skills");
+    assert!(fs::read_dir(v.path(".claude/skills")).is_err());
+    assert!(fs::read_link(v.path(".agents/skills")).is_err());
     // `seal verify -v` names each link with a remedy that works.
     let (code, _, err) = p.seal(&["verify", "-v"], "");
     assert_eq!(code, 0, "{err}");
