@@ -21,16 +21,6 @@ use std::path::Path;
 
 use support::*;
 
-/// The names a listing of `dir` shows, sorted.
-fn listed_names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// A project holding `files` (path, content) and `links` (path, target).
 fn project(files: &[(&str, &str)], links: &[(&str, &str)]) -> Project {
     let p = Project::new();

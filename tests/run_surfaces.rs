@@ -34,7 +34,10 @@ fn linked_and_nested_surfaces_under_seal_run() {
     symlink(p.join("AGENTS.md"), &p.join("QWEN.md"));
     write(&p.join("skills/deploy/SKILL.md"), "linked deploy skill");
     symlink("../skills", &p.join(".gemini/skills"));
-    write(&p.join("packages/x/.claude/skills/n/SKILL.md"), "nested skill");
+    write(
+        &p.join("packages/x/.claude/skills/n/SKILL.md"),
+        "nested skill",
+    );
     write(&p.join("packages/x/.mcp.json"), "{\"mcpServers\": {}}");
     symlink("/etc/hostname", &p.join("GEMINI.md"));
     let (code, _, err) = w.seal(&["init"], "y\n", &[]);
@@ -80,7 +83,10 @@ fn linked_and_nested_surfaces_under_seal_run() {
     // Tampered on the host: nothing is read through the links.
     write(&p.join("AGENTS.md"), "TAMPERED");
     write(&p.join("skills/deploy/SKILL.md"), "TAMPERED");
-    write(&p.join("packages/x/.mcp.json"), "{\"mcpServers\": {\"evil\": {}}}");
+    write(
+        &p.join("packages/x/.mcp.json"),
+        "{\"mcpServers\": {\"evil\": {}}}",
+    );
     let script = r#"
         cat CLAUDE.md 2>/dev/null; echo "claude:$?"
         cat QWEN.md 2>/dev/null; echo "qwen:$?"

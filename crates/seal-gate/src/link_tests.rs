@@ -1,32 +1,17 @@
 //! Linked and nested surfaces decided by the gate on real temporary trees,
 //! without a mount: each convention with its target untouched, tampered and
 //! pointing out of the project (the kernel's part, following the link into
-//! the view, is proved in tests/mount_surfaces.rs).
+//! the view, is proved in tests/mount_surfaces.rs). The gate's view is
+//! mounted at `/view`, elsewhere than the project.
 
 use std::ffi::{OsStr, OsString};
 use std::os::fd::AsFd;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
-use super::tests::{WHO, pin, served, vp, write};
+use super::tests::{WHO, gate, pin, served, vp, write};
 use super::*;
 use crate::links::LinkState;
-use seal_core::lockfile::{Lockfile, Policy};
-
-/// A gate whose view is mounted at `/view`, elsewhere than the project.
-fn gate(root: &Path) -> Gate {
-    let bytes = std::fs::read(root.join("seal.json")).unwrap();
-    let lock = Lockfile::parse(&bytes).unwrap();
-    let fd = seal_core::fs::open_project(root).unwrap();
-    Gate::new(GateConfig {
-        project: Arc::new(fd),
-        lockfile_bytes: bytes,
-        lockfile: lock,
-        links: LinkRule::new(Path::new("/view"), &[PathBuf::from(root)]),
-        audit: None,
-        feed: None,
-    })
-}
+use seal_core::lockfile::Policy;
 
 fn link(root: &Path, target: &str, rel: &str) {
     let p = root.join(rel);
