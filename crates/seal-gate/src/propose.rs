@@ -153,10 +153,10 @@ impl Proposer<'_, '_> {
                 }
                 if let Some(anchor) = table.by_name.get(name.as_str()) {
                     self.visit(anchor, &path, path.depth() - 1, entry.kind)?;
-                } else if let Some((row, _)) = table
+                } else if let Some((_, row, _)) = table
                     .glob_rows
                     .iter()
-                    .find(|(row, _)| row.root_len_within([name.as_str()]).is_some())
+                    .find(|(_, row, _)| row.root_len_within([name.as_str()]).is_some())
                 {
                     let wild = row.as_str().to_string();
                     self.propose_wild(&dir, &wild)?;

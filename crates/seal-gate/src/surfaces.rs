@@ -498,19 +498,50 @@ impl Anchor {
 /// so that each segment of a path costs at most one hash lookup, and most
 /// none at all (a name whose first byte starts no surface is passed over).
 pub(crate) struct Anchors {
-    pub(crate) by_name: std::collections::HashMap<&'static str, Anchor>,
-    /// Rows whose first segment holds a wildcard (`.roorules-*`): matched
-    /// against every segment that passes the first-byte test.
-    pub(crate) glob_rows: Vec<(Pattern, &'static SurfaceRow)>,
+    pub(crate) by_name: std::collections::HashMap<&'static str, Anchor, Fnv>,
+    /// Rows whose first segment holds a wildcard (`.roorules-*`), with the
+    /// literal text before it: matched against a segment that starts so.
+    pub(crate) glob_rows: Vec<(&'static str, Pattern, &'static SurfaceRow)>,
     /// The first bytes of every anchor name and glob row.
     first_bytes: [bool; 256],
+}
+
+/// FNV-1a for the anchor table. The table is fixed (built once, never
+/// grown), so no name an attacker chooses can make a lookup slow; a cheap
+/// hash keeps the lookup of a segment at a few nanoseconds where the
+/// default one costs tens (it runs for every name with a leading `.`, such
+/// as each `.git` of a path git looks up in the view).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv;
+
+/// The state of [`Fnv`].
+pub(crate) struct FnvHasher(u64);
+
+impl std::hash::BuildHasher for Fnv {
+    type Hasher = FnvHasher;
+    fn build_hasher(&self) -> FnvHasher {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for FnvHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 pub(crate) fn anchors() -> &'static Anchors {
     static CELL: std::sync::OnceLock<Anchors> = std::sync::OnceLock::new();
     CELL.get_or_init(|| {
-        let mut by_name: std::collections::HashMap<&'static str, Anchor> =
-            std::collections::HashMap::new();
+        let mut by_name: std::collections::HashMap<&'static str, Anchor, Fnv> =
+            std::collections::HashMap::default();
         let mut glob_rows = Vec::new();
         let mut first_bytes = [false; 256];
         for (pattern, row) in row_patterns() {
@@ -520,8 +551,8 @@ pub(crate) fn anchors() -> &'static Anchors {
                 "surface rows start with a literal character"
             );
             first_bytes[first.as_bytes()[0] as usize] = true;
-            if first.contains('*') {
-                glob_rows.push((pattern.clone(), *row));
+            if let Some((prefix, _)) = first.split_once('*') {
+                glob_rows.push((prefix, pattern.clone(), *row));
             } else {
                 by_name
                     .entry(first)
@@ -567,7 +598,10 @@ pub fn classify(segments: &[&str]) -> SurfaceClass {
         {
             return class;
         }
-        for (pattern, row) in &table.glob_rows {
+        for (prefix, pattern, row) in &table.glob_rows {
+            if !segment.starts_with(prefix) {
+                continue;
+            }
             if let Some(len) = pattern.root_len_within(segments[k..].iter().copied()) {
                 return SurfaceClass::Artifact {
                     root_len: k + len,
@@ -619,7 +653,7 @@ pub fn is_anchor_name(name: &str) -> bool {
         || table
             .glob_rows
             .iter()
-            .any(|(p, _)| p.root_len_within([name]).is_some())
+            .any(|(_, p, _)| p.root_len_within([name]).is_some())
 }
 
 /// Surface rows added at run time (a machine policy's `extraSurfaces`, see
