@@ -263,11 +263,20 @@ fn through_a_link(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             Some(out)
         }
         _ => {
+            // An ordinary link out of the project: the ordinary link rule.
+            let dir = link_view.parent().map(|p| p.raw).unwrap_or_default();
+            let shown =
+                LinkRule::new(project, &[project.to_path_buf()]).allows(&dir, target.as_os_str());
             let _ = writeln!(
                 out,
-                "link:     -> {} (it does not lead into the project)\ndecision: hidden (nothing \
-                 reached through it is the project's)",
-                escaped_os(target.as_os_str())
+                "link:     -> {} (it does not lead into the project)\ndecision: {} ({}; what \
+                 is reached through it is not the project's)",
+                escaped_os(target.as_os_str()),
+                if shown { "visible" } else { "hidden" },
+                Reason::Link {
+                    stays_behind_gate: shown
+                }
+                .describe()
             );
             Some(out)
         }
