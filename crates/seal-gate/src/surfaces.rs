@@ -644,18 +644,6 @@ pub fn remainders_below(segments: &[&str]) -> Vec<Vec<&'static str>> {
     Vec::new()
 }
 
-/// Whether `name` starts a surface wherever it stands (an instruction file,
-/// an agent directory, the first name of a row): a directory holding one
-/// may hold an artifact.
-pub fn is_anchor_name(name: &str) -> bool {
-    let table = anchors();
-    table.by_name.contains_key(name)
-        || table
-            .glob_rows
-            .iter()
-            .any(|(_, p, _)| p.root_len_within([name]).is_some())
-}
-
 /// Surface rows added at run time (a machine policy's `extraSurfaces`, see
 /// [`crate::policy`]): Seal discovery patterns whose roots are artifacts, on
 /// top of the built-in table.
@@ -766,6 +754,73 @@ mod tests {
         assert_eq!(class("src/main.rs"), SurfaceClass::Outside);
         assert_eq!(root_len(".mcp.json"), Some(1));
         assert_eq!(root_len(".clinerules/a.md"), Some(1));
+    }
+
+    #[test]
+    fn every_surface_counts_at_any_depth() {
+        assert_eq!(root_len("packages/x/.claude/skills/s/SKILL.md"), Some(5));
+        assert_eq!(class("packages/x/.claude/skills"), SurfaceClass::Container);
+        assert_eq!(class("packages/x/.claude"), SurfaceClass::Container);
+        assert_eq!(class("packages/x"), SurfaceClass::Outside);
+        assert_eq!(root_len("packages/x/.mcp.json"), Some(3));
+        assert_eq!(root_len("tools/bot/.gemini/agents/a.md"), Some(5));
+        assert_eq!(
+            root_len("extensions/cli/.continue/agents/y.md"),
+            Some(4),
+            "an unknown entry of a nested agent directory"
+        );
+        assert_eq!(root_len("plugins/p/.claude-plugin/plugin.json"), Some(3));
+        // The outermost surface decides.
+        assert_eq!(root_len(".claude/skills/x/.claude/settings.json"), Some(3));
+        assert_eq!(root_len("a/CLAUDE.md/b"), Some(2));
+        // A row's first name with the path going elsewhere decides nothing.
+        assert_eq!(class("pkg/.github/workflows/ci.yml"), SurfaceClass::Outside);
+        assert_eq!(root_len(".github/workflows/.claude/x"), Some(4));
+        assert_eq!(class("src/.git/objects/ab"), SurfaceClass::Outside);
+    }
+
+    #[test]
+    fn the_new_agents_rows() {
+        assert_eq!(root_len("QWEN.md"), Some(1));
+        assert_eq!(root_len("sub/QWEN.md"), Some(2));
+        assert_eq!(root_len(".qwen/skills/s/SKILL.md"), Some(3));
+        assert_eq!(root_len(".qwen/agents/a.md"), Some(3));
+        assert_eq!(root_len(".qwen/commands/git/commit.toml"), Some(2));
+        assert_eq!(root_len(".qwen/settings.json"), Some(2));
+        assert_eq!(root_len(".qwen/other"), Some(2), "agent directory");
+        assert_eq!(root_len(".roo/rules/a.md"), Some(2));
+        assert_eq!(root_len(".roo/rules-code/a.md"), Some(2));
+        assert_eq!(root_len(".roo/skills/s/SKILL.md"), Some(3));
+        assert_eq!(root_len(".roo/mcp.json"), Some(2));
+        assert_eq!(root_len(".roomodes"), Some(1));
+        assert_eq!(root_len(".roorules-architect"), Some(1));
+        assert_eq!(root_len("pkg/.roorules-code"), Some(2));
+        assert_eq!(class(".roorules_notes"), SurfaceClass::Outside);
+        assert_eq!(root_len(".kilocode/rules-debug/d.md"), Some(2));
+        assert_eq!(root_len(".kilocode/workflows/w.md"), Some(2));
+        assert_eq!(root_len(".kilocodemodes"), Some(1));
+        assert_eq!(root_len(".vscode/mcp.json"), Some(2));
+        assert_eq!(class(".vscode/settings.json"), SurfaceClass::Outside);
+        assert_eq!(class(".vscode"), SurfaceClass::Container);
+        assert_eq!(root_len(".github/extensions/hello/extension.mjs"), Some(3));
+        assert_eq!(root_len(".github/plugin/marketplace.json"), Some(2));
+        assert_eq!(root_len(".claude-plugin/marketplace.json"), Some(1));
+        assert_eq!(root_len(".cursor-plugin/plugin.json"), Some(1));
+    }
+
+    #[test]
+    fn what_a_link_standing_for_a_container_must_lead_to() {
+        let r = |p: &str| {
+            let segs: Vec<&str> = p.split('/').collect();
+            remainders_below(&segs)
+        };
+        assert_eq!(r(".claude/skills"), vec![vec!["*"]]);
+        assert_eq!(r("pkg/.agents/skills"), vec![vec!["*"]]);
+        assert_eq!(r(".claude"), vec![vec!["*"]], "every entry of an agent dir");
+        assert!(r(".github").contains(&vec!["mcp.json"]));
+        assert!(r(".github").contains(&vec!["prompts", "*"]));
+        assert!(r(".github/copilot").contains(&vec!["settings.json"]));
+        assert!(r("src").is_empty());
     }
 }
 
