@@ -525,6 +525,66 @@ fn a_verified_project_passes_and_uploads_its_report() {
 }
 
 #[test]
+fn the_strict_input_fails_on_an_artifact_no_pattern_covers_with_an_annotation_on_it() {
+    let ws = workspace(false, false);
+    let p = ws.path().join("proj/packages/x/.mcp.json");
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(&p, "{\"mcpServers\": {}}\n").unwrap();
+    // Without it, verify follows seal.json alone: green.
+    let plain = run_action(
+        repo(),
+        ws.path(),
+        &[
+            ("working-directory", "proj"),
+            ("cargo-profile", "dev"),
+            ("upload", "false"),
+        ],
+    );
+    assert!(!plain.failed, "{:?}", plain.steps);
+    let job = run_action(
+        repo(),
+        ws.path(),
+        &[
+            ("working-directory", "proj"),
+            ("cargo-profile", "dev"),
+            ("upload", "false"),
+            ("strict", "true"),
+            ("sarif", "seal.sarif"),
+        ],
+    );
+    assert!(job.failed, "{:?}", job.steps);
+    assert_eq!(job.outputs["exit-code"], "1");
+    assert_eq!(job.outputs["status"], "Blocked");
+    let verify = job.step("Verify seal.json");
+    let commands = workflow_commands(&verify.stdout);
+    let errors: Vec<&WorkflowCommand> = commands.iter().filter(|c| c.name == "error").collect();
+    assert_eq!(errors.len(), 1, "{commands:?}");
+    assert_eq!(errors[0].properties["file"], "proj/packages/x/.mcp.json");
+    assert_eq!(
+        errors[0].properties["title"],
+        "seal: Unverified agent artifact ./packages/x/.mcp.json"
+    );
+    assert!(
+        errors[0]
+            .message
+            .contains("no discovery pattern in seal.json covers it"),
+        "{:?}",
+        errors[0]
+    );
+    let report = fs::read_to_string(ws.path().join("proj/seal-report.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(doc["unverified"][0], "./packages/x/.mcp.json");
+    assert_eq!(doc["strict"], "true");
+    let sarif: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(ws.path().join("proj/seal.sarif")).unwrap())
+            .unwrap();
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "proj/packages/x/.mcp.json"
+    );
+}
+
+#[test]
 fn a_missing_lockfile_fails_with_an_error_annotation_and_the_error_as_report() {
     let ws = workspace(false, false);
     fs::remove_file(ws.path().join("proj/seal.json")).unwrap();

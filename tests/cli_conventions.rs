@@ -14,7 +14,6 @@
 
 mod support;
 
-use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -564,14 +563,18 @@ fn a_pattern_that_would_nest_gives_way_to_the_exact_one() {
 fn a_root_that_cannot_be_pinned_is_left_out_not_blocking() {
     let r = Repo::new("block");
     r.write(".claude/commands/a.md", "a");
-    symlink("a.md", r.root.join(".claude/commands/link.md")).unwrap();
+    nix::unistd::mkfifo(
+        &r.root.join(".claude/commands/pipe.md"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
     let before = r.lock();
     let (code, _, err) = r.seal(&["pin"], "y\n");
     assert_eq!(code, 0, "{err}");
     assert!(
         err.starts_with(
-            "seal: pin: warning: not proposing ./.claude/commands/link.md: ./.claude/commands/link.md: \
-             . is a symlink"
+            "seal: pin: warning: not proposing ./.claude/commands/pipe.md: ./.claude/commands/pipe.md: \
+             . is a FIFO"
         ),
         "{err}"
     );
@@ -584,10 +587,10 @@ fn a_root_that_cannot_be_pinned_is_left_out_not_blocking() {
     );
     assert_ne!(r.lock(), before);
     assert_eq!(r.discovery(), [".claude/commands/a.md", ".claude/skills/*"]);
-    // The link stays hidden, and says so.
+    // The FIFO stays hidden, and says so.
     let err = r.ok(&["verify", "-v"], "");
     assert!(
-        err.contains("  hidden   ./.claude/commands/link.md  "),
+        err.contains("  hidden   ./.claude/commands/pipe.md  "),
         "{err}"
     );
 }

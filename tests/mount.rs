@@ -81,16 +81,6 @@ impl View {
     }
 }
 
-/// The names a readdir of `dir` lists, sorted.
-fn listed_names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// Asserts that the listing of `rel` is `expected` within 100 ms. A
 /// listing is decided when it is read; with a change feed the kernel opens
 /// directories itself, and a reader in the same instant as another read may

@@ -194,14 +194,23 @@ fn every_way_the_file_can_be_wrong_is_refused_with_exit_2() {
     for (case, rule, make) in cases {
         let d = PolicyDir::new();
         let file = make(&d);
+        let lock = std::fs::read(p.path().join("seal.json")).unwrap();
         for args in [
             &["verify"][..],
             &["why", "CLAUDE.md"],
             &["policy"],
             &["mount", "/nonexistent-mountpoint"],
             &["run", "--dry-run"],
+            &["init"],
+            &["pin"],
+            &["pin", "CLAUDE.md"],
         ] {
             let (code, _, err) = seal(p.path(), &file, args);
+            assert_eq!(
+                std::fs::read(p.path().join("seal.json")).unwrap(),
+                lock,
+                "{case} {args:?} changed seal.json"
+            );
             assert_eq!(code, 2, "{case} {args:?}: {err}");
             assert!(
                 err.contains(&format!("machine policy {}", file.display()))
@@ -488,7 +497,8 @@ fn seal_policy_shows_every_setting_and_its_source() {
   "extraMasks": ["~/.acme-agent"],
   "protectedPaths": [".git/hooks/**", ".github/workflows/**"],
   "readOnly": true,
-  "rehashEveryOpen": true
+  "rehashEveryOpen": true,
+  "strictVerify": true
 }"#,
     );
     let p = tampered("warn");
@@ -526,6 +536,7 @@ fn seal_policy_shows_every_setting_and_its_source() {
         ),
         ("readOnly", serde_json::json!(true), "machine"),
         ("rehashEveryOpen", serde_json::json!(true), "machine"),
+        ("strictVerify", serde_json::json!(true), "machine"),
     ];
     for (key, value, source) in expect {
         assert_eq!(s[key]["value"], value, "{key}");
@@ -533,7 +544,7 @@ fn seal_policy_shows_every_setting_and_its_source() {
     }
     assert_eq!(s["auditSyslog"]["value"]["format"], "rfc5424");
     assert_eq!(s["auditSyslog"]["value"]["facility"], "authpriv");
-    assert_eq!(s.as_object().unwrap().len(), 11);
+    assert_eq!(s.as_object().unwrap().len(), 12);
     let (code, out, err) = seal(p.path(), &file, &["policy"]);
     assert_eq!(code, 0);
     assert!(out.is_empty(), "people's output goes to stderr");
@@ -549,4 +560,71 @@ fn seal_policy_shows_every_setting_and_its_source() {
         err.contains("project asks       [project]    warn"),
         "{err}"
     );
+}
+
+/// `seal ARGS` in `project` under the policy file at `policy`, answering
+/// `stdin`.
+fn seal_answering(project: &Path, policy: &Path, args: &[&str], stdin: &str) -> (i32, String) {
+    let out = support::output_with_stdin(
+        Command::new(support::seal_bin())
+            .args(args)
+            .current_dir(project)
+            .env(POLICY_VAR, policy)
+            .env_remove("GITHUB_WORKSPACE"),
+        stdin,
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn init_seals_the_extra_surfaces_and_strict_verify_is_a_policy_setting() {
+    if !root() {
+        return;
+    }
+    let p = Project::new();
+    p.write(".acme/prompts/a.md", "a")
+        .write("tools/agent/run.sh", "#!/bin/sh\n")
+        .write("CLAUDE.md", "c")
+        .write("src/main.rs", "fn main() {}");
+    // A policy file that does not parse stops init before anything is
+    // written, as it stops verify.
+    let bad = PolicyDir::new();
+    let bad = bad.write(r#"{"version": 1, "extraSurfaces": [".acme/*"]"#);
+    let (code, err) = seal_answering(p.path(), &bad, &["init"], "y\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("refused (rule strict-json)"), "{err}");
+    assert!(!p.path().join("seal.json").exists());
+    // The machine policy's extra surfaces are proposed with the built-in
+    // ones, so the view hides nothing init saw.
+    let d = PolicyDir::new();
+    let file = d.write(r#"{"version": 1, "extraSurfaces": [".acme/prompts/*", "tools/agent"]}"#);
+    let (code, err) = seal_answering(p.path(), &file, &["init"], "y\n");
+    assert_eq!(code, 0, "{err}");
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.path().join("seal.json")).unwrap()).unwrap();
+    assert_eq!(
+        lock["discovery"],
+        serde_json::json!([".acme/prompts/*", "CLAUDE.md", "tools/agent"])
+    );
+    let (code, _, err) = seal(p.path(), &file, &["verify", "-v"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("no discovery pattern covers"), "{err}");
+    // An artifact no pattern covers: plain verify follows seal.json alone;
+    // the policy's strictVerify counts it, as --strict does.
+    p.write("pkg/.mcp.json", "{}");
+    let (code, _, err) = seal(p.path(), &file, &["verify"]);
+    assert_eq!(code, 0, "{err}");
+    let strict = d.write(
+        r#"{"version": 1, "extraSurfaces": [".acme/prompts/*", "tools/agent"], "strictVerify": true}"#,
+    );
+    let (code, out, err) = seal(p.path(), &strict, &["verify", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["unverified"], serde_json::json!(["./pkg/.mcp.json"]));
+    assert_eq!(v["strict"], "true");
+    let (_, _, err) = seal(p.path(), &strict, &["policy"]);
+    assert!(err.contains("strict verify"), "{err}");
 }

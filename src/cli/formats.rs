@@ -6,8 +6,12 @@
 //! Both CI formats place one finding per bundle that is not verified on the
 //! file a reviewer should open: the first changed file of a mismatched bundle,
 //! the root of an unverified one, and `seal.json` at the bundle's line for a
-//! removed bundle or one that only lost files.
+//! removed bundle or one that only lost files. Under `verify --strict`, an
+//! agent artifact no discovery pattern covers is an unverified finding on
+//! its own file, with the message `--strict` gives it (`uncovered`, by
+//! name); without it the output is unchanged.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt::Write;
 use std::path::Path;
@@ -129,6 +133,8 @@ struct Finding {
     /// The bundle's key (or root name), as in `seal.json`.
     bundle: String,
     message: String,
+    /// Found by `--strict`: an agent artifact no pattern covers.
+    uncovered: bool,
 }
 
 /// The project-relative path of `file` inside the bundle `name` (`.` is the
@@ -161,8 +167,14 @@ fn joined(items: &[String]) -> String {
         .join(", ")
 }
 
-/// One finding per bundle that is not verified, sorted by bundle name.
-fn findings(report: &ProjectReport, prefix: &str, lockfile: &str) -> Vec<Finding> {
+/// One finding per bundle that is not verified, sorted by bundle name; the
+/// `uncovered` ones (by name) carry their own message.
+fn findings(
+    report: &ProjectReport,
+    prefix: &str,
+    lockfile: &str,
+    uncovered: &BTreeMap<String, String>,
+) -> Vec<Finding> {
     let failing = match report.policy {
         Policy::Block => Level::Error,
         Policy::Warn => Level::Warning,
@@ -174,6 +186,11 @@ fn findings(report: &ProjectReport, prefix: &str, lockfile: &str) -> Vec<Finding
         let at_lockfile = || ("seal.json".to_string(), key_line(lockfile, &key));
         let (level, (file, line), mut message) = match b.state {
             BundleState::Verified => continue,
+            BundleState::Unverified if uncovered.contains_key(&key) => (
+                failing,
+                (file_in(&b.name, "."), None),
+                uncovered[&key].clone(),
+            ),
             BundleState::Unverified => (
                 failing,
                 (file_in(&b.name, "."), None),
@@ -221,6 +238,7 @@ fn findings(report: &ProjectReport, prefix: &str, lockfile: &str) -> Vec<Finding
             level,
             file: escaped(&path).into_owned(),
             line,
+            uncovered: uncovered.contains_key(&key),
             bundle: key,
             message,
         });
@@ -231,9 +249,14 @@ fn findings(report: &ProjectReport, prefix: &str, lockfile: &str) -> Vec<Finding
 /// `seal verify --format github`: one workflow command per bundle that is not
 /// verified (`::error` when it makes the result fail, `::warning` otherwise),
 /// then a `::notice` with the result line.
-pub fn github_annotations(report: &ProjectReport, prefix: &str, lockfile: &str) -> String {
+pub fn github_annotations(
+    report: &ProjectReport,
+    prefix: &str,
+    lockfile: &str,
+    uncovered: &BTreeMap<String, String>,
+) -> String {
     let mut out = String::new();
-    for f in findings(report, prefix, lockfile) {
+    for f in findings(report, prefix, lockfile, uncovered) {
         let command = match f.level {
             Level::Error => "error",
             Level::Warning => "warning",
@@ -242,7 +265,12 @@ pub fn github_annotations(report: &ProjectReport, prefix: &str, lockfile: &str) 
         if let Some(line) = f.line {
             let _ = write!(out, ",line={line}");
         }
-        let title = format!("seal: {} bundle {}", f.state.as_str(), escaped(&f.bundle));
+        let what = if f.uncovered {
+            "agent artifact"
+        } else {
+            "bundle"
+        };
+        let title = format!("seal: {} {what} {}", f.state.as_str(), escaped(&f.bundle));
         let _ = writeln!(
             out,
             ",title={}::{}",
@@ -354,8 +382,9 @@ pub fn sarif_log(
     lockfile: &str,
     exit: u8,
     extra: &[(&str, String)],
+    uncovered: &BTreeMap<String, String>,
 ) -> String {
-    let results: Vec<serde_json::Value> = findings(report, prefix, lockfile)
+    let results: Vec<serde_json::Value> = findings(report, prefix, lockfile, uncovered)
         .into_iter()
         .map(|f| {
             let index = RULES.iter().position(|r| r.0 == f.state).unwrap_or(0);
@@ -452,7 +481,7 @@ mod tests {
             ],
             Policy::Block,
         );
-        let text = github_annotations(&r, "sub/", LOCK);
+        let text = github_annotations(&r, "sub/", LOCK, &BTreeMap::new());
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 5, "{text}");
         assert_eq!(
@@ -486,7 +515,7 @@ mod tests {
             vec![bundle("./CLAUDE.md", BundleState::Mismatch, &["."], &[])],
             Policy::Warn,
         );
-        let text = github_annotations(&r, "", "");
+        let text = github_annotations(&r, "", "", &BTreeMap::new());
         assert!(
             text.starts_with("::warning file=CLAUDE.md,title="),
             "{text}"
@@ -504,7 +533,7 @@ mod tests {
             )],
             Policy::Block,
         );
-        let text = github_annotations(&r, "", "");
+        let text = github_annotations(&r, "", "", &BTreeMap::new());
         // Exactly the annotation and the notice: no forged command line.
         assert_eq!(text.lines().count(), 2, "{text}");
         assert!(!text.contains("\n::error::forged"), "{text}");
@@ -521,7 +550,7 @@ mod tests {
             Policy::Block,
         );
         let doc: serde_json::Value =
-            serde_json::from_str(&sarif_log(&r, "", LOCK, 1, &[])).unwrap();
+            serde_json::from_str(&sarif_log(&r, "", LOCK, 1, &[], &BTreeMap::new())).unwrap();
         assert_eq!(doc["version"], "2.1.0");
         let run = &doc["runs"][0];
         assert_eq!(run["tool"]["driver"]["rules"].as_array().unwrap().len(), 3);
@@ -542,6 +571,50 @@ mod tests {
         let rule =
             &run["tool"]["driver"]["rules"][results[1]["ruleIndex"].as_u64().unwrap() as usize];
         assert_eq!(rule["id"], "seal/mismatched-bundle");
+    }
+
+    #[test]
+    fn strict_findings_carry_their_own_message_on_the_artifact_file() {
+        let r = report(
+            vec![
+                bundle("./pkg/.mcp.json", BundleState::Unverified, &[], &[]),
+                bundle("./new", BundleState::Unverified, &[], &[]),
+            ],
+            Policy::Block,
+        );
+        let uncovered = BTreeMap::from([(
+            "./pkg/.mcp.json".to_string(),
+            "Agent artifact ./pkg/.mcp.json: no discovery pattern covers it".to_string(),
+        )]);
+        let text = github_annotations(&r, "", "", &uncovered);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            "::error file=pkg/.mcp.json,title=seal%3A Unverified agent artifact ./pkg/.mcp.json::Agent artifact ./pkg/.mcp.json: no discovery pattern covers it"
+        );
+        assert!(
+            lines[0].contains("title=seal%3A Unverified bundle ./new::"),
+            "{}",
+            lines[0]
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&sarif_log(&r, "", "", 1, &[], &uncovered)).unwrap();
+        let results = doc["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(
+            results[1]["message"]["text"],
+            "Agent artifact ./pkg/.mcp.json: no discovery pattern covers it"
+        );
+        assert_eq!(
+            results[1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "pkg/.mcp.json"
+        );
+        // Without --strict (nothing uncovered) the output is the plain one.
+        assert_eq!(
+            github_annotations(&r, "", "", &BTreeMap::new())
+                .lines()
+                .count(),
+            3
+        );
     }
 
     #[test]

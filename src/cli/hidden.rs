@@ -5,16 +5,21 @@
 //! patterns for them. They are found, placed, assessed and decided by the
 //! gate's own walk and decision table ([`uncovered_artifacts`], [`decide`]),
 //! the ones `seal why` and `seal run --dry-run` use, so the three agree.
+//! Symlinks at surface paths are listed too, each with its target, where it
+//! leads, the gate's judgement of it ([`surface_links`]) and a remedy that
+//! works (pinning what it leads to; a link itself is never sealed).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use seal_core::discovery::Listings;
-use seal_core::escape::escaped;
+use seal_core::discovery::{Listings, expand};
+use seal_core::escape::{escaped, escaped_os};
 use seal_core::lockfile::Lockfile;
 use seal_core::paths::BundleKey;
+use seal_core::pattern::Pattern;
 use seal_gate::assess::{Uncovered, uncovered_artifacts};
-use seal_gate::{Place, State, decide};
+use seal_gate::links::{Leads, LinkRule, LinkState, SurfaceLink, surface_links};
+use seal_gate::{Place, State, ViewPath, decide};
 
 /// The uncovered artifact roots of the project, as the gate sees them now
 /// (with the machine policy's extra surfaces).
@@ -47,6 +52,191 @@ pub fn keys(found: &[Uncovered]) -> (Vec<BundleKey>, Vec<(String, String)>) {
         }
     }
     (keys, refused)
+}
+
+/// A symlink at a surface path, as the gate judges it, with the roots on
+/// disk (not in seal.json) that would make it followed once sealed.
+pub struct LinkLine {
+    pub path: ViewPath,
+    pub link: SurfaceLink,
+    pub keys: Vec<BundleKey>,
+}
+
+/// Every symlink at a surface path of the project, judged as the gate
+/// judges it now (with the machine policy's extra surfaces).
+pub fn find_links(listings: &mut Listings<'_>, lock: &Lockfile, rule: &LinkRule) -> Vec<LinkLine> {
+    let extra = seal_gate::policy::machine()
+        .map(|m| m.extra_surfaces.clone())
+        .unwrap_or_default();
+    surface_links(listings, rule, lock, &extra)
+        .into_iter()
+        .map(|(path, link)| {
+            let patterns: Vec<Pattern> = link
+                .missing
+                .iter()
+                .filter_map(|m| Pattern::parse(m).ok())
+                .collect();
+            let keys = missing_keys(listings, lock, &patterns);
+            LinkLine { path, link, keys }
+        })
+        .collect()
+}
+
+/// The roots on disk (not in seal.json) that `link`'s missing patterns
+/// produce: what sealing it takes.
+pub fn line_keys(ctx: &super::Context, lock: &Lockfile, link: &SurfaceLink) -> Vec<BundleKey> {
+    let patterns: Vec<Pattern> = link
+        .missing
+        .iter()
+        .filter_map(|m| Pattern::parse(m).ok())
+        .collect();
+    let mut listings = Listings::new(std::os::fd::AsFd::as_fd(&ctx.project));
+    missing_keys(&mut listings, lock, &patterns)
+}
+
+/// The roots `patterns` produce that no pattern of `lock` produces.
+fn missing_keys(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    patterns: &[Pattern],
+) -> Vec<BundleKey> {
+    expand(listings, patterns)
+        .map(|e| {
+            e.roots
+                .into_keys()
+                .filter(|k| !lock.discovery.iter().any(|p| p.produces(k)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The keys `seal pin` offers patterns for so that hidden links become
+/// followed (what they lead to, not in seal.json).
+pub fn link_keys(lines: &[LinkLine]) -> Vec<BundleKey> {
+    let mut keys: Vec<BundleKey> = lines.iter().flat_map(|l| l.keys.clone()).collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// Where a link leads, for people, to follow "leads" (`to ./AGENTS.md`,
+/// `out of the project`).
+pub fn leads_text(leads: &Leads) -> String {
+    match leads {
+        Leads::Inside { path, .. } => {
+            format!("to {}", escaped(&ViewPath::of(path).display()))
+        }
+        Leads::Outside => "out of the project".to_string(),
+        Leads::Dangling => "nowhere".to_string(),
+        Leads::Loop => "around in a loop".to_string(),
+    }
+}
+
+/// What would make a link followed, or fix it (none when it is followed).
+pub fn link_remedy(line: &LinkLine, project_arg: Option<&Path>) -> Option<String> {
+    let missing: Vec<String> = line
+        .link
+        .missing
+        .iter()
+        .map(|m| escaped(m).into_owned())
+        .collect();
+    Some(match line.link.state {
+        LinkState::Followed => return None,
+        LinkState::Unsealed if line.keys.is_empty() => format!(
+            "to seal it: add the discovery pattern {} to seal.json (nothing is there to pin yet)",
+            missing.join(", ")
+        ),
+        LinkState::Unsealed if line.link.missing.iter().all(|m| !m.contains('*')) => {
+            let words: Vec<String> = line.keys.iter().map(|k| shell_word(k.rel_path())).collect();
+            format!(
+                "to seal it: {}",
+                escaped(&format!(
+                    "{}pin {}",
+                    seal_prefix(project_arg),
+                    words.join(" ")
+                ))
+            )
+        }
+        LinkState::Unsealed => format!(
+            "to seal it: '{}' offers the discovery pattern {}",
+            escaped(&(seal_prefix(project_arg) + "pin")),
+            missing.join(", ")
+        ),
+        LinkState::NotADirectory => {
+            "to fix it: make it lead to a directory, or remove it".to_string()
+        }
+        LinkState::Outside => {
+            "to fix it: make it lead inside the project, or replace it with what it leads to"
+                .to_string()
+        }
+        LinkState::Dangling => "to fix it: remove it, or create what it names".to_string(),
+        LinkState::Loop => "to fix it: break the loop".to_string(),
+    })
+}
+
+/// One line about a link at a surface path for `init` and `pin`: where it
+/// leads, `note` (what is pinned for it), and what the view does with it.
+pub fn link_line(path: &ViewPath, link: &SurfaceLink, note: &str) -> String {
+    let shown = match link.state {
+        LinkState::Followed => "the view shows it",
+        _ => "the view hides it",
+    };
+    let note = if note.is_empty() {
+        String::new()
+    } else {
+        format!("; {note}")
+    };
+    format!(
+        "  {} -> {}: leads {}{note}; {shown} ({})\n",
+        escaped(&path.display()),
+        escaped_os(&link.target),
+        leads_text(&link.leads),
+        link.state.describe()
+    )
+}
+
+/// The heading and lines of the links section of `init` and `pin`.
+pub fn linked_section(command: &str, lines: &[String]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Linked agent surfaces ({}): a link is never sealed itself; {command} seals what it \
+         leads to\n{}",
+        lines.len(),
+        lines.concat()
+    )
+}
+
+/// The section `seal verify -v` prints about links at surface paths: each
+/// link, its target, where it leads, what the view does with it and why,
+/// and the remedy. Empty when there is none.
+pub fn render_links(lines: &[LinkLine], project_arg: Option<&Path>) -> String {
+    let mut out = String::new();
+    if lines.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\nAgent surfaces that are symlinks ({}):", lines.len());
+    for line in lines {
+        let decision = decide(
+            &Place::Container,
+            State::SurfaceLink(line.link.state),
+            seal_core::lockfile::Policy::Block,
+        );
+        let _ = writeln!(
+            out,
+            "  {:<8} {} -> {}  ({}; it leads {})",
+            decision.word(),
+            escaped(&line.path.display()),
+            escaped_os(&line.link.target),
+            line.link.state.describe(),
+            leads_text(&line.link.leads)
+        );
+        if let Some(remedy) = link_remedy(line, project_arg) {
+            let _ = writeln!(out, "           {remedy}");
+        }
+    }
+    out
 }
 
 /// The section `seal verify -v` prints after the result: every uncovered

@@ -2,6 +2,10 @@
 //! present and hashes what they produce ([`seal_core::plan::plan_init`]);
 //! this shows the proposal and writes the first `seal.json` after
 //! confirmation. Never overwrites an existing file.
+//!
+//! A symlink where agents look is never pinned (SPEC: it would be a
+//! Mismatch); init pins what it leads to and prints one line per link, with
+//! what the view will do with it.
 
 use std::os::fd::AsFd;
 
@@ -10,11 +14,16 @@ use super::progress::ProgressLine;
 use super::prompt::confirm;
 use super::{CliError, Context, Done};
 use seal_core::discovery::Listings;
-use seal_core::lockfile::Policy;
+use seal_core::lockfile::{Lockfile, Policy};
 use seal_core::plan::{PlanError, plan_init};
 use seal_core::store::{Replace, StoreError, WriteLock, lockfile_exists, write_lockfile};
+use seal_gate::propose::{LinkNote, propose};
 
 pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
+    // A machine policy that does not parse stops init as it stops verify:
+    // its extra surfaces are part of what init must propose.
+    let machine = super::machine_policy()?;
+    let rule = ctx.link_rule()?;
     let project = ctx.project.as_fd();
     let write_lock = WriteLock::acquire(project, || {
         eprintln!("seal: init: waiting for another seal process to finish writing seal.json...")
@@ -27,9 +36,18 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
     let policy = if warn { Policy::Warn } else { Policy::Block };
     let mut listings = Listings::new(project);
     let progress = ProgressLine::start("hashing");
-    let plan = seal_gate::surfaces::propose(&mut listings)
-        .map_err(PlanError::from)
-        .and_then(|proposal| plan_init(&mut listings, policy, proposal, progress.counters()));
+    let mut links = Vec::new();
+    let plan = propose(
+        &mut listings,
+        &rule,
+        &Lockfile::empty(policy),
+        &machine.extra_surfaces,
+    )
+    .map_err(PlanError::from)
+    .and_then(|found| {
+        links = found.links;
+        plan_init(&mut listings, policy, found.proposal, progress.counters())
+    });
     drop(progress);
     let plan = plan.map_err(|e| {
         CliError::from_plan(
@@ -60,6 +78,7 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
             )
         })
         .collect();
+    eprint!("{}", linked_surfaces(&links));
     eprint!("{}", init_summary(&patterns, &bundles, verbose));
     eprint!("{}", large_warnings("init", &plan_large));
     let question = if lock.discovery.is_empty() && lock.bundles.is_empty() {
@@ -92,4 +111,28 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
         lock.discovery.len()
     );
     Ok(Done::Success)
+}
+
+/// One line per symlink at a surface path: where it leads, what was pinned
+/// for it, and what the view will do with it once sealed.
+fn linked_surfaces(links: &[LinkNote]) -> String {
+    let lines: Vec<String> = links
+        .iter()
+        .map(|note| match &note.judged {
+            Some(judged) => {
+                let pinned: Vec<String> = note.patterns.iter().map(ToString::to_string).collect();
+                let pinned = match pinned.as_slice() {
+                    [] => String::new(),
+                    list => format!("pinning {}", list.join(", ")),
+                };
+                super::hidden::link_line(&note.path, judged, &pinned)
+            }
+            None => format!(
+                "  {}: a discovery pattern produces the link itself (a Mismatch: symlinks \
+                 cannot be sealed)\n",
+                seal_core::escape::escaped(&note.path.display())
+            ),
+        })
+        .collect();
+    super::hidden::linked_section("init", &lines)
 }

@@ -104,10 +104,14 @@ pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
     (".cursor/mcp.json", &MCP_SERVERS_JSON),
     (".vscode/mcp.json", &MCP_SERVERS_JSON),
     (".continue/mcpServers/*", &MCP_SERVERS_JSON),
+    (".roo/mcp.json", &MCP_SERVERS_JSON),
+    (".kilocode/mcp.json", &MCP_SERVERS_JSON),
     // Settings that hold hooks, MCP servers, plugins and commands.
     (".claude/settings.json", &CLAUDE_SETTINGS),
     (".claude/settings.local.json", &CLAUDE_SETTINGS),
     (".gemini/settings.json", &GEMINI_SETTINGS),
+    // Qwen Code is a fork of Gemini CLI and keeps its settings' shape.
+    (".qwen/settings.json", &GEMINI_SETTINGS),
     (".github/copilot/settings.json", &COPILOT_SETTINGS),
     (".amp/settings.json", &AMP_SETTINGS),
     (".codex/config.toml", &CODEX_CONFIG),

@@ -235,6 +235,11 @@ struct VerifyArgs {
     /// Show modified, added and missing files of each mismatched bundle
     #[arg(short, long)]
     verbose: bool,
+    /// Also count every agent artifact no discovery pattern covers (found
+    /// with seal's built-in table of agent surfaces) as an Unverified
+    /// bundle; the machine policy's "strictVerify" sets it
+    #[arg(long)]
+    strict: bool,
 }
 
 /// The exit code of `seal run --dry-run`, in the one wording `--help`, the
@@ -402,6 +407,18 @@ impl Context {
         })
     }
 
+    /// Where the project is, for following links at surface paths as the
+    /// gate does (the view is the project itself here): its canonical path
+    /// and the path as given.
+    pub fn link_rule(&self) -> Result<seal_gate::links::LinkRule, CliError> {
+        let canonical = self.canonical_dir()?;
+        let given = std::path::absolute(&self.dir).unwrap_or_else(|_| canonical.clone());
+        Ok(seal_gate::links::LinkRule::new(
+            &canonical,
+            &[canonical.clone(), given],
+        ))
+    }
+
     pub fn open(dir: Option<PathBuf>) -> Result<Context, CliError> {
         let dir = dir.unwrap_or_else(|| PathBuf::from("."));
         let project = seal_core::fs::open_project(&dir).map_err(|source| CliError::Project {
@@ -490,6 +507,7 @@ pub fn main() -> ExitCode {
             &ctx,
             verify::Mode::from_flags(a.json, a.format, a.quiet),
             a.verbose,
+            a.strict,
         ),
         Command::Mount(a) => mount::run(
             ctx,

@@ -9,6 +9,11 @@
 //! Recorded keys that are gone are listed only with `--prune`; without it one
 //! line counts them and names the flag. Bundles over 100 MiB are warned about
 //! before the question.
+//!
+//! A symlink where agents look is never sealed (SPEC: a Mismatch): a bulk pin
+//! lists every such link and offers patterns for what it leads to; a
+//! targeted pin of one (`seal pin CLAUDE.md`) pins what it leads to instead,
+//! and says so.
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
@@ -21,6 +26,9 @@ use seal_core::discovery::Listings;
 use seal_core::lockfile::Lockfile;
 use seal_core::plan::{PlanError, Proposal, Refusal, plan_bulk, plan_targeted, resolve_target};
 use seal_core::store::{Replace, WriteLock, read_lockfile, write_lockfile};
+use seal_gate::links::{Leads, LinkRule, judge};
+use seal_gate::propose::propose;
+use seal_gate::{ViewPath, place_with};
 
 pub fn run(
     ctx: &Context,
@@ -28,6 +36,9 @@ pub fn run(
     prune: bool,
     verbose: bool,
 ) -> Result<Done, CliError> {
+    // A machine policy that does not parse stops pin as it stops verify.
+    let machine = super::machine_policy()?;
+    let rule = ctx.link_rule()?;
     let project = ctx.project.as_fd();
     let write_lock = WriteLock::acquire(project, || {
         eprintln!("seal: pin: waiting for another seal process to finish writing seal.json...")
@@ -41,12 +52,20 @@ pub fn run(
         // Agent artifacts no pattern covers (the view hides them): offer
         // patterns for them in the same confirmation.
         let found = super::hidden::find(&mut listings, &lock);
-        let (uncovered, unkeyable) = super::hidden::keys(&found);
+        let (mut uncovered, unkeyable) = super::hidden::keys(&found);
         refused = unkeyable;
+        // Links at surface paths are never sealed: what they lead to is.
+        let links = super::hidden::find_links(&mut listings, &lock, &rule);
+        uncovered.extend(super::hidden::link_keys(&links));
+        uncovered.sort();
+        uncovered.dedup();
+        eprint!("{}", linked_surfaces(&links));
         let proposal = if uncovered.is_empty() {
             Ok(Proposal::default())
         } else {
-            seal_gate::surfaces::propose(&mut listings).map_err(PlanError::from)
+            propose(&mut listings, &rule, &lock, &machine.extra_surfaces)
+                .map(|found| found.proposal)
+                .map_err(PlanError::from)
         };
         proposal.and_then(|proposal| {
             plan_bulk(
@@ -65,7 +84,10 @@ pub fn run(
         let root = ctx.canonical_dir()?;
         paths
             .iter()
-            .map(|arg| resolve_target(&mut listings, &root, arg))
+            .map(|arg| {
+                let arg = link_target_arg(&mut listings, &rule, &lock, &root, arg);
+                resolve_target(&mut listings, &root, &arg)
+            })
             .collect::<Result<Vec<_>, _>>()
             .and_then(|keys| plan_targeted(&mut listings, &lock, &keys, progress.counters()))
     };
@@ -106,4 +128,78 @@ pub fn run(
     )?;
     eprintln!("Pinned {} bundle(s)", plan.changes());
     Ok(Done::Success)
+}
+
+/// The lines about links at surface paths a bulk pin prints: each, where it
+/// leads, what is offered for it.
+fn linked_surfaces(links: &[super::hidden::LinkLine]) -> String {
+    let lines: Vec<String> = links
+        .iter()
+        .map(|l| {
+            let offered: Vec<&str> = l.keys.iter().map(|k| k.as_str()).collect();
+            let note = match offered.as_slice() {
+                [] => String::new(),
+                keys => format!(
+                    "offering {} below",
+                    seal_core::escape::escaped(&keys.join(", "))
+                ),
+            };
+            super::hidden::link_line(&l.path, &l.link, &note)
+        })
+        .collect();
+    super::hidden::linked_section("pin", &lines)
+}
+
+/// The argument a targeted pin works on: for a symlink at a surface path
+/// standing for one artifact (`CLAUDE.md -> AGENTS.md`), the path it leads
+/// to inside the project (said on stderr); anything else as it is.
+fn link_target_arg(
+    listings: &mut Listings<'_>,
+    rule: &LinkRule,
+    lock: &Lockfile,
+    root: &std::path::Path,
+    arg: &std::ffi::OsStr,
+) -> OsString {
+    let unchanged = arg.to_os_string();
+    let path = std::path::Path::new(arg);
+    let rel = if path.is_absolute() {
+        match path.strip_prefix(root) {
+            Ok(rel) => rel,
+            Err(_) => return unchanged,
+        }
+    } else {
+        path
+    };
+    let view = ViewPath::from_names(rel.iter().collect::<Vec<_>>().into_iter());
+    let (Some(parent), Some(name)) = (view.parent(), view.name()) else {
+        return unchanged;
+    };
+    let project = listings.root();
+    let Ok(dir) = seal_core::fs::open_dir_path_beneath(project, &parent.raw) else {
+        return unchanged;
+    };
+    let Ok(target) = nix::fcntl::readlinkat(dir.as_fd(), name) else {
+        return unchanged;
+    };
+    let extra = seal_gate::policy::machine()
+        .map(|m| m.extra_surfaces.clone())
+        .unwrap_or_default();
+    let place = place_with(lock, &extra, &view);
+    if place == seal_gate::Place::Container {
+        return unchanged;
+    }
+    let Some(link) = judge(rule, project, lock, &extra, &view, &place, &target) else {
+        return unchanged;
+    };
+    let Leads::Inside { path: at, .. } = &link.leads else {
+        return unchanged;
+    };
+    let at = ViewPath::of(at);
+    eprintln!(
+        "seal: pin: {} is a link to {}: pinning what it leads to, {}",
+        seal_core::escape::escaped(&view.display()),
+        seal_core::escape::escaped_os(&link.target),
+        seal_core::escape::escaped(&at.display())
+    );
+    OsString::from(at.names().collect::<Vec<_>>().join("/"))
 }

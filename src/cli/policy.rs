@@ -242,6 +242,18 @@ fn settings(m: &MachinePolicy, project: &ProjectLock) -> Vec<Setting> {
         ),
         source: set(m.rehash_every_open),
     });
+    rows.push(Setting {
+        key: "strictVerify",
+        label: "strict verify",
+        value: json!(m.strict_verify),
+        text: on_off(
+            m.strict_verify,
+            "forced (seal verify counts agent artifacts no discovery pattern covers as \
+             unverified, as with --strict)",
+            "not forced (seal verify --strict asks for it)",
+        ),
+        source: set(m.strict_verify),
+    });
     rows
 }
 

@@ -13,7 +13,7 @@ use std::os::fd::AsFd;
 
 use super::output::verify_human;
 use super::progress::ProgressLine;
-use super::verify::{Decided, apply_machine_policy, required_report};
+use super::verify::{Decided, apply_machine_policy, required_report, uncovered_bundles};
 use super::{CliError, Context, Done};
 use seal_core::discovery::Listings;
 use seal_core::lockfile::Lockfile;
@@ -61,7 +61,8 @@ pub fn assess(
     let (bytes, implied) = lockfile_bytes(ctx.project.as_fd(), machine)?;
     let lock = Lockfile::parse(&bytes)?;
     let mut report = if implied {
-        required_report(listings, &lock, machine)
+        let rule = ctx.link_rule()?;
+        required_report(uncovered_bundles(listings, &lock, machine, &rule)).0
     } else {
         let line = progress.then(|| ProgressLine::start("verifying"));
         verify_project(listings, &lock, line.as_ref().and_then(|p| p.counters()))?

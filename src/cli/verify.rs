@@ -8,7 +8,16 @@
 //! byte-identical to the reference and only a verbose run pays for walking
 //! the whole project; and it is where a user already looks when the view and
 //! the disk disagree, with no new command to learn.
+//!
+//! With `--strict` (or the machine policy's `strictVerify`), every agent
+//! artifact the built-in surface table finds and no discovery pattern covers
+//! (and every link at a surface path leading to unsealed content or out of
+//! the project) counts as an Unverified bundle: exit 1 under block, listed in
+//! every format, a CI annotation on the file. SPEC forbids built-in
+//! heuristics in standalone verification, so without it verify follows
+//! `seal.json` alone and its output is the spec's.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::fd::AsFd;
 
@@ -19,11 +28,13 @@ use super::output::{verify_human, verify_json};
 use super::progress::ProgressLine;
 use super::{CliError, Context, Done};
 use seal_core::discovery::Listings;
+use seal_core::escape::escaped;
 use seal_core::lockfile::{Lockfile, Policy};
 use seal_core::paths::BundleKey;
 use seal_core::verify::{
     BundleReport, BundleState, Outcome, ProjectReport, RootName, verify_project,
 };
+use seal_gate::links::LinkState;
 use seal_gate::policy::{MachinePolicy, Source, lockfile_bytes};
 
 /// The machine formats of `--format`.
@@ -72,16 +83,25 @@ impl Mode {
     }
 }
 
-pub fn run(ctx: &Context, mode: Mode, verbose: bool) -> Result<Done, CliError> {
+pub fn run(ctx: &Context, mode: Mode, verbose: bool, strict: bool) -> Result<Done, CliError> {
     let machine = super::machine_policy()?;
+    let strict = strict || machine.strict_verify;
     // SPEC: a missing seal.json is fatal (exit 2), unless the machine policy
     // requires Seal: then the project counts as having the empty lockfile.
     let (bytes, implied) = lockfile_bytes(ctx.project.as_fd(), machine)?;
     let lock = Lockfile::parse(&bytes)?;
     let human = matches!(mode, Mode::Human | Mode::Github);
     let mut listings = Listings::new(ctx.project.as_fd());
+    let rule = ctx.link_rule()?;
+    // With --strict, what no discovery pattern covers but an agent would
+    // load, with the message CI shows for each (SPEC: plain verify follows
+    // seal.json alone, so only --strict or the machine policy adds these).
+    let mut uncovered = BTreeMap::new();
     let mut report = if implied {
-        required_report(&mut listings, &lock, machine)
+        let found = uncovered_bundles(&mut listings, &lock, machine, &rule);
+        let (report, notes) = required_report(found);
+        uncovered = notes;
+        report
     } else {
         let progress = human.then(|| ProgressLine::start("verifying"));
         verify_project(
@@ -90,19 +110,33 @@ pub fn run(ctx: &Context, mode: Mode, verbose: bool) -> Result<Done, CliError> {
             progress.as_ref().and_then(|p| p.counters()),
         )?
     };
+    if strict && !implied {
+        for (bundle, message) in uncovered_bundles(&mut listings, &lock, machine, &rule) {
+            if report.bundles.iter().all(|b| b.name != bundle.name) {
+                uncovered.insert(bundle.name.as_display(), message);
+                report.bundles.push(bundle);
+            }
+        }
+        report.bundles.sort_by(|a, b| a.name.cmp(&b.name));
+    }
     let decided = apply_machine_policy(&mut report, machine, &lock, implied);
+    let mut json_keys = decided.json_keys();
+    if strict {
+        json_keys.push(("strict", "true".to_string()));
+    }
     let done = match report.outcome {
         Outcome::Blocked => Done::Blocked,
         Outcome::Verified | Outcome::Drift | Outcome::Warning => Done::Success,
     };
     let stdout = match mode {
         Mode::Quiet | Mode::Human => None,
-        Mode::Json => Some(verify_json(&report, &decided.json_keys())),
+        Mode::Json => Some(verify_json(&report, &json_keys)),
         Mode::Github => Some(
             github_annotations(
                 &report,
                 &repo_prefix(&ctx.dir),
                 &String::from_utf8_lossy(&bytes),
+                &uncovered,
             ) + &decided.github_notice(),
         ),
         Mode::Sarif => Some(sarif_log(
@@ -110,17 +144,23 @@ pub fn run(ctx: &Context, mode: Mode, verbose: bool) -> Result<Done, CliError> {
             &repo_prefix(&ctx.dir),
             &String::from_utf8_lossy(&bytes),
             super::exit_code(&Ok(done)),
-            &decided.json_keys(),
+            &json_keys,
+            &uncovered,
         )),
     };
     if human {
         eprint!("{}{}", verify_human(&report, verbose), decided.human_line());
+        if strict && !uncovered.is_empty() {
+            eprint!("{}", strict_lines(&uncovered));
+        }
         if verbose {
             let found = super::hidden::find(&mut listings, &lock);
             eprint!(
                 "{}",
                 super::hidden::render(&found, &lock, ctx.project_arg())
             );
+            let links = super::hidden::find_links(&mut listings, &lock, &rule);
+            eprint!("{}", super::hidden::render_links(&links, ctx.project_arg()));
         }
     }
     if let Some(text) = stdout {
@@ -234,34 +274,103 @@ pub fn apply_machine_policy(
 }
 
 /// The report of a project without seal.json when the machine policy
-/// requires Seal: every agent artifact root holding something loadable (on
-/// the built-in surfaces and the policy's extra ones) is Unverified.
+/// requires Seal: every agent artifact holding something loadable (on the
+/// built-in surfaces and the policy's extra ones, `found`) is Unverified.
 pub fn required_report(
+    found: Vec<(BundleReport, String)>,
+) -> (ProjectReport, BTreeMap<String, String>) {
+    let notes = found
+        .iter()
+        .map(|(b, message)| (b.name.as_display(), message.clone()))
+        .collect();
+    let report = ProjectReport {
+        policy: Policy::Block,
+        bundles: found.into_iter().map(|(b, _)| b).collect(),
+        outcome: Outcome::Blocked,
+    };
+    (report, notes)
+}
+
+/// Every agent artifact no discovery pattern covers, as an Unverified
+/// bundle with the message CI shows for it: each artifact root the sealed
+/// view would gate (the gate's own walk and surface table, with the machine
+/// policy's extra surfaces), and each symlink at a surface path that leads
+/// to content no sealed root covers or out of the project (named by the
+/// link, the file agents open). Sorted by name.
+pub fn uncovered_bundles(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     machine: &MachinePolicy,
-) -> ProjectReport {
-    let bundles: Vec<BundleReport> =
-        seal_gate::assess::uncovered_artifacts(listings, lock, &machine.extra_surfaces)
-            .into_iter()
-            .map(|seal_gate::assess::Uncovered { path, .. }| {
-                let names: Vec<&str> = path.names().collect();
-                BundleReport {
-                    name: match BundleKey::from_segments(&names) {
-                        Ok(key) => RootName::Key(key),
-                        Err(_) => RootName::Unmappable(path.display()),
-                    },
-                    state: BundleState::Unverified,
-                    modified: vec![],
-                    added: vec![],
-                    missing: vec![],
-                    problems: vec![],
-                }
-            })
-            .collect();
-    ProjectReport {
-        policy: Policy::Block,
-        bundles,
-        outcome: Outcome::Blocked,
+    rule: &seal_gate::links::LinkRule,
+) -> Vec<(BundleReport, String)> {
+    let name_of = |path: &seal_gate::ViewPath| {
+        let names: Vec<&str> = path.names().collect();
+        match BundleKey::from_segments(&names) {
+            Ok(key) => RootName::Key(key),
+            Err(_) => RootName::Unmappable(path.display()),
+        }
+    };
+    let unverified = |name| BundleReport {
+        name,
+        state: BundleState::Unverified,
+        modified: vec![],
+        added: vec![],
+        missing: vec![],
+        problems: vec![],
+    };
+    let mut out = Vec::new();
+    for u in seal_gate::assess::uncovered_artifacts(listings, lock, &machine.extra_surfaces) {
+        let rule = match &u.place {
+            seal_gate::Place::Artifact { rule, .. } => rule.describe(),
+            _ => "a root whose name cannot be a bundle key".to_string(),
+        };
+        let shown = escaped(&u.path.display()).into_owned();
+        let message = format!(
+            "Agent artifact {shown}: no discovery pattern in seal.json covers it ({rule}), so \
+             an agent would load it unverified. Review it, then run '{}' to seal it.",
+            super::hidden::pin_command(None, u.path.names().collect::<Vec<_>>().join("/").as_str())
+        );
+        out.push((unverified(name_of(&u.path)), message));
     }
+    for line in super::hidden::find_links(listings, lock, rule) {
+        let shown = escaped(&line.path.display()).into_owned();
+        let target = seal_core::escape::escaped_os(&line.link.target);
+        let message = match line.link.state {
+            LinkState::Unsealed => format!(
+                "Agent surface {shown} is a link to {target}, which leads {}: content no \
+                 sealed root covers, so an agent would load it unverified. {}",
+                super::hidden::leads_text(&line.link.leads),
+                super::hidden::link_remedy(&line, None).unwrap_or_default()
+            ),
+            LinkState::Outside => format!(
+                "Agent surface {shown} is a link out of the project ({target}): nothing there is \
+                 sealed, so an agent would load it unverified. Make it lead inside the project, \
+                 or replace it with what it leads to."
+            ),
+            // Followed: decided where it leads; the rest lead to nothing an
+            // agent could load.
+            LinkState::Followed
+            | LinkState::NotADirectory
+            | LinkState::Dangling
+            | LinkState::Loop => continue,
+        };
+        out.push((unverified(name_of(&line.path)), message));
+    }
+    out.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    out
+}
+
+/// The lines `--strict` adds after the result: each uncovered artifact with
+/// why it counts.
+fn strict_lines(uncovered: &BTreeMap<String, String>) -> String {
+    let mut out = format!(
+        "\nStrict: {} agent artifact(s) no discovery pattern covers count as unverified:\n",
+        uncovered.len()
+    );
+    for message in uncovered.values() {
+        out.push_str("  ");
+        out.push_str(message);
+        out.push('\n');
+    }
+    out
 }

@@ -103,8 +103,17 @@ struct Explanation {
     /// `present`, `missing` or `implied` (inside the project only).
     #[serde(skip_serializing_if = "Option::is_none")]
     lockfile: Option<LockfileStatus>,
+    /// The symlink's target, for a symlink at a surface path or a path
+    /// reached through a symlink (`via`).
     #[serde(skip_serializing_if = "Option::is_none")]
     link_target: Option<String>,
+    /// The symlink in a directory on the way to the path (`./REL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<String>,
+    /// Where a path reached through `via` leads in the project (`./REL`);
+    /// the other fields explain that path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolved: Option<String>,
     /// The lockfile key of the sealed root it is or lies in.
     #[serde(skip_serializing_if = "Option::is_none")]
     key: Option<String>,
@@ -158,6 +167,9 @@ struct Under<'a> {
 }
 
 fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) -> Explanation {
+    if let Some(x) = through_a_link(ctx, under, project, rel) {
+        return x;
+    }
     let lock = under.lock;
     let mut view = ViewPath::root();
     for c in rel.iter() {
@@ -195,6 +207,17 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
         }
     }
     let place = place_with(lock, &under.machine.extra_surfaces, &view);
+    if let Some(link) = explain_surface_link(ctx, under, project, rel, &view, &place) {
+        out.push_str(&link.text);
+        x.class = "surface-link";
+        x.class_text = link.class_text;
+        x.link_target = Some(link.target);
+        x.decision = link.decision;
+        x.reason = link.reason;
+        x.fix = link.fix;
+        x.text = out;
+        return x;
+    }
     let mut listings = Listings::new(ctx.project.as_fd());
     let at = |root_len: usize, root: &'static str, inside: &'static str| {
         if root_len == view.depth() {
@@ -373,6 +396,182 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
     }
     x.text = out;
     x
+}
+
+/// A path reached through a symlink in one of its directories: the kernel
+/// follows the link into the view, so the path is decided where it leads
+/// (said, then explained there); or hidden with the link when the gate
+/// hides the link. `None` when no directory on the way is a symlink.
+fn through_a_link(
+    ctx: &Context,
+    under: &Under<'_>,
+    project: &Path,
+    rel: &Path,
+) -> Option<Explanation> {
+    let names: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let at = (1..names.len()).find(|&i| {
+        let prefix: std::path::PathBuf = names[..i].iter().collect();
+        std::fs::read_link(project.join(prefix)).is_ok()
+    })?;
+    let prefix: std::path::PathBuf = names[..at].iter().collect();
+    let link_view = ViewPath::from_names(names[..at].iter().copied());
+    let place = place_with(under.lock, &under.machine.extra_surfaces, &link_view);
+    let shown_path = ViewPath::from_names(names.iter().copied()).display();
+    let mut out = format!(
+        "path:     {}\nvia:      {}\n",
+        escaped(&shown_path),
+        escaped(&link_view.display())
+    );
+    let surface = explain_surface_link(ctx, under, project, &prefix, &link_view, &place);
+    let target = std::fs::read_link(project.join(&prefix)).ok()?;
+    let leads =
+        ctx.link_rule()
+            .ok()?
+            .follow(ctx.project.as_fd(), &link_view.raw, target.as_os_str());
+    match (&surface, leads) {
+        (Some(link), _) if link.decision == "hidden" => {
+            out.push_str(&link.text);
+            Some(Explanation {
+                path: shown_path,
+                location: "project",
+                exists: true,
+                class: "through-link",
+                class_text: link.class_text.clone(),
+                lockfile: Some(under.lockfile),
+                via: Some(link_view.display()),
+                link_target: Some(link.target.clone()),
+                decision: link.decision,
+                reason: link.reason.clone(),
+                fix: link.fix.clone(),
+                text: out,
+                ..Explanation::default()
+            })
+        }
+        (_, seal_gate::links::Leads::Inside { path, .. }) => {
+            let mut resolved: std::path::PathBuf = path.0.iter().collect();
+            resolved.extend(&names[at..]);
+            let _ = writeln!(
+                out,
+                "link:     -> {} (the kernel follows it in the view; decided at {})",
+                escaped_os(target.as_os_str()),
+                escaped(&ViewPath::of(&path).display())
+            );
+            let there = explain_inside(ctx, under, project, &resolved);
+            out.push_str(&there.text);
+            Some(Explanation {
+                path: shown_path,
+                via: Some(link_view.display()),
+                link_target: Some(target.to_string_lossy().into_owned()),
+                resolved: Some(there.path.clone()),
+                text: out,
+                ..there
+            })
+        }
+        _ => {
+            // An ordinary link out of the project: the ordinary link rule.
+            let dir = link_view.parent().map(|p| p.raw).unwrap_or_default();
+            let shown =
+                LinkRule::new(project, &[project.to_path_buf()]).allows(&dir, target.as_os_str());
+            let decision = if shown { "visible" } else { "hidden" };
+            let reason = format!(
+                "{}; what is reached through it is not the project's",
+                Reason::Link {
+                    stays_behind_gate: shown
+                }
+                .describe()
+            );
+            let _ = writeln!(
+                out,
+                "link:     -> {} (it does not lead into the project)\ndecision: {decision} \
+                 ({reason})",
+                escaped_os(target.as_os_str()),
+            );
+            Some(Explanation {
+                path: shown_path,
+                location: "project",
+                exists: true,
+                class: "through-link",
+                class_text: "a path below a symlink that leads out of the project".to_string(),
+                lockfile: Some(under.lockfile),
+                via: Some(link_view.display()),
+                link_target: Some(target.to_string_lossy().into_owned()),
+                decision,
+                reason,
+                text: out,
+                ..Explanation::default()
+            })
+        }
+    }
+}
+
+/// The lines about a symlink at a surface path: its target, where it
+/// leads, the gate's judgement and a remedy (see [`seal_gate::links`]);
+/// `None` for any other path.
+/// A symlink at a surface path, explained: its lines for the terminal and
+/// the fields `seal why --json` gives for it.
+struct SurfaceLinkExplained {
+    text: String,
+    class_text: String,
+    target: String,
+    decision: &'static str,
+    reason: String,
+    fix: Option<String>,
+}
+
+fn explain_surface_link(
+    ctx: &Context,
+    under: &Under<'_>,
+    project: &Path,
+    rel: &Path,
+    view: &ViewPath,
+    place: &Place,
+) -> Option<SurfaceLinkExplained> {
+    let target = std::fs::read_link(project.join(rel)).ok()?;
+    let rule = ctx.link_rule().ok()?;
+    let link = seal_gate::links::judge(
+        &rule,
+        ctx.project.as_fd(),
+        under.lock,
+        &under.machine.extra_surfaces,
+        view,
+        place,
+        target.as_os_str(),
+    )?;
+    let line = super::hidden::LinkLine {
+        path: view.clone(),
+        keys: super::hidden::line_keys(ctx, under.lock, &link),
+        link,
+    };
+    let implied = under.lockfile == LockfileStatus::Implied;
+    let (policy, _) = under.machine.policy_of(under.lock, implied);
+    let decision = decide(place, State::SurfaceLink(line.link.state), policy);
+    let mut out = String::new();
+    let class_text = format!(
+        "a symlink at an agent surface path ({})",
+        match place {
+            Place::Container => "where agents look for a directory",
+            _ => "where agents load one artifact",
+        }
+    );
+    let _ = writeln!(out, "class:    {class_text}");
+    let _ = writeln!(
+        out,
+        "link:     -> {} (leads {})",
+        escaped_os(&line.link.target),
+        super::hidden::leads_text(&line.link.leads)
+    );
+    let fix = super::hidden::link_remedy(&line, ctx.project_arg());
+    let remedy = fix.as_ref().map(|r| format!("; {r}")).unwrap_or_default();
+    let reason = decision.reason.describe();
+    let _ = writeln!(out, "decision: {} ({reason}{remedy})", decision.word());
+    Some(SurfaceLinkExplained {
+        text: out,
+        class_text,
+        target: line.link.target.to_string_lossy().into_owned(),
+        decision: decision.word(),
+        reason: reason.to_string(),
+        fix,
+    })
 }
 
 /// What a place that needs no verification is, in words.

@@ -997,8 +997,14 @@ impl<Id> View<Id> {
         Ok(Entry::new(attr, Duration::ZERO, fed))
     }
 
+    /// The target of the symlink `ino`, as the gate lets it be followed
+    /// (a link at a surface path is judged again on the bytes served).
     pub fn readlink(&self, ino: u64) -> Result<OsString, FsError> {
-        self.readlink_path(&self.path_of(ino)?)
+        let path = self.path_of(ino)?;
+        let target = self.readlink_path(&path)?;
+        self.gate
+            .link_target(&path, target)
+            .ok_or(FsError::NotFound)
     }
 
     /// Opens the regular file `ino` with the open(2) `flags`, as the gate

@@ -567,6 +567,16 @@ fn assert_view_now(project: &Path, mountpoint: &Path, hidden: &[&str], contents:
     }
 }
 
+/// The names a readdir of `dir` lists, sorted.
+pub fn listed_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Whether `holds` becomes true within 100 ms (polled every 2 ms): what the
 /// view promises for a lookup after a change on the disk (the change feed's
 /// listener tells the kernel to forget what it remembered).

@@ -81,16 +81,41 @@ pub struct Uncovered {
 /// Every agent artifact root on disk (on the built-in surfaces and the
 /// machine policy's `extra` ones) that no discovery pattern covers and that
 /// holds something an agent could load (empty directories are left out),
-/// sorted by path. The walk enters what the view shows as it is (ordinary
-/// directories and containers), never a sealed root, an artifact or `.git`;
-/// directories that cannot be listed are passed over. `seal verify -v`, the
-/// dry run and a verify the machine policy requires all use it.
+/// sorted by path. The walk is [`walk_view`]'s; a symlink at an artifact
+/// root is a linked surface ([`crate::links::surface_links`]), not listed
+/// here. `seal verify -v`, the dry run and a verify the machine policy
+/// requires all use it.
 pub fn uncovered_artifacts(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     extra: &crate::surfaces::ExtraRows,
 ) -> Vec<Uncovered> {
     let mut out = Vec::new();
+    walk_view(listings, lock, extra, |listings, path, place, kind| {
+        if let Place::Artifact { root_len, .. } = &place
+            && *root_len == path.depth()
+            && kind != EntryKind::Symlink
+        {
+            let state = assess_artifact(listings, &path.raw);
+            if let RootState::Bundle(_) = state {
+                out.push(Uncovered { path, place, state });
+            }
+        }
+    });
+    out.sort_by_cached_key(|u| u.path.display());
+    out
+}
+
+/// Visits every entry of every directory the view shows as it is (ordinary
+/// directories and containers), with its place and kind: never a sealed
+/// root's or an artifact's inside, `.git`, or a symlink's target;
+/// directories that cannot be listed are passed over.
+pub fn walk_view(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    extra: &crate::surfaces::ExtraRows,
+    mut visit: impl FnMut(&mut Listings<'_>, ViewPath, Place, EntryKind),
+) {
     let mut stack = vec![ViewPath::root()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = listings.list(&dir.raw) else {
@@ -102,22 +127,12 @@ pub fn uncovered_artifacts(
             }
             let path = dir.child(&entry.name);
             let place = super::place_with(lock, extra, &path);
-            match &place {
-                Place::Artifact { root_len, .. } if *root_len == path.depth() => {
-                    let state = assess_artifact(listings, &path.raw);
-                    if let RootState::Bundle(_) = state {
-                        out.push(Uncovered { path, place, state });
-                    }
-                }
-                Place::Ordinary | Place::Container if entry.kind == EntryKind::Dir => {
-                    stack.push(path)
-                }
-                _ => {}
+            if matches!(place, Place::Ordinary | Place::Container) && entry.kind == EntryKind::Dir {
+                stack.push(path.clone());
             }
+            visit(listings, path, place, entry.kind);
         }
     }
-    out.sort_by_cached_key(|u| u.path.display());
-    out
 }
 
 /// The kind of the entry at `raw` (by listing its parent), if it exists.
@@ -127,27 +142,27 @@ pub fn root_kind(listings: &mut Listings<'_>, raw: &RawPath) -> Option<EntryKind
     entries.iter().find(|e| &e.name == name).map(|e| e.kind)
 }
 
-/// Whether the directory at `dir` holds, at any depth, a name that is
-/// protected wherever it stands (an agent instruction file: see
-/// [`crate::surfaces::INSTRUCTION_FILES`]): moving the directory would move
-/// it. A directory that cannot be read counts as holding one.
+/// Whether the directory at `dir` holds, at any depth, an agent artifact
+/// that is one wherever it stands (an instruction file, a nested agent
+/// directory's entry, a surface row's path below some package: see
+/// [`crate::surfaces::classify`], taken relative to `dir`): moving the
+/// directory would move it. A directory that cannot be read counts as
+/// holding one.
 pub fn holds_protected(listings: &mut Listings<'_>, dir: &RawPath) -> bool {
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
+    let mut stack = vec![(dir.clone(), Vec::<String>::new())];
+    while let Some((d, names)) = stack.pop() {
         let Ok(entries) = listings.list(&d) else {
             return true;
         };
         for entry in entries.iter() {
-            let named = entry
-                .name
-                .to_str()
-                .map(seal_core::paths::nfc)
-                .is_some_and(|n| crate::surfaces::INSTRUCTION_FILES.contains(&n.as_str()));
-            if named {
-                return true;
-            }
-            if entry.kind == EntryKind::Dir {
-                stack.push(d.join(&entry.name));
+            let name = seal_core::paths::nfc(&entry.name.to_string_lossy());
+            let mut path = names.clone();
+            path.push(name);
+            let refs: Vec<&str> = path.iter().map(String::as_str).collect();
+            match crate::surfaces::classify(&refs) {
+                crate::surfaces::SurfaceClass::Artifact { .. } => return true,
+                _ if entry.kind == EntryKind::Dir => stack.push((d.join(&entry.name), path)),
+                _ => {}
             }
         }
     }

@@ -19,6 +19,7 @@ use seal_core::lockfile::Policy;
 use seal_core::verify::BundleState;
 
 use super::audit::Event;
+use super::links::LinkState;
 use super::place::Place;
 
 /// The state of a root as an assessment found it just now.
@@ -59,6 +60,9 @@ pub enum State {
     /// A path inside a sealed root, and whether `seal.json` records it (a
     /// file, or a directory holding recorded files).
     Recorded(bool),
+    /// A symlink at a surface path (a container or an artifact root), as
+    /// [`super::links::judge`] found it.
+    SurfaceLink(LinkState),
 }
 
 /// How long the kernel may remember answers about a path.
@@ -114,6 +118,8 @@ pub enum Reason {
     /// A sealed or surface place with a state that only ordinary paths have:
     /// never produced by the gate; hidden, to fail closed.
     Inconsistent,
+    /// A symlink at a surface path (see [`super::links`]).
+    SurfaceLink(LinkState),
 }
 
 impl Reason {
@@ -154,6 +160,7 @@ impl Reason {
             Reason::Recorded => "recorded in seal.json; every open verifies the bundle",
             Reason::NotRecorded => "not recorded in seal.json",
             Reason::Inconsistent => "no assessment of this sealed path: fail closed",
+            Reason::SurfaceLink(state) => state.describe(),
         }
     }
 }
@@ -178,6 +185,9 @@ impl Decision {
 
 /// The decision table.
 pub fn decide(place: &Place, state: State, policy: Policy) -> Decision {
+    if let State::SurfaceLink(link) = state {
+        return decide_surface_link(link);
+    }
     let caching = place.caching();
     let made = |shown: bool, event: Option<Event>, reason: Reason| Decision {
         shown,
@@ -199,9 +209,11 @@ pub fn decide(place: &Place, state: State, policy: Policy) -> Decision {
                 made(stays_behind_gate, None, Reason::Link { stays_behind_gate })
             }
             // Verification states do not concern ordinary places.
-            State::Plain | State::LockfileInvalid | State::Root(_) | State::Recorded(_) => {
-                made(true, None, plain)
-            }
+            State::Plain
+            | State::LockfileInvalid
+            | State::Root(_)
+            | State::Recorded(_)
+            | State::SurfaceLink(_) => made(true, None, plain),
         };
     }
     let failing = |state: BundleState| {
@@ -229,7 +241,22 @@ pub fn decide(place: &Place, state: State, policy: Policy) -> Decision {
             Policy::Warn => made(true, None, Reason::NotRecorded),
             Policy::Block => made(false, None, Reason::NotRecorded),
         },
-        State::Plain | State::Link { .. } => made(false, None, Reason::Inconsistent),
+        State::Plain | State::Link { .. } | State::SurfaceLink(_) => {
+            made(false, None, Reason::Inconsistent)
+        }
+    }
+}
+
+/// A symlink at a surface path is shown only when what is read through it
+/// is decided where it leads (the kernel's every later lookup is), and is
+/// never remembered: a link changed on disk is judged again at once.
+fn decide_surface_link(link: LinkState) -> Decision {
+    let shown = link == LinkState::Followed;
+    Decision {
+        shown,
+        caching: Caching::Fresh,
+        event: (!shown).then_some(Event::Hide),
+        reason: Reason::SurfaceLink(link),
     }
 }
 
@@ -405,6 +432,8 @@ mod tests {
             State::Root(RootState::Absent),
             State::Recorded(true),
             State::Recorded(false),
+            State::SurfaceLink(LinkState::Followed),
+            State::SurfaceLink(LinkState::Unsealed),
         ];
         for s in [
             BundleState::Verified,
@@ -420,6 +449,12 @@ mod tests {
     /// The table written out independently, one row per combination.
     fn expected(place: &Place, state: State, policy: Policy) -> (bool, Option<Event>) {
         use BundleState::*;
+        if let State::SurfaceLink(link) = state {
+            return match link {
+                LinkState::Followed => (true, None),
+                _ => (false, Some(Event::Hide)),
+            };
+        }
         if !place.is_gated() {
             return match state {
                 State::Link { .. } if *place == Place::Container => (false, None),
@@ -440,6 +475,7 @@ mod tests {
             State::Root(RootState::NotABundle) => (true, None),
             State::Root(RootState::Absent) => (false, None),
             State::Recorded(recorded) => (recorded || !block, None),
+            State::SurfaceLink(_) => unreachable!("decided above"),
         }
     }
 
@@ -456,13 +492,17 @@ mod tests {
                         (shown, event),
                         "{place:?} × {state:?} × {policy:?}"
                     );
-                    assert_eq!(d.caching, place.caching());
+                    let caching = match state {
+                        State::SurfaceLink(_) => Caching::Fresh,
+                        _ => place.caching(),
+                    };
+                    assert_eq!(d.caching, caching);
                     assert!(!d.reason.describe().is_empty());
                     rows += 1;
                 }
             }
         }
-        assert_eq!(rows, 6 * 12 * 2);
+        assert_eq!(rows, 6 * 14 * 2);
     }
 
     #[test]

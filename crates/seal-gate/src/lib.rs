@@ -29,6 +29,8 @@ pub mod cache;
 pub mod decision;
 pub mod feed;
 pub mod flight;
+#[cfg(test)]
+mod link_tests;
 pub mod links;
 pub mod live;
 #[cfg(test)]
@@ -36,6 +38,7 @@ mod machine_tests;
 pub mod memory;
 pub mod place;
 pub mod policy;
+pub mod propose;
 pub mod snapshot;
 pub mod surfaces;
 #[cfg(test)]
@@ -318,6 +321,11 @@ impl Gate {
         kind: EntryKind,
         link_target: Option<&OsStr>,
     ) -> (State, Option<Arc<Assessment>>) {
+        if let (EntryKind::Symlink, Some(target), LockView::Valid(lock)) = (kind, link_target, view)
+            && let Some(link) = self.surface_link(lock, place, path, target)
+        {
+            return (State::SurfaceLink(link.state), None);
+        }
         if !place.is_gated() {
             if kind != EntryKind::Symlink {
                 return (State::Plain, None);
@@ -353,6 +361,54 @@ impl Gate {
             }
             Place::Ordinary | Place::Lockfile | Place::Container => (State::Plain, None),
         }
+    }
+
+    /// The symlink at `path` (placed at `place` on `lock`) with target
+    /// `target`, judged as a link at a surface path; `None` when `path` is
+    /// not a surface path (see [`links::judge`]).
+    pub fn surface_link(
+        &self,
+        lock: &Lockfile,
+        place: &Place,
+        path: &ViewPath,
+        target: &OsStr,
+    ) -> Option<links::SurfaceLink> {
+        links::judge(
+            &self.links,
+            self.project.as_fd(),
+            lock,
+            &self.machine.extra_surfaces,
+            path,
+            place,
+            target,
+        )
+    }
+
+    /// What a readlink of the symlink at `path`, whose target on disk is
+    /// `target`, may return: an ordinary link's target as it is (its lookup
+    /// decided it); a link at a surface path judged again on exactly these
+    /// bytes (so a link changed since its lookup is never followed
+    /// unjudged), an absolute target served as the equivalent relative one;
+    /// `None` to refuse.
+    pub fn link_target(
+        &self,
+        path: &ViewPath,
+        target: std::ffi::OsString,
+    ) -> Option<std::ffi::OsString> {
+        let view = self.lock_view();
+        let place = self.place(view.patterns_source(), path);
+        if !links::is_surface_link_place(&place, path) {
+            return Some(target);
+        }
+        let LockView::Valid(lock) = &view else {
+            return None;
+        };
+        let link = self.surface_link(lock, &place, path, &target)?;
+        if link.state != links::LinkState::Followed {
+            return None;
+        }
+        let dir = path.parent().map(|p| p.raw).unwrap_or_default();
+        Some(self.links.relative_form(&dir, &target).unwrap_or(target))
     }
 
     /// Decides an open of the regular file at `path`.

@@ -440,6 +440,9 @@ pub struct MachinePolicy {
     pub read_only: bool,
     /// `rehashEveryOpen`: every open verifies its bundle in full.
     pub rehash_every_open: bool,
+    /// `strictVerify`: `seal verify` runs as with `--strict` (agent
+    /// artifacts no discovery pattern covers count as Unverified).
+    pub strict_verify: bool,
 }
 
 impl MachinePolicy {
@@ -674,6 +677,7 @@ const KEYS: &[&str] = &[
     "protectedPaths",
     "readOnly",
     "rehashEveryOpen",
+    "strictVerify",
 ];
 const AUDIT_KEYS: &[&str] = &["file", "syslog"];
 const SYSLOG_KEYS: &[&str] = &["format", "facility"];
@@ -799,6 +803,7 @@ pub fn parse(bytes: &[u8], source: &Path) -> Result<MachinePolicy, (Rule, String
             "requireSeal" => policy.require_seal = boolean(v, "requireSeal")?,
             "readOnly" => policy.read_only = boolean(v, "readOnly")?,
             "rehashEveryOpen" => policy.rehash_every_open = boolean(v, "rehashEveryOpen")?,
+            "strictVerify" => policy.strict_verify = boolean(v, "strictVerify")?,
             "audit" => policy.audit = parse_audit(v)?,
             "extraSurfaces" => policy.extra_surfaces = parse_surfaces(v, source)?,
             "extraMasks" => {
@@ -999,12 +1004,13 @@ mod tests {
               "extraMasks": ["~/.acme-agent", "/opt/acme/plugins"],
               "protectedPaths": [".git/hooks/**", ".github/workflows/*.yml"],
               "readOnly": true,
-              "rehashEveryOpen": true
+              "rehashEveryOpen": true,
+              "strictVerify": true
             }"#,
         )
         .unwrap();
         assert_eq!(p.minimum_policy, Some(Policy::Block));
-        assert!(p.require_seal && p.read_only && p.rehash_every_open);
+        assert!(p.require_seal && p.read_only && p.rehash_every_open && p.strict_verify);
         assert_eq!(
             p.audit.file.as_deref(),
             Some(Path::new("/var/log/seal/audit.jsonl"))

@@ -1,25 +1,33 @@
 //! The built-in table of where AI agents load extensions from, as data.
 //!
-//! One table serves three users: `seal init` proposes discovery patterns from
-//! it, the mount's gate treats a path it names (and no lockfile root covers) as
-//! an unverified artifact, and `seal run` masks its project-external half.
-//! docs/SURFACES.md lists every row with its source; keep the two in step.
+//! One table serves four users: `seal init` and `seal pin` propose discovery
+//! patterns from it ([`crate::propose`]), the mount's gate treats a path it
+//! names (and no lockfile root covers) as an unverified artifact, `seal
+//! verify --strict` counts such paths as unverified bundles, and `seal run`
+//! masks its project-external half. docs/SURFACES.md lists every row with
+//! its source; keep the two in step.
 //!
-//! The project-local surface of a path is decided in this order:
-//! 1. a specific row whose pattern matches the path's first segments: the
-//!    matched prefix is the artifact root (`.claude/skills/*` makes
-//!    `.claude/skills/x` a root);
-//! 2. a path on the way down to a specific row is a container (`.claude/skills`);
-//! 3. any other entry directly inside an agent directory (`.claude/notes.md`) is
-//!    an artifact root of its own: agents add new places to their directories
-//!    faster than any table, so unknown entries there fail closed;
-//! 4. an instruction file (`CLAUDE.md`, `AGENTS.md`, ...) at any depth is a
-//!    single-file artifact root, because agents load them from subdirectories.
+//! The project-local surface of a path is decided by the first segment, from
+//! the root down, that starts a surface (every surface counts at any depth:
+//! agents load a monorepo package's `.claude/`, `.mcp.json` and `AGENTS.md`
+//! when they work in it); where that segment stands at `k`:
+//! 1. an instruction file (`CLAUDE.md`, `AGENTS.md`, ...) is a single-file
+//!    artifact root (the first `k + 1` segments);
+//! 2. a row whose pattern matches the segments from `k` on: the matched
+//!    prefix is the artifact root (`.claude/skills/*` makes
+//!    `pkg/.claude/skills/x` a root);
+//! 3. a path on the way down to a row is a container (`pkg/.claude/skills`);
+//! 4. any other entry directly inside an agent directory (`.claude/notes.md`)
+//!    is an artifact root of its own: agents add new places to their
+//!    directories faster than any table, so unknown entries there fail closed;
+//! 5. else (a row's first name with the path going elsewhere, such as
+//!    `.github/workflows`) the next segment is tried.
+//!
+//! Each segment costs one look at a 256-entry table of first bytes and, for
+//! the few names that pass it, one hash lookup ([`classify`] runs at every
+//! lookup of the mount).
 
-use seal_core::discovery::{DiscoveryError, Listings, has_trackable_entry};
-use seal_core::fs::{EntryKind, RawPath, nfc_name};
 use seal_core::pattern::Pattern;
-pub use seal_core::plan::Proposal;
 
 /// The shape of a unit an agent loads from a row's pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,6 +263,108 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "Amp (unconfirmed)",
         "research",
     ),
+    // Qwen Code
+    row(
+        ".qwen/settings.json",
+        Unit::File,
+        "Qwen Code (hooks, MCP)",
+        "qwen-config",
+    ),
+    row(".qwen/skills/*", Unit::Dir, "Qwen Code", "qwen-skills"),
+    row(".qwen/agents/*", Unit::File, "Qwen Code", "qwen-subagents"),
+    row(
+        ".qwen/commands",
+        Unit::Dir,
+        "Qwen Code (unconfirmed)",
+        "qwen-commands",
+    ),
+    // Roo Code
+    row(
+        ".roo/rules*",
+        Unit::Dir,
+        "Roo Code (workspace and per-mode rules)",
+        "roo-rules",
+    ),
+    row(".roo/skills/*", Unit::Dir, "Roo Code", "roo-skills"),
+    row(
+        ".roo/commands/*",
+        Unit::File,
+        "Roo Code (unconfirmed)",
+        "research",
+    ),
+    row(".roo/mcp.json", Unit::File, "Roo Code", "roo-mcp"),
+    row(
+        ".roomodes",
+        Unit::File,
+        "Roo Code (custom modes; unconfirmed)",
+        "roo-modes",
+    ),
+    row(".roorules", Unit::File, "Roo Code", "roo-rules"),
+    row(
+        ".roorules-*",
+        Unit::File,
+        "Roo Code (per-mode rules)",
+        "roo-rules",
+    ),
+    // Kilo Code
+    row(".kilocode/rules*", Unit::Dir, "Kilo Code", "kilo-rules"),
+    row(
+        ".kilocode/skills/*",
+        Unit::Dir,
+        "Kilo Code (unconfirmed)",
+        "kilo-skills",
+    ),
+    row(
+        ".kilocode/workflows",
+        Unit::Dir,
+        "Kilo Code (unconfirmed)",
+        "research",
+    ),
+    row(
+        ".kilocode/mcp.json",
+        Unit::File,
+        "Kilo Code (unconfirmed)",
+        "research",
+    ),
+    row(
+        ".kilocodemodes",
+        Unit::File,
+        "Kilo Code (unconfirmed)",
+        "research",
+    ),
+    // VS Code agent mode
+    row(
+        ".vscode/mcp.json",
+        Unit::File,
+        "VS Code agent mode (starts the servers it names)",
+        "vscode-mcp",
+    ),
+    // Copilot CLI extensions and plugins
+    row(
+        ".github/extensions/*",
+        Unit::Dir,
+        "Copilot CLI (extensions: Node.js code)",
+        "copilot-extensions",
+    ),
+    row(
+        ".github/plugin",
+        Unit::Dir,
+        "Copilot CLI (plugin and marketplace manifests; unconfirmed)",
+        "copilot-plugins",
+    ),
+    // Plugin and marketplace manifests
+    row(
+        ".claude-plugin",
+        Unit::Dir,
+        "Claude Code, Copilot CLI (plugin and marketplace manifests)",
+        "claude-plugins",
+    ),
+    row(
+        ".cursor-plugin",
+        Unit::Dir,
+        "Cursor (plugin and marketplace manifests; unconfirmed)",
+        "cursor-plugins",
+    ),
 ];
 
 /// Directories that belong to an agent as a whole: any entry directly inside
@@ -267,7 +377,10 @@ pub static AGENT_DIRS: &[&str] = &[
     ".continue",
     ".cursor",
     ".gemini",
+    ".kilocode",
     ".opencode",
+    ".qwen",
+    ".roo",
     ".windsurf",
 ];
 
@@ -280,6 +393,7 @@ pub static INSTRUCTION_FILES: &[&str] = &[
     "CLAUDE.local.md",
     "CLAUDE.md",
     "GEMINI.md",
+    "QWEN.md",
 ];
 
 /// Why a path counts as (part of) an agent artifact.
@@ -332,68 +446,202 @@ fn row_patterns() -> &'static [(Pattern, &'static SurfaceRow)] {
     })
 }
 
-/// The rows by their first segment (every row starts with a literal one), so
-/// that a path outside every surface is classified with one hash lookup.
-fn rows_by_first_segment()
--> &'static std::collections::HashMap<&'static str, Vec<(Pattern, &'static SurfaceRow)>> {
-    static CELL: std::sync::OnceLock<
-        std::collections::HashMap<&'static str, Vec<(Pattern, &'static SurfaceRow)>>,
-    > = std::sync::OnceLock::new();
+/// What a name means where it stands in a path: the rows that start with it,
+/// whether it is an agent directory, an instruction file.
+#[derive(Default)]
+pub(crate) struct Anchor {
+    pub(crate) rows: Vec<(Pattern, &'static SurfaceRow)>,
+    pub(crate) agent_dir: Option<&'static str>,
+    pub(crate) instruction: Option<&'static str>,
+}
+
+impl Anchor {
+    /// The class of `segments` when this anchor stands at `k`, or `None`
+    /// when it does not decide (a name some row starts with, with the path
+    /// going elsewhere: `.github/workflows`).
+    fn classify_at(&self, segments: &[&str], k: usize) -> Option<SurfaceClass> {
+        if let Some(name) = self.instruction {
+            return Some(SurfaceClass::Artifact {
+                root_len: k + 1,
+                rule: SurfaceRule::InstructionFile(name),
+            });
+        }
+        let rest = &segments[k..];
+        for (pattern, row) in &self.rows {
+            if let Some(len) = pattern.root_len_within(rest.iter().copied()) {
+                return Some(SurfaceClass::Artifact {
+                    root_len: k + len,
+                    rule: SurfaceRule::Row(row),
+                });
+            }
+        }
+        if self
+            .rows
+            .iter()
+            .any(|(p, _)| p.passes_through(rest.iter().copied()))
+        {
+            return Some(SurfaceClass::Container);
+        }
+        let dir = self.agent_dir?;
+        Some(if rest.len() == 1 {
+            SurfaceClass::Container
+        } else {
+            SurfaceClass::Artifact {
+                root_len: k + 2,
+                rule: SurfaceRule::AgentDir(dir),
+            }
+        })
+    }
+}
+
+/// The table arranged for [`classify`]: every name that can start a surface,
+/// so that each segment of a path costs at most one hash lookup, and most
+/// none at all (a name whose first byte starts no surface is passed over).
+pub(crate) struct Anchors {
+    pub(crate) by_name: std::collections::HashMap<&'static str, Anchor, Fnv>,
+    /// Rows whose first segment holds a wildcard (`.roorules-*`), with the
+    /// literal text before it: matched against a segment that starts so.
+    pub(crate) glob_rows: Vec<(&'static str, Pattern, &'static SurfaceRow)>,
+    /// The first bytes of every anchor name and glob row.
+    first_bytes: [bool; 256],
+}
+
+/// FNV-1a for the anchor table. The table is fixed (built once, never
+/// grown), so no name an attacker chooses can make a lookup slow; a cheap
+/// hash keeps the lookup of a segment at a few nanoseconds where the
+/// default one costs tens (it runs for every name with a leading `.`, such
+/// as each `.git` of a path git looks up in the view).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv;
+
+/// The state of [`Fnv`].
+pub(crate) struct FnvHasher(u64);
+
+impl std::hash::BuildHasher for Fnv {
+    type Hasher = FnvHasher;
+    fn build_hasher(&self) -> FnvHasher {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for FnvHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) fn anchors() -> &'static Anchors {
+    static CELL: std::sync::OnceLock<Anchors> = std::sync::OnceLock::new();
     CELL.get_or_init(|| {
-        let mut map: std::collections::HashMap<&'static str, Vec<(Pattern, &'static SurfaceRow)>> =
-            std::collections::HashMap::new();
+        let mut by_name: std::collections::HashMap<&'static str, Anchor, Fnv> =
+            std::collections::HashMap::default();
+        let mut glob_rows = Vec::new();
+        let mut first_bytes = [false; 256];
         for (pattern, row) in row_patterns() {
             let first = row.pattern.split('/').next().unwrap_or_default();
             assert!(
-                !first.contains('*'),
-                "surface rows start with a literal segment"
+                !first.starts_with('*'),
+                "surface rows start with a literal character"
             );
-            map.entry(first).or_default().push((pattern.clone(), *row));
+            first_bytes[first.as_bytes()[0] as usize] = true;
+            if let Some((prefix, _)) = first.split_once('*') {
+                glob_rows.push((prefix, pattern.clone(), *row));
+            } else {
+                by_name
+                    .entry(first)
+                    .or_default()
+                    .rows
+                    .push((pattern.clone(), *row));
+            }
         }
-        map
+        for dir in AGENT_DIRS {
+            first_bytes[dir.as_bytes()[0] as usize] = true;
+            by_name.entry(dir).or_default().agent_dir = Some(dir);
+        }
+        for name in INSTRUCTION_FILES {
+            first_bytes[name.as_bytes()[0] as usize] = true;
+            by_name.entry(name).or_default().instruction = Some(name);
+        }
+        Anchors {
+            by_name,
+            glob_rows,
+            first_bytes,
+        }
     })
 }
 
-/// Classifies a project-relative path given as NFC segments.
+/// Classifies a project-relative path given as NFC segments. Every surface
+/// counts at any depth (agents load a monorepo package's `.claude/`,
+/// `.mcp.json` or `AGENTS.md` when they work in it): the first segment, from
+/// the root down, that starts a surface decides.
 pub fn classify(segments: &[&str]) -> SurfaceClass {
     if segments.is_empty() {
         return SurfaceClass::Container;
     }
-    let rows: &[(Pattern, &SurfaceRow)] = rows_by_first_segment()
-        .get(segments[0])
-        .map_or(&[], Vec::as_slice);
-    for (pattern, row) in rows {
-        if let Some(root_len) = pattern.root_len_within(segments.iter().copied()) {
-            return SurfaceClass::Artifact {
-                root_len,
-                rule: SurfaceRule::Row(row),
-            };
+    let table = anchors();
+    for (k, segment) in segments.iter().enumerate() {
+        let Some(&first) = segment.as_bytes().first() else {
+            continue;
+        };
+        if !table.first_bytes[first as usize] {
+            continue;
+        }
+        if let Some(anchor) = table.by_name.get(segment)
+            && let Some(class) = anchor.classify_at(segments, k)
+        {
+            return class;
+        }
+        for (prefix, pattern, row) in &table.glob_rows {
+            if !segment.starts_with(prefix) {
+                continue;
+            }
+            if let Some(len) = pattern.root_len_within(segments[k..].iter().copied()) {
+                return SurfaceClass::Artifact {
+                    root_len: k + len,
+                    rule: SurfaceRule::Row(row),
+                };
+            }
         }
     }
-    if rows
-        .iter()
-        .any(|(p, _)| p.passes_through(segments.iter().copied()))
-    {
-        return SurfaceClass::Container;
-    }
-    if let Some(dir) = AGENT_DIRS.iter().find(|d| **d == segments[0]) {
-        return if segments.len() == 1 {
-            SurfaceClass::Container
-        } else {
-            SurfaceClass::Artifact {
-                root_len: 2,
-                rule: SurfaceRule::AgentDir(dir),
-            }
-        };
-    }
-    let last = segments[segments.len() - 1];
-    if let Some(name) = INSTRUCTION_FILES.iter().find(|n| **n == last) {
-        return SurfaceClass::Artifact {
-            root_len: segments.len(),
-            rule: SurfaceRule::InstructionFile(name),
-        };
-    }
     SurfaceClass::Outside
+}
+
+/// The paths below `segments` (a [`SurfaceClass::Container`]) that the
+/// built-in table makes artifacts, as pattern segments relative to it: what
+/// a symlink standing there must lead to sealed roots for (see
+/// [`crate::links`]). `*` stands for any name. Instruction files and surfaces
+/// that start below (at any depth) are left out: they are artifacts wherever
+/// the link leads.
+pub fn remainders_below(segments: &[&str]) -> Vec<Vec<&'static str>> {
+    let table = anchors();
+    for (k, segment) in segments.iter().enumerate() {
+        let Some(anchor) = table.by_name.get(segment) else {
+            continue;
+        };
+        match anchor.classify_at(segments, k) {
+            Some(SurfaceClass::Container) => {}
+            Some(_) => return Vec::new(),
+            None => continue,
+        }
+        let rest = &segments[k..];
+        if anchor.agent_dir.is_some() && rest.len() == 1 {
+            return vec![vec!["*"]];
+        }
+        return anchor
+            .rows
+            .iter()
+            .filter(|(p, _)| p.passes_through(rest.iter().copied()))
+            .map(|(_, row)| row.pattern.split('/').skip(rest.len()).collect())
+            .collect();
+    }
+    Vec::new()
 }
 
 /// Surface rows added at run time (a machine policy's `extraSurfaces`, see
@@ -418,6 +666,11 @@ impl ExtraRows {
     /// The patterns, as written.
     pub fn patterns(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.0.iter().map(|(_, row)| row.pattern)
+    }
+
+    /// The patterns, parsed.
+    pub fn patterns_parsed(&self) -> impl Iterator<Item = &Pattern> + '_ {
+        self.0.iter().map(|(pattern, _)| pattern)
     }
 }
 
@@ -446,126 +699,6 @@ pub fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
     } else {
         built_in
     }
-}
-
-/// Proposes discovery patterns for every agent surface present in the project,
-/// so that after `seal init` nothing the mount would treat as an artifact is
-/// left unsealed: rows whose container exists (`X/*` when `X` is a directory,
-/// exact rows when the path exists), each unclaimed entry of an agent
-/// directory, and every instruction file outside those roots, at any depth.
-pub fn propose(listings: &mut Listings<'_>) -> Result<Proposal, DiscoveryError> {
-    let mut proposal = Proposal::default();
-    for (pattern, _) in row_patterns() {
-        let segments: Vec<&str> = pattern.segments().collect();
-        let wanted = match segments.split_last() {
-            Some((&"*", parent)) => matches!(find(listings, parent)?, Some((_, EntryKind::Dir))),
-            _ => match find(listings, &segments)? {
-                Some((raw, EntryKind::Dir)) => has_trackable_entry(listings, &raw)?,
-                Some(_) => true,
-                None => false,
-            },
-        };
-        if wanted {
-            proposal.patterns.push(pattern.clone());
-        }
-    }
-    for dir in AGENT_DIRS {
-        let Some((raw, EntryKind::Dir)) = find(listings, &[dir])? else {
-            continue;
-        };
-        let mut extra = Vec::new();
-        for entry in listings.list(&raw)?.iter() {
-            let Some(name) = nfc_name(&entry.name) else {
-                proposal.skipped.push((
-                    format!("{dir}/{}", seal_core::escape::escaped_os(&entry.name)),
-                    "its name is not UTF-8".to_string(),
-                ));
-                continue;
-            };
-            if !matches!(
-                classify(&[dir, &name]),
-                SurfaceClass::Artifact {
-                    rule: SurfaceRule::AgentDir(_),
-                    ..
-                }
-            ) {
-                continue;
-            }
-            if entry.kind == EntryKind::Dir
-                && !has_trackable_entry(listings, &raw.join(&entry.name))?
-            {
-                continue;
-            }
-            match Pattern::parse(&format!("{dir}/{name}")) {
-                Ok(p) => extra.push(p),
-                Err(rule) => proposal
-                    .skipped
-                    .push((format!("{dir}/{name}"), format!("a pattern for it {rule}"))),
-            }
-        }
-        extra.sort();
-        proposal.patterns.extend(extra);
-    }
-    let mut instructions = Vec::new();
-    let mut stack = vec![(RawPath::default(), Vec::<String>::new())];
-    while let Some((dir, nfc_dir)) = stack.pop() {
-        for entry in listings.list(&dir)?.iter() {
-            if entry.name == ".git" {
-                continue;
-            }
-            let Some(name) = nfc_name(&entry.name) else {
-                continue;
-            };
-            let mut path = nfc_dir.clone();
-            path.push(name.clone());
-            let refs: Vec<&str> = path.iter().map(String::as_str).collect();
-            if proposal
-                .patterns
-                .iter()
-                .any(|p| p.root_len_within(refs.iter().copied()).is_some())
-            {
-                continue;
-            }
-            if INSTRUCTION_FILES.contains(&name.as_str()) {
-                match Pattern::parse(&path.join("/")) {
-                    Ok(p) => instructions.push(p),
-                    Err(rule) => proposal
-                        .skipped
-                        .push((path.join("/"), format!("a pattern for it {rule}"))),
-                }
-            } else if entry.kind == EntryKind::Dir {
-                stack.push((dir.join(&entry.name), path));
-            }
-        }
-    }
-    instructions.sort();
-    proposal.patterns.extend(instructions);
-    proposal.patterns.dedup();
-    Ok(proposal)
-}
-
-/// Finds a project-relative path by exact NFC names, through real directories.
-fn find(
-    listings: &mut Listings<'_>,
-    segments: &[&str],
-) -> Result<Option<(RawPath, EntryKind)>, DiscoveryError> {
-    let mut dir = RawPath::default();
-    let mut kind = EntryKind::Dir;
-    for (i, segment) in segments.iter().enumerate() {
-        if i > 0 && kind != EntryKind::Dir {
-            return Ok(None);
-        }
-        let entries = listings.list(&dir)?;
-        let Some(entry) = entries
-            .iter()
-            .find(|e| nfc_name(&e.name).as_deref() == Some(*segment))
-        else {
-            return Ok(None);
-        };
-        kind = entry.kind;
-        dir = dir.join(&entry.name);
-    }
-    Ok(Some((dir, kind)))
 }
 
 #[cfg(test)]
@@ -623,59 +756,71 @@ mod tests {
         assert_eq!(root_len(".clinerules/a.md"), Some(1));
     }
 
-    fn proposed(files: &[&str], dirs: &[&str]) -> Vec<String> {
-        let t = tempfile::tempdir().unwrap();
-        for d in dirs {
-            std::fs::create_dir_all(t.path().join(d)).unwrap();
-        }
-        for f in files {
-            let p = t.path().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "x").unwrap();
-        }
-        let fd = seal_core::fs::open_project(t.path()).unwrap();
-        let mut l = Listings::new(std::os::fd::AsFd::as_fd(&fd));
-        propose(&mut l)
-            .unwrap()
-            .patterns
-            .iter()
-            .map(|p| p.as_str().to_string())
-            .collect()
-    }
-
     #[test]
-    fn proposals_cover_every_surface_present() {
-        let got = proposed(
-            &[
-                ".claude/skills/a/SKILL.md",
-                ".claude/settings.json",
-                ".claude/notes.md",
-                ".claude/CLAUDE.md",
-                "CLAUDE.md",
-                "src/AGENTS.md",
-                ".claude/skills/a/CLAUDE.md",
-                ".git/CLAUDE.md",
-                ".github/workflows/ci.yml",
-            ],
-            &[".agents/skills", ".claude/emptydir"],
-        );
+    fn every_surface_counts_at_any_depth() {
+        assert_eq!(root_len("packages/x/.claude/skills/s/SKILL.md"), Some(5));
+        assert_eq!(class("packages/x/.claude/skills"), SurfaceClass::Container);
+        assert_eq!(class("packages/x/.claude"), SurfaceClass::Container);
+        assert_eq!(class("packages/x"), SurfaceClass::Outside);
+        assert_eq!(root_len("packages/x/.mcp.json"), Some(3));
+        assert_eq!(root_len("tools/bot/.gemini/agents/a.md"), Some(5));
         assert_eq!(
-            got,
-            [
-                ".claude/skills/*",
-                ".claude/settings.json",
-                ".agents/skills/*",
-                ".claude/CLAUDE.md",
-                ".claude/notes.md",
-                "CLAUDE.md",
-                "src/AGENTS.md",
-            ]
+            root_len("extensions/cli/.continue/agents/y.md"),
+            Some(4),
+            "an unknown entry of a nested agent directory"
         );
+        assert_eq!(root_len("plugins/p/.claude-plugin/plugin.json"), Some(3));
+        // The outermost surface decides.
+        assert_eq!(root_len(".claude/skills/x/.claude/settings.json"), Some(3));
+        assert_eq!(root_len("a/CLAUDE.md/b"), Some(2));
+        // A row's first name with the path going elsewhere decides nothing.
+        assert_eq!(class("pkg/.github/workflows/ci.yml"), SurfaceClass::Outside);
+        assert_eq!(root_len(".github/workflows/.claude/x"), Some(4));
+        assert_eq!(class("src/.git/objects/ab"), SurfaceClass::Outside);
     }
 
     #[test]
-    fn empty_project_proposes_nothing() {
-        assert!(proposed(&["README.md", "src/lib.rs"], &[]).is_empty());
+    fn the_new_agents_rows() {
+        assert_eq!(root_len("QWEN.md"), Some(1));
+        assert_eq!(root_len("sub/QWEN.md"), Some(2));
+        assert_eq!(root_len(".qwen/skills/s/SKILL.md"), Some(3));
+        assert_eq!(root_len(".qwen/agents/a.md"), Some(3));
+        assert_eq!(root_len(".qwen/commands/git/commit.toml"), Some(2));
+        assert_eq!(root_len(".qwen/settings.json"), Some(2));
+        assert_eq!(root_len(".qwen/other"), Some(2), "agent directory");
+        assert_eq!(root_len(".roo/rules/a.md"), Some(2));
+        assert_eq!(root_len(".roo/rules-code/a.md"), Some(2));
+        assert_eq!(root_len(".roo/skills/s/SKILL.md"), Some(3));
+        assert_eq!(root_len(".roo/mcp.json"), Some(2));
+        assert_eq!(root_len(".roomodes"), Some(1));
+        assert_eq!(root_len(".roorules-architect"), Some(1));
+        assert_eq!(root_len("pkg/.roorules-code"), Some(2));
+        assert_eq!(class(".roorules_notes"), SurfaceClass::Outside);
+        assert_eq!(root_len(".kilocode/rules-debug/d.md"), Some(2));
+        assert_eq!(root_len(".kilocode/workflows/w.md"), Some(2));
+        assert_eq!(root_len(".kilocodemodes"), Some(1));
+        assert_eq!(root_len(".vscode/mcp.json"), Some(2));
+        assert_eq!(class(".vscode/settings.json"), SurfaceClass::Outside);
+        assert_eq!(class(".vscode"), SurfaceClass::Container);
+        assert_eq!(root_len(".github/extensions/hello/extension.mjs"), Some(3));
+        assert_eq!(root_len(".github/plugin/marketplace.json"), Some(2));
+        assert_eq!(root_len(".claude-plugin/marketplace.json"), Some(1));
+        assert_eq!(root_len(".cursor-plugin/plugin.json"), Some(1));
+    }
+
+    #[test]
+    fn what_a_link_standing_for_a_container_must_lead_to() {
+        let r = |p: &str| {
+            let segs: Vec<&str> = p.split('/').collect();
+            remainders_below(&segs)
+        };
+        assert_eq!(r(".claude/skills"), vec![vec!["*"]]);
+        assert_eq!(r("pkg/.agents/skills"), vec![vec!["*"]]);
+        assert_eq!(r(".claude"), vec![vec!["*"]], "every entry of an agent dir");
+        assert!(r(".github").contains(&vec!["mcp.json"]));
+        assert!(r(".github").contains(&vec!["prompts", "*"]));
+        assert!(r(".github/copilot").contains(&vec!["settings.json"]));
+        assert!(r("src").is_empty());
     }
 }
 
@@ -1156,6 +1301,7 @@ pub fn parent_locations() -> Vec<(String, Show)> {
 static PARENT_FILTERS: &[(&str, &FilterRule)] = &[
     (".mcp.json", &MCP_SERVERS_JSON),
     (".github/mcp.json", &MCP_SERVERS_JSON),
+    (".vscode/mcp.json", &MCP_SERVERS_JSON),
     (".github/copilot/settings.json", &COPILOT_SETTINGS),
     ("opencode.json", &OPENCODE_CONFIG),
     ("opencode.jsonc", &OPENCODE_CONFIG),

@@ -41,7 +41,7 @@ pub(super) fn pin(root: &Path, patterns: &[&str], policy: Policy) -> Vec<u8> {
     bytes
 }
 
-fn gate(root: &Path) -> Gate {
+pub(super) fn gate(root: &Path) -> Gate {
     gate_with(root, None)
 }
 
