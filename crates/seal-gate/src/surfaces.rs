@@ -365,6 +365,12 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "Cursor (plugin and marketplace manifests; unconfirmed)",
         "cursor-plugins",
     ),
+    row(
+        ".codex-plugin",
+        Unit::Dir,
+        "Codex CLI (plugin manifest, since 0.117)",
+        "codex-plugins",
+    ),
 ];
 
 /// Directories that belong to an agent as a whole: any entry directly inside
@@ -806,6 +812,7 @@ mod tests {
         assert_eq!(root_len(".github/plugin/marketplace.json"), Some(2));
         assert_eq!(root_len(".claude-plugin/marketplace.json"), Some(1));
         assert_eq!(root_len(".cursor-plugin/plugin.json"), Some(1));
+        assert_eq!(root_len("plugins/p/.codex-plugin/plugin.json"), Some(3));
     }
 
     #[test]
