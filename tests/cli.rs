@@ -81,6 +81,11 @@ fn run(mut cmd: Command, stdin: &[u8]) -> Out {
     }
 }
 
+/// What pin and init say before the question when nothing they approve
+/// runs anything.
+const NOTHING_RUNS: &str = "What this approval lets run: no MCP server, hook, plugin, command or \
+                            script was found (the text of its files still instructs the agent)\n";
+
 /// The stream contract, checked on every run: SPEC §CLI Tool Behaviors,
 /// except that a fatal error with `--json` is a JSON document on stdout too
 /// (docs/LOCKFILE.md records the departure).
@@ -107,11 +112,21 @@ fn check_streams(args: &[&OsStr], out: &Out) {
         .enumerate()
         .find(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "-C"))
         .map(|(_, a)| *a);
-    let speaks_json =
-        command.is_some_and(|c| ["verify", "run", "policy", "why", "status", "diff"].contains(&c));
+    let speaks_json = command.is_some_and(|c| {
+        [
+            "verify", "run", "policy", "why", "status", "diff", "init", "pin",
+        ]
+        .contains(&c)
+    });
     if json && out.code == 2 && speaks_json {
         let doc: serde_json::Value = serde_json::from_str(&out.stdout)
             .unwrap_or_else(|e| panic!("{args:?}: exit 2 without a JSON error ({e}): {out:?}"));
+        if doc.get("command").is_some() {
+            // init and pin print their plan before they ask: declined, it
+            // stays the one document.
+            assert!(out.stderr.ends_with("aborted\n"), "{args:?}: {out:?}");
+            return;
+        }
         assert_eq!(doc["exit"], 2, "{args:?}: {}", out.stdout);
         assert!(doc["error"].is_string(), "{args:?}: {}", out.stdout);
         assert_eq!(doc.as_object().unwrap().len(), 2, "{}", out.stdout);
@@ -643,14 +658,15 @@ fn with_json_fatal_errors_are_json_on_stdout_too() {
     let out = p.refused(&["run", "--dry-run", "--", "x", "--json"], "");
     assert_eq!(out.stdout, "");
     // A command without a machine format refuses --json on stderr only.
-    for args in [
-        &["mount", "/nowhere", "--json"][..],
-        &["-C", ".", "init", "--json"],
-    ] {
-        let out = p.refused(args, "");
-        assert_eq!(out.stdout, "", "{args:?}");
-        assert!(out.stderr.contains("--json"), "{args:?}: {}", out.stderr);
-    }
+    let out = p.refused(&["mount", "/nowhere", "--json"], "");
+    assert_eq!(out.stdout, "");
+    assert!(out.stderr.contains("--json"), "{}", out.stderr);
+    // init --json has its plan: an error before it is the document.
+    let out = p.refused(&["-C", ".", "init", "--json"], "");
+    assert_eq!(
+        out.stdout,
+        "{\"error\": \"seal.json already exists; init will not overwrite\", \"exit\": 2}\n"
+    );
     // In the CI formats: an annotation, a SARIF log that says it failed.
     let out = p.refused(&["verify", "--format", "github"], "");
     assert!(
@@ -849,7 +865,9 @@ fn init_pins_the_layouts_present() {
     assert_eq!(
         out.stderr,
         "Discovery patterns to add:\n  + .claude/skills/*\n\nBundles to add (1):\n  + ./.claude/skills/review  \
-         (2 files)\n\nApply these changes? [y/N] Wrote seal.json (1 bundles, 1 discovery patterns)\n"
+         (2 files)\n    added     SKILL.md  (+1 lines)\n    added     scripts/run.sh  (+1 lines)\n\n\
+         What this approval lets run (1):\n  script in .claude/skills/review/scripts/run.sh: loads \
+         #!/bin/sh\n\nApply these changes? [y/N] Wrote seal.json (1 bundles, 1 discovery patterns)\n"
     );
     let out = p.ok(&["verify", "--json"], "");
     assert_eq!(
@@ -1281,7 +1299,11 @@ fn pin_with_a_change_rewrites_canonically_and_drops_the_revision_of_repinned_ent
     let out = p.ok(&["pin"], "y\n");
     assert_eq!(
         out.stderr,
-        "  ~ modified  ./docs/agent-prompt.md  (1 files)\n\n1 unchanged\nApply these pin changes? [y/N] Pinned 1 bundle(s)\n"
+        format!(
+            "  ~ modified  ./docs/agent-prompt.md  (1 files)\n    modified  agent-prompt.md  (no \
+             git history: the approved bytes are unknown)\n\n1 unchanged\n\n{NOTHING_RUNS}\n\
+             Apply these pin changes? [y/N] Pinned 1 bundle(s)\n"
+        )
     );
     let expected = lockfile(
         &[".claude/skills/*", "docs/agent-prompt.md"],
@@ -1356,8 +1378,10 @@ fn bulk_pin_adds_new_updates_modified_keeps_removed_and_prune_drops_them() {
     assert_eq!(
         out.stderr,
         format!(
-            "  ~ modified  ./s/mod  (2 files)\n    modified: f\n    added:    g\n  + new       \
-             ./s/new  (1 files)\n\n1 unchanged\n{KEPT}Apply these pin changes? [y/N] Pinned 2 bundle(s)\n"
+            "  ~ modified  ./s/mod  (2 files)\n    modified  f  (no git history: the approved bytes \
+             are unknown)\n    added     g  (+1 lines)\n  + new       ./s/new  (1 files)\n    \
+             added     f  (+1 lines)\n\n1 unchanged\n{KEPT}\n{NOTHING_RUNS}\nApply these pin \
+             changes? [y/N] Pinned 2 bundle(s)\n"
         )
     );
     let gone = B {
@@ -1469,8 +1493,11 @@ fn targeted_pin_adds_the_narrowest_exact_pattern() {
     let out = p.ok(&["pin", "skills/foo"], "y\n");
     assert_eq!(
         out.stderr,
-        "Discovery patterns to add:\n  + skills/foo\n\n  + new       ./skills/foo  (1 files)\n\n0 unchanged\nApply \
-         these pin changes? [y/N] Pinned 1 bundle(s)\n"
+        format!(
+            "Discovery patterns to add:\n  + skills/foo\n\n  + new       ./skills/foo  (1 files)\n    \
+             added     SKILL.md  (+1 lines)\n\n0 unchanged\n\n{NOTHING_RUNS}\nApply \
+             these pin changes? [y/N] Pinned 1 bundle(s)\n"
+        )
     );
     assert_eq!(
         p.lock(),

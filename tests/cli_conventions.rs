@@ -119,6 +119,11 @@ fn sparse(path: &Path, len: u64) {
     std::fs::File::create(path).unwrap().set_len(len).unwrap();
 }
 
+/// What pin and init say before the question when nothing they approve
+/// runs anything.
+const NOTHING_RUNS: &str = "What this approval lets run: no MCP server, hook, plugin, command or \
+                            script was found (the text of its files still instructs the agent)\n";
+
 fn warning(command: &str, key: &str, size: &str) -> String {
     format!(
         "seal: {command}: warning: {key} is {size} (over 100 MiB): every verification of it, and \
@@ -141,7 +146,8 @@ fn bundles_over_100_mib_are_named_with_their_size_before_the_question() {
     let warned = warning("init", "./.claude/skills/big", "100.5 MiB");
     assert!(
         err.contains(&format!(
-            "  + ./.claude/skills/edge  (1 files)\n\n{warned}Apply these changes? [y/N] "
+            "  + ./.claude/skills/edge  (1 files)\n    added     data.bin  (binary, 104857600 \
+             bytes)\n\n{NOTHING_RUNS}\n{warned}Apply these changes? [y/N] "
         )),
         "{err}"
     );
@@ -159,8 +165,9 @@ fn bundles_over_100_mib_are_named_with_their_size_before_the_question() {
     assert_eq!(
         err,
         format!(
-            "  ~ modified  ./.claude/skills/big  (2 files)\n\n1 unchanged\n{}Apply these pin \
-             changes? [y/N] Pinned 1 bundle(s)\n",
+            "  ~ modified  ./.claude/skills/big  (2 files)\n    modified  data.bin  (binary, now \
+             125829120 bytes)\n\n1 unchanged\n\n{NOTHING_RUNS}\n{}Apply these pin changes? [y/N] \
+             Pinned 1 bundle(s)\n",
             warning("pin", "./.claude/skills/big", "120.0 MiB")
         )
     );
@@ -505,10 +512,13 @@ fn names_that_cannot_be_keys_or_would_fool_a_terminal_are_shown_safely() {
 #[test]
 fn bulk_pin_offers_patterns_for_uncovered_artifacts_in_one_confirmation() {
     let r = repo_with_uncovered("block");
-    let summary = "Discovery patterns to add:\n  + .claude/commands/*\n  + docs/AGENTS.md\n  + docs/my \
-                   notes/CLAUDE.md\n\n  + new       ./.claude/commands/deploy.md  (1 files)\n  + new       \
-                   ./docs/AGENTS.md  (1 files)\n  + new       ./docs/my notes/CLAUDE.md  (1 files)\n\n1 \
-                   unchanged\nApply these pin changes? [y/N] ";
+    let summary = format!(
+        "Discovery patterns to add:\n  + .claude/commands/*\n  + docs/AGENTS.md\n  + docs/my \
+         notes/CLAUDE.md\n\n  + new       ./.claude/commands/deploy.md  (1 files)\n    added     \
+         deploy.md  (+1 lines)\n  + new       ./docs/AGENTS.md  (1 files)\n    added     AGENTS.md  \
+         (+1 lines)\n  + new       ./docs/my notes/CLAUDE.md  (1 files)\n    added     CLAUDE.md  \
+         (+1 lines)\n\n1 unchanged\n\n{NOTHING_RUNS}\nApply these pin changes? [y/N] "
+    );
     let before = r.lock();
     let (code, _, err) = r.seal(&["pin"], "n\n");
     assert_eq!(code, 2);

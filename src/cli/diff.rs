@@ -1,13 +1,16 @@
-//! `seal diff [PATH...] [--json]`: what changed in each bundle that is not
-//! Verified, against the approved version.
+//! `seal diff [PATH...] [--base REV] [--json | --format json|markdown]`:
+//! what changed in each bundle that is not Verified, against the approved
+//! version; with `--base`, first what the approval itself changes between
+//! REV's `seal.json` and the project's ([`super::approval::against_base`]).
 //!
 //! The approved version is what `seal.json` records: a SHA-256 per file.
 //! Its bytes come from the project's git history: the newest commit (on the
-//! first-parent history of HEAD) that wrote, at that path, a blob whose
-//! SHA-256 is the recorded one. Whatever git says, a blob is used only when
-//! its SHA-256 matches, so a history rewritten by anyone can at worst hide
-//! the approved bytes, never stand in for them. Without git or history,
-//! the per-file hashes still say which files differ.
+//! first-parent history of HEAD, or of REV for the base's approval) that
+//! wrote, at that path, a blob whose SHA-256 is the recorded one. Whatever
+//! git says, a blob is used only when its SHA-256 matches, so a history
+//! rewritten by anyone can at worst hide the approved bytes, never stand in
+//! for them. Without git or history, the per-file hashes still say which
+//! files differ.
 //!
 //! A changed text file gets a unified diff, a binary one its sizes and
 //! hashes; an Unverified bundle shows as all added, a Removed one as all
@@ -16,6 +19,11 @@
 //! `seal verify` makes ([`super::status::assess`]), the file bytes from
 //! verifying each shown bundle again while keeping what was hashed. Exit
 //! codes are verify's, over the bundles shown.
+//!
+//! This is also the one diff mechanism of `seal pin` and `seal init`
+//! ([`super::approval`]): [`review_key`] reads a bundle keeping what a
+//! reviewer is shown, [`files_changed`] says how each file changed, with
+//! line counts, against any approved version.
 //!
 //! git runs as a subprocess, as it is on every machine that has history:
 //! no git library is linked for reading a few blobs. It runs with the
@@ -33,12 +41,13 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use sha2::{Digest as _, Sha256};
 
+use super::approval::Approval;
 use super::{CliError, Context, Done};
 use seal_core::digest::Digest;
 use seal_core::discovery::Listings;
 use seal_core::escape::escaped;
 use seal_core::hash::Keeper;
-use seal_core::lockfile::Lockfile;
+use seal_core::lockfile::{BundleEntry, Lockfile};
 use seal_core::paths::{BundleKey, FilePath, normalize_user_path};
 use seal_core::verify::{BundleReport, BundleState, Outcome, RootName, verify_key};
 
@@ -49,12 +58,47 @@ pub const DIFF_LIMIT: u64 = 1 << 20;
 /// How long one file's line diff may take before it is approximated.
 const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-pub fn run(ctx: &Context, paths: &[OsString], json: bool) -> Result<Done, CliError> {
+/// How many first bytes of every file read are kept (a shebang line).
+const HEAD_BYTES: usize = 1024;
+
+/// `seal diff`'s machine formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The `--json` document (docs/JSON.md).
+    Json,
+    /// A Markdown summary for a pull request (a GitHub job summary).
+    Markdown,
+}
+
+pub fn run(
+    ctx: &Context,
+    paths: &[OsString],
+    format: Option<Format>,
+    base: Option<&str>,
+) -> Result<Done, CliError> {
     let mut listings = Listings::new(ctx.project.as_fd());
-    let assessed = super::status::assess(ctx, &mut listings, !json)?;
-    let shown = select(&assessed.report.bundles, paths)?;
+    let assessed = super::status::assess(ctx, &mut listings, format.is_none())?;
     let mut history = History::open(&ctx.dir);
-    if let Err(why) = &history {
+    let approval = match (base, history.as_mut()) {
+        (None, _) => None,
+        (Some(rev), Ok(history)) => Some(super::approval::against_base(
+            &mut listings,
+            &assessed.lock,
+            history,
+            rev,
+        )?),
+        (Some(_), Err(why)) => {
+            return Err(CliError::Refused(format!(
+                "--base needs the project's git history: {}",
+                escaped(why)
+            )));
+        }
+    };
+    if let (Some(a), Ok(history)) = (&approval, history.as_mut()) {
+        history.also_search(a.base.commit.clone());
+    }
+    let shown = select(&assessed.report.bundles, paths, approval.as_ref())?;
+    if let (Err(why), None) = (&history, format) {
         eprintln!(
             "seal: diff: no git history ({}): the approved bytes are unknown, so changed files \
              are named by their recorded and current SHA-256 only",
@@ -66,54 +110,85 @@ pub fn run(ctx: &Context, paths: &[OsString], json: bool) -> Result<Done, CliErr
         .filter(|b| b.state != BundleState::Verified)
         .map(|b| bundle_diff(&mut listings, &assessed.lock, b, history.as_mut().ok()))
         .collect();
+    let approval = approval.map(|mut a| {
+        if !paths.is_empty() {
+            a.bundles.retain(|c| {
+                BundleKey::parse(&c.key).is_ok_and(|k| names_key(paths, &k).unwrap_or(false))
+            });
+        }
+        a
+    });
     let outcome = if assessed.implied {
         Outcome::Blocked
     } else {
         Outcome::of(shown.iter().map(|b| &b.state), assessed.report.policy)
     };
-    if json {
-        let doc = Document {
-            status: outcome.as_str(),
-            policy: assessed.report.policy.as_str(),
-            history: match &history {
-                Ok(h) => HistoryNote {
-                    source: "git",
-                    repository: Some(h.top.to_string_lossy().into_owned()),
-                    why: None,
-                },
-                Err(why) => HistoryNote {
-                    source: "none",
-                    repository: None,
-                    why: Some(why.clone()),
-                },
-            },
-            bundles,
-        };
-        let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        text.push('\n');
-        let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    } else {
-        let mut out = String::new();
-        for b in &bundles {
-            render_bundle(&mut out, b);
+    let doc = Document {
+        status: outcome.as_str(),
+        policy: assessed.report.policy.as_str(),
+        history: HistoryNote::of(&history),
+        approval,
+        bundles,
+    };
+    let text = match format {
+        Some(Format::Json) => {
+            let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            text.push('\n');
+            text
         }
-        let _ = std::io::stdout().lock().write_all(out.as_bytes());
-        if bundles.is_empty() {
-            eprintln!("seal: diff: nothing to show: every bundle shown is verified");
+        Some(Format::Markdown) => super::formats::markdown_summary(&doc),
+        None => {
+            let mut out = String::new();
+            if let Some(approval) = &doc.approval {
+                out.push_str(&super::approval::render_against_base(approval));
+            }
+            for b in &doc.bundles {
+                render_bundle(&mut out, b);
+            }
+            if doc.bundles.is_empty() && doc.approval.as_ref().is_none_or(Approval::is_empty) {
+                eprintln!("seal: diff: nothing to show: every bundle shown is verified");
+            }
+            out
         }
-    }
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(match outcome {
         Outcome::Blocked => Done::Blocked,
         Outcome::Verified | Outcome::Drift | Outcome::Warning => Done::Success,
     })
 }
 
+/// Whether the PATHs name `key`: its root, a path inside it, or a directory
+/// above it; an error for a PATH that is not a project path.
+fn names_key(paths: &[OsString], key: &BundleKey) -> Result<bool, CliError> {
+    let key: Vec<&str> = key.segments().collect();
+    for raw in paths {
+        let segments = path_segments(raw)?;
+        let n = key.len().min(segments.len());
+        if key[..n] == segments[..n] {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn path_segments(raw: &OsString) -> Result<Vec<String>, CliError> {
+    let shown = seal_core::escape::escaped_os(raw);
+    let text = raw
+        .to_str()
+        .ok_or_else(|| CliError::Refused(format!("{shown}: not a bundle (not UTF-8)")))?;
+    normalize_user_path(text)
+        .map_err(|rule| CliError::Refused(format!("{shown}: not a project path: {rule}")))
+}
+
 /// The bundles of the verification set that `paths` name (all without
 /// paths): a bundle is named by its root, by a path inside it, or by a
-/// directory above it. A path that names none is an error.
+/// directory above it. A path that names none (and no bundle whose
+/// approval changes) is an error.
 fn select<'r>(
     bundles: &'r [BundleReport],
     paths: &[OsString],
+    approval: Option<&Approval>,
 ) -> Result<Vec<&'r BundleReport>, CliError> {
     let mut sorted: Vec<&BundleReport> = bundles.iter().collect();
     sorted.sort_by_cached_key(|b| b.name.as_display());
@@ -122,27 +197,24 @@ fn select<'r>(
     }
     let mut wanted = Vec::new();
     for raw in paths {
-        let shown = seal_core::escape::escaped_os(raw);
-        let text = raw
-            .to_str()
-            .ok_or_else(|| CliError::Refused(format!("{shown}: not a bundle (not UTF-8)")))?;
-        let segments = normalize_user_path(text)
-            .map_err(|rule| CliError::Refused(format!("{shown}: not a project path: {rule}")))?;
-        let named: Vec<&BundleReport> = sorted
-            .iter()
-            .copied()
-            .filter(|b| match &b.name {
-                RootName::Key(key) => {
-                    let key: Vec<&str> = key.segments().collect();
-                    let n = key.len().min(segments.len());
-                    key[..n] == segments[..n]
-                }
-                RootName::Unmappable(_) => false,
+        let one = std::slice::from_ref(raw);
+        let mut named = Vec::new();
+        for b in &sorted {
+            if let RootName::Key(key) = &b.name
+                && names_key(one, key)?
+            {
+                named.push(*b);
+            }
+        }
+        let in_approval = approval.is_some_and(|a| {
+            a.bundles.iter().any(|c| {
+                BundleKey::parse(&c.key).is_ok_and(|k| names_key(one, &k).unwrap_or(false))
             })
-            .collect();
-        if named.is_empty() {
+        });
+        if named.is_empty() && !in_approval {
             return Err(CliError::Refused(format!(
-                "{shown}: no bundle is there, inside it or below it ('seal verify' lists them)"
+                "{}: no bundle is there, inside it or below it ('seal verify' lists them)",
+                seal_core::escape::escaped_os(raw)
             )));
         }
         wanted.extend(named);
@@ -160,14 +232,14 @@ fn select<'r>(
 #[derive(Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BundleDiff {
-    key: String,
-    state: &'static str,
+    pub key: String,
+    pub state: &'static str,
     /// Why the files cannot be listed, when they cannot.
     #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
-    files: Vec<FileDiff>,
+    pub note: Option<String>,
+    pub files: Vec<FileDiff>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    problems: Vec<String>,
+    pub problems: Vec<String>,
 }
 
 /// How one file changed.
@@ -183,7 +255,7 @@ pub enum Change {
 }
 
 impl Change {
-    fn word(self) -> &'static str {
+    pub fn word(self) -> &'static str {
         match self {
             Change::Modified => "modified",
             Change::Added => "added",
@@ -196,13 +268,13 @@ impl Change {
 /// One version of a file.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Side {
-    sha256: String,
+    pub sha256: String,
     /// Unknown for approved bytes not found in history.
     #[serde(skip_serializing_if = "Option::is_none")]
-    size: Option<u64>,
+    pub size: Option<u64>,
     /// The commit the approved bytes come from.
     #[serde(skip_serializing_if = "Option::is_none")]
-    commit: Option<String>,
+    pub commit: Option<String>,
 }
 
 /// One changed file (an element of `files` in the `--json` document).
@@ -210,29 +282,29 @@ pub struct Side {
 #[serde(rename_all = "camelCase")]
 pub struct FileDiff {
     /// Relative to the bundle root (`.` for a single-file bundle).
-    path: String,
+    pub path: String,
     /// The path in the project.
-    project_path: String,
-    change: Change,
+    pub project_path: String,
+    pub change: Change,
     /// The recorded name of a renamed file.
     #[serde(skip_serializing_if = "Option::is_none")]
-    from: Option<String>,
+    pub from: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    approved: Option<Side>,
+    pub approved: Option<Side>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    current: Option<Side>,
+    pub current: Option<Side>,
     /// Either side is not UTF-8 text (or holds a NUL byte).
-    binary: bool,
+    pub binary: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    lines_added: Option<usize>,
+    pub lines_added: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    lines_removed: Option<usize>,
+    pub lines_removed: Option<usize>,
     /// The unified diff, as `diff -u` writes it, raw.
     #[serde(skip_serializing_if = "Option::is_none")]
-    diff: Option<String>,
+    pub diff: Option<String>,
     /// Why there is no diff, when a text file has none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
+    pub note: Option<String>,
     /// The diff's lines, for the terminal.
     #[serde(skip)]
     lines: Vec<DiffLine>,
@@ -248,20 +320,302 @@ struct DiffLine {
     missing_newline: bool,
 }
 
-/// A version of a file as hashed: its digest and size, and its bytes up to
-/// [`DIFF_LIMIT`].
+/// What reading a file (from disk or from git) learnt of it, streamed:
+/// its size, lines and whether it is text; its first bytes; and all its
+/// bytes when they were kept.
 #[derive(Debug, Clone)]
-struct Blob {
-    digest: Digest,
-    size: u64,
-    bytes: Option<Vec<u8>>,
+pub struct Seen {
+    pub size: u64,
+    /// Lines (a last line without a newline counts).
+    lines: usize,
+    /// UTF-8 with no NUL byte in its first 8000 bytes (git's test).
+    text: bool,
+    /// The first [`HEAD_BYTES`] bytes (for a shebang line).
+    pub head: Vec<u8>,
+    /// Every byte, when kept.
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// A version of a file as read: its digest and what reading it learnt.
+#[derive(Debug, Clone)]
+pub struct Blob {
+    pub digest: Digest,
+    pub seen: Seen,
+}
+
+/// What is known of one side of a change: the digest always (the record),
+/// what reading it learnt when it was read, the commit it was found in, or
+/// why its bytes are unknown.
+#[derive(Debug, Clone)]
+pub struct Version {
+    pub digest: Digest,
+    pub seen: Option<Seen>,
+    pub commit: Option<String>,
+    pub unknown: Option<String>,
+}
+
+impl Version {
+    /// A version read now (from disk).
+    pub fn read(blob: &Blob) -> Version {
+        Version {
+            digest: blob.digest,
+            seen: Some(blob.seen.clone()),
+            commit: None,
+            unknown: None,
+        }
+    }
+
+    /// The version recorded as `digest` at `path` in `key`, its bytes from
+    /// the history of `rev` when there is one and it has them.
+    pub fn from_history(
+        key: &BundleKey,
+        path: &FilePath,
+        digest: Digest,
+        history: Option<&mut History>,
+        rev: &str,
+    ) -> Version {
+        let Some(history) = history else {
+            return Version {
+                digest,
+                seen: None,
+                commit: None,
+                unknown: Some("no git history: the approved bytes are unknown".into()),
+            };
+        };
+        match history.find(rev, &project_path(key, path), &digest, DIFF_LIMIT) {
+            Some(found) => Version {
+                digest,
+                seen: Some(found.blob.seen),
+                commit: Some(found.commit),
+                unknown: None,
+            },
+            None => Version {
+                digest,
+                seen: None,
+                commit: None,
+                unknown: Some(format!(
+                    "no commit on {}'s history has the approved bytes at this path",
+                    if rev == "HEAD" { "HEAD" } else { "the base" }
+                )),
+            },
+        }
+    }
+
+    fn side(&self) -> Side {
+        Side {
+            sha256: self.digest.to_string(),
+            size: self.seen.as_ref().map(|s| s.size),
+            commit: self.commit.clone(),
+        }
+    }
+}
+
+/// How the files of a bundle differ between two versions: by path, the
+/// modified, the added and the missing ones.
+#[derive(Debug, Default)]
+pub struct Lists {
+    pub modified: Vec<FilePath>,
+    pub added: Vec<FilePath>,
+    pub missing: Vec<FilePath>,
+}
+
+impl Lists {
+    /// The differences between two recorded file maps.
+    pub fn between(old: &BTreeMap<FilePath, Digest>, new: &BTreeMap<FilePath, Digest>) -> Lists {
+        let mut lists = Lists::default();
+        for (path, digest) in new {
+            match old.get(path) {
+                None => lists.added.push(path.clone()),
+                Some(d) if d != digest => lists.modified.push(path.clone()),
+                Some(_) => {}
+            }
+        }
+        lists.missing = old
+            .keys()
+            .filter(|p| !new.contains_key(*p))
+            .cloned()
+            .collect();
+        lists
+    }
+}
+
+/// Every changed file of `key`'s bundle, sorted by path: `lists` says how
+/// each changed, `old` and `new` are the digests on each side (for finding
+/// renames: a missing file whose exact bytes were added under a new name),
+/// `old_version` and `new_version` give what is known of a side. With
+/// `keep_text`, each text diff is kept to be shown; its line counts are
+/// kept either way.
+pub fn files_changed(
+    key: &BundleKey,
+    lists: Lists,
+    old: &BTreeMap<FilePath, Digest>,
+    new: &BTreeMap<FilePath, Digest>,
+    mut old_version: impl FnMut(&FilePath, Digest) -> Version,
+    mut new_version: impl FnMut(&FilePath) -> Option<Version>,
+    keep_text: bool,
+) -> Vec<FileDiff> {
+    let Lists {
+        modified,
+        mut added,
+        mut missing,
+    } = lists;
+    let mut renamed = Vec::new();
+    missing.retain(|gone| {
+        let Some(digest) = old.get(gone) else {
+            return true;
+        };
+        match added.iter().position(|a| new.get(a) == Some(digest)) {
+            Some(i) => {
+                renamed.push((gone.clone(), added.remove(i)));
+                false
+            }
+            None => true,
+        }
+    });
+    let mut out = Vec::new();
+    for path in &modified {
+        let approved = old.get(path).map(|d| old_version(path, *d));
+        let current = new_version(path);
+        out.push(file_diff(
+            key,
+            path,
+            Change::Modified,
+            approved,
+            current,
+            keep_text,
+        ));
+    }
+    for path in &added {
+        let current = new_version(path);
+        out.push(file_diff(
+            key,
+            path,
+            Change::Added,
+            None,
+            current,
+            keep_text,
+        ));
+    }
+    for path in &missing {
+        let approved = old.get(path).map(|d| old_version(path, *d));
+        out.push(file_diff(
+            key,
+            path,
+            Change::Removed,
+            approved,
+            None,
+            keep_text,
+        ));
+    }
+    for (from, to) in renamed {
+        let mut file = FileDiff::new(key, &to, Change::Renamed);
+        file.from = Some(from.as_str().to_string());
+        file.current = new_version(&to).map(|v| v.side());
+        file.note = Some("content unchanged".into());
+        out.push(file);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// A bundle read now, against an approved version of it.
+pub struct Reviewed {
+    /// Its state against that version (verify's words).
+    pub state: BundleState,
+    pub problems: Vec<String>,
+    /// Every file read, with what reading it learnt.
+    pub current: BTreeMap<FilePath, Blob>,
+    /// What was learnt of the approved version of each file that changed,
+    /// when history had it.
+    pub approved: BTreeMap<FilePath, Seen>,
+    pub files: Vec<FileDiff>,
+}
+
+/// Reads `key`'s bundle now (keeping what `keep` asks for) and says how it
+/// differs from `entry` (None: every file is added); the approved bytes
+/// come from HEAD's history.
+pub fn review_key(
+    listings: &mut Listings<'_>,
+    key: &BundleKey,
+    entry: Option<&BundleEntry>,
+    keep: &KeepBytes<'_>,
+    mut history: Option<&mut History>,
+    keep_text: bool,
+) -> Result<Reviewed, String> {
+    let (fresh, current) = read_key(listings, key, entry, keep)?;
+    let digests: BTreeMap<FilePath, Digest> =
+        current.iter().map(|(p, b)| (p.clone(), b.digest)).collect();
+    let parse = |v: &[String]| -> Vec<FilePath> {
+        v.iter().filter_map(|p| FilePath::parse(p).ok()).collect()
+    };
+    let lists = match entry {
+        Some(_) => Lists {
+            modified: parse(&fresh.modified),
+            added: parse(&fresh.added),
+            missing: parse(&fresh.missing),
+        },
+        None => Lists {
+            added: digests.keys().cloned().collect(),
+            ..Lists::default()
+        },
+    };
+    let empty = BTreeMap::new();
+    let mut approved = BTreeMap::new();
+    let files = files_changed(
+        key,
+        lists,
+        entry.map_or(&empty, |e| &e.files),
+        &digests,
+        |path, digest| {
+            let version = Version::from_history(key, path, digest, history.as_deref_mut(), "HEAD");
+            if let Some(seen) = &version.seen {
+                approved.insert(path.clone(), seen.clone());
+            }
+            version
+        },
+        |path| current.get(path).map(Version::read),
+        keep_text,
+    );
+    Ok(Reviewed {
+        state: fresh.state,
+        problems: fresh.problems.iter().map(ToString::to_string).collect(),
+        current,
+        approved,
+        files,
+    })
+}
+
+/// Reads `key`'s bundle now, verified against `entry`, keeping what `keep`
+/// asks for: the verification, and every file read.
+pub fn read_key(
+    listings: &mut Listings<'_>,
+    key: &BundleKey,
+    entry: Option<&BundleEntry>,
+    keep: &KeepBytes<'_>,
+) -> Result<(BundleReport, BTreeMap<FilePath, Blob>), String> {
+    let (fresh, observed) = verify_key(listings, key, entry, keep).map_err(|e| e.to_string())?;
+    let mut current = BTreeMap::new();
+    if let Some(mut observed) = observed {
+        for (path, digest) in &observed.files {
+            if let Some(seen) = observed.kept.remove(path) {
+                current.insert(
+                    path.clone(),
+                    Blob {
+                        digest: *digest,
+                        seen,
+                    },
+                );
+            }
+        }
+    }
+    Ok((fresh, current))
 }
 
 fn bundle_diff(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     report: &BundleReport,
-    history: Option<&mut History>,
+    mut history: Option<&mut History>,
 ) -> BundleDiff {
     let mut out = BundleDiff {
         key: report.name.as_display(),
@@ -275,126 +629,45 @@ fn bundle_diff(
         return out;
     };
     let entry = lock.bundles.get(key);
-    // What is on disk now, with the bytes, verified again so that the lists
-    // and the bytes belong together.
-    let mut current: BTreeMap<FilePath, Blob> = BTreeMap::new();
-    let (mut modified, mut added, mut missing) = (Vec::new(), Vec::new(), Vec::new());
     match report.state {
         BundleState::Removed | BundleState::Verified => {
-            missing = entry
-                .map(|e| e.files.keys().cloned().collect())
-                .unwrap_or_default();
+            let Some(entry) = entry else { return out };
+            let lists = Lists {
+                missing: entry.files.keys().cloned().collect(),
+                ..Lists::default()
+            };
+            out.files = files_changed(
+                key,
+                lists,
+                &entry.files,
+                &BTreeMap::new(),
+                |path, digest| {
+                    Version::from_history(key, path, digest, history.as_deref_mut(), "HEAD")
+                },
+                |_| None,
+                true,
+            );
         }
         BundleState::Unverified | BundleState::Mismatch => {
-            match verify_key(listings, key, entry, &KeepBytes) {
-                Ok((fresh, observed)) => {
-                    out.state = fresh.state.as_str();
-                    out.problems = fresh.problems.iter().map(ToString::to_string).collect();
-                    if let Some(observed) = observed {
-                        for (path, digest) in &observed.files {
-                            let kept = observed.kept.get(path);
-                            current.insert(
-                                path.clone(),
-                                Blob {
-                                    digest: *digest,
-                                    size: kept.map_or(0, |k| k.size),
-                                    bytes: kept.and_then(|k| k.bytes.clone()),
-                                },
-                            );
-                        }
-                    }
-                    let parse = |v: &[String]| -> Vec<FilePath> {
-                        v.iter().filter_map(|p| FilePath::parse(p).ok()).collect()
-                    };
-                    if entry.is_some() {
-                        modified = parse(&fresh.modified);
-                        added = parse(&fresh.added);
-                        missing = parse(&fresh.missing);
-                    } else {
-                        added = current.keys().cloned().collect();
-                    }
+            let keep = KeepBytes::all();
+            // What is on disk now, with the bytes, verified again so that
+            // the lists and the bytes belong together.
+            match review_key(listings, key, entry, &keep, history, true) {
+                Ok(reviewed) => {
+                    out.state = reviewed.state.as_str();
+                    out.problems = reviewed.problems;
+                    out.files = reviewed.files;
                 }
                 Err(e) => out.note = Some(format!("cannot read it: {e}")),
             }
         }
     }
-    let recorded = |path: &FilePath| entry.and_then(|e| e.files.get(path)).copied();
-    let mut history = history;
-    // Renames first: a recorded file gone, and its exact bytes under a new
-    // name.
-    let mut renamed = Vec::new();
-    missing.retain(|gone| {
-        let Some(digest) = recorded(gone) else {
-            return true;
-        };
-        match added
-            .iter()
-            .position(|a| current.get(a).is_some_and(|c| c.digest == digest))
-        {
-            Some(i) => {
-                renamed.push((gone.clone(), added.remove(i)));
-                false
-            }
-            None => true,
-        }
-    });
-    for path in &modified {
-        let approved = recorded(path).map(|d| approve(key, path, d, history.as_deref_mut()));
-        out.files.push(file_diff(
-            key,
-            path,
-            Change::Modified,
-            approved,
-            current.get(path),
-        ));
-    }
-    for path in &added {
-        out.files
-            .push(file_diff(key, path, Change::Added, None, current.get(path)));
-    }
-    for path in &missing {
-        let approved = recorded(path).map(|d| approve(key, path, d, history.as_deref_mut()));
-        out.files
-            .push(file_diff(key, path, Change::Removed, approved, None));
-    }
-    for (from, to) in renamed {
-        let mut file = FileDiff::new(key, &to, Change::Renamed);
-        file.from = Some(from.as_str().to_string());
-        file.current = current.get(&to).map(Blob::side);
-        file.note = Some("content unchanged".into());
-        out.files.push(file);
-    }
-    out.files.sort_by(|a, b| a.path.cmp(&b.path));
     out
-}
-
-/// The approved version of `path`: its recorded digest, and its bytes and
-/// commit when history has them.
-struct Approved {
-    digest: Digest,
-    /// There is a history to search.
-    searched: bool,
-    found: Option<Found>,
-}
-
-fn approve(
-    key: &BundleKey,
-    path: &FilePath,
-    digest: Digest,
-    history: Option<&mut History>,
-) -> Approved {
-    let searched = history.is_some();
-    let found = history.and_then(|h| h.find(&project_path(key, path), &digest));
-    Approved {
-        digest,
-        searched,
-        found,
-    }
 }
 
 /// `key`'s root joined with `path` (the root itself for a single file),
 /// relative to the project, as git names it.
-fn project_path(key: &BundleKey, path: &FilePath) -> String {
+pub fn project_path(key: &BundleKey, path: &FilePath) -> String {
     if path.is_single_file() {
         key.rel_path().to_string()
     } else {
@@ -420,70 +693,78 @@ impl FileDiff {
             lines: Vec::new(),
         }
     }
-}
 
-impl Blob {
-    fn side(&self) -> Side {
-        Side {
-            sha256: self.digest.to_string(),
-            size: Some(self.size),
-            commit: None,
+    /// The name a reviewer knows the file by: its path in the bundle, or
+    /// the root's own name for a single-file bundle.
+    pub fn shown_path(&self) -> &str {
+        if self.path == seal_core::paths::SINGLE_FILE_PATH {
+            self.project_path
+                .rsplit('/')
+                .next()
+                .unwrap_or(&self.project_path)
+        } else {
+            &self.path
         }
+    }
+
+    /// The diff's lines escaped for a terminal (empty when not kept).
+    pub fn terminal_diff(&self) -> String {
+        render_lines(&self.lines, true)
     }
 }
 
 /// A modified, added or removed file: both sides, and the diff when both
-/// are known text within the size limit.
+/// are known text within the size limit (the added side of an added file
+/// and the removed side of a removed one are empty). Without `keep_text`,
+/// only the diff's line counts are kept.
 fn file_diff(
     key: &BundleKey,
     path: &FilePath,
     change: Change,
-    approved: Option<Approved>,
-    current: Option<&Blob>,
+    approved: Option<Version>,
+    current: Option<Version>,
+    keep_text: bool,
 ) -> FileDiff {
     let mut out = FileDiff::new(key, path, change);
-    let found = approved.as_ref().and_then(|a| a.found.as_ref());
-    out.approved = approved.as_ref().map(|a| Side {
-        commit: a.found.as_ref().map(|f| f.commit.clone()),
-        ..match &a.found {
-            Some(f) => f.blob.side(),
-            None => Side {
-                sha256: a.digest.to_string(),
-                size: None,
-                commit: None,
-            },
-        }
-    });
-    out.current = current.map(Blob::side);
-    // Each side's bytes: empty for the side that does not exist (an added
-    // file's approved side, a removed file's current one); None when they
-    // exist but are not known.
-    let old: Option<&[u8]> = match &approved {
-        None => Some(b""),
-        Some(_) => found.and_then(|f| f.blob.bytes.as_deref()),
-    };
-    let new: Option<&[u8]> = match change {
-        Change::Removed => Some(b""),
-        _ => current.and_then(|c| c.bytes.as_deref()),
-    };
-    out.binary = [old, new].into_iter().flatten().any(|b| !is_text(b));
+    out.approved = approved.as_ref().map(Version::side);
+    out.current = current.as_ref().map(Version::side);
+    let old_seen = approved.as_ref().and_then(|v| v.seen.as_ref());
+    let new_seen = current.as_ref().and_then(|v| v.seen.as_ref());
+    out.binary = [old_seen, new_seen].into_iter().flatten().any(|s| !s.text);
     let too_large = [&out.approved, &out.current]
         .into_iter()
         .flatten()
         .any(|s| s.size.is_some_and(|n| n > DIFF_LIMIT));
-    out.note = match approved.as_ref().filter(|a| a.found.is_none()) {
-        Some(a) if a.searched => {
-            Some("no commit on HEAD's history has the approved bytes at this path".into())
-        }
-        Some(_) => Some("no git history: the approved bytes are unknown".into()),
-        None if change != Change::Removed && current.is_none() => {
-            Some("it cannot be read now (see the problems)".into())
-        }
+    let unreadable_now = change != Change::Removed && current.is_none();
+    out.note = match approved.as_ref().and_then(|a| a.unknown.clone()) {
+        Some(why) => Some(why),
+        None if unreadable_now => Some("it cannot be read now (see the problems)".into()),
         None if too_large => Some(format!("larger than {} MiB: not diffed", DIFF_LIMIT >> 20)),
         None if out.binary => Some("binary".into()),
         None => None,
     };
-    let (Some(old), Some(new), None) = (old, new, &out.note) else {
+    // A whole file added or removed: its line count is known without its
+    // bytes.
+    if !out.binary {
+        match (change, old_seen, new_seen) {
+            (Change::Added, _, Some(new)) => out.lines_added = Some(new.lines),
+            (Change::Removed, Some(old), _) => out.lines_removed = Some(old.lines),
+            _ => {}
+        }
+    }
+    if out.note.is_some() {
+        return out;
+    }
+    // Each side's bytes: empty for the side that does not exist.
+    let old: Option<&[u8]> = match &approved {
+        None => Some(b""),
+        Some(_) => old_seen.and_then(|s| s.bytes.as_deref()),
+    };
+    let new: Option<&[u8]> = match change {
+        Change::Removed => Some(b""),
+        _ => new_seen.and_then(|s| s.bytes.as_deref()),
+    };
+    let (Some(old), Some(new)) = (old, new) else {
         return out;
     };
     let (Ok(old), Ok(new)) = (std::str::from_utf8(old), std::str::from_utf8(new)) else {
@@ -498,16 +779,22 @@ fn file_diff(
         _ => format!("b/{}", out.project_path),
     };
     let (lines, added, removed) = unified(old, new, &old_name, &new_name);
-    out.diff = Some(render_lines(&lines, false));
-    out.lines = lines;
-    out.lines_added = Some(added);
-    out.lines_removed = Some(removed);
+    // An added file adds lines only, a removed one removes them only.
+    out.lines_added = (change != Change::Removed).then_some(added);
+    out.lines_removed = (change != Change::Added).then_some(removed);
+    if keep_text {
+        out.diff = Some(render_lines(&lines, false));
+        out.lines = lines;
+    }
     out
 }
 
 /// Text: valid UTF-8 with no NUL byte in its first 8000 bytes (git's test).
+#[cfg(test)]
 fn is_text(bytes: &[u8]) -> bool {
-    !bytes[..bytes.len().min(8000)].contains(&0) && std::str::from_utf8(bytes).is_ok()
+    let mut reading = Reading::new(None, 0);
+    reading.feed(bytes);
+    reading.finish().text
 }
 
 /// A unified diff of `old` and `new` with three lines of context: its
@@ -603,8 +890,8 @@ fn render_bundle(out: &mut String, b: &BundleDiff) {
             "  {:<9} {}  ({})",
             f.change.word(),
             match &f.from {
-                Some(from) => format!("{} -> {}", escaped(from), escaped(&f.path)),
-                None => escaped(&f.path).into_owned(),
+                Some(from) => format!("{} -> {}", escaped(from), escaped(f.shown_path())),
+                None => escaped(f.shown_path()).into_owned(),
             },
             summary(f)
         );
@@ -656,42 +943,152 @@ fn summary(f: &FileDiff) -> String {
     parts.join("; ")
 }
 
-// ---------------------------------------------------------------------------
-// Keeping the bytes that are hashed
-// ---------------------------------------------------------------------------
-
-/// Keeps the bytes of every file it hashes, up to [`DIFF_LIMIT`] each.
-struct KeepBytes;
-
-#[derive(Debug, Clone)]
-struct Kept {
-    size: u64,
-    bytes: Option<Vec<u8>>,
+/// The line counts of a change, or why there are none, in a few words (the
+/// summary `seal pin` and `seal init` print under each bundle).
+pub fn counts(f: &FileDiff) -> String {
+    let size = |s: &Option<Side>| s.as_ref().and_then(|s| s.size);
+    match (f.change, f.lines_added, f.lines_removed) {
+        (Change::Renamed, _, _) => "content unchanged".to_string(),
+        (Change::Added, Some(a), _) => format!("+{a} lines"),
+        (Change::Removed, _, Some(r)) => format!("-{r} lines"),
+        (_, Some(a), Some(r)) => format!("+{a} -{r} lines"),
+        _ if f.binary => match (f.change, size(&f.approved), size(&f.current)) {
+            (_, Some(old), Some(new)) => format!("binary, {old} -> {new} bytes"),
+            (Change::Modified, None, Some(n)) => format!("binary, now {n} bytes"),
+            (_, None, Some(n)) | (_, Some(n), None) => format!("binary, {n} bytes"),
+            (_, None, None) => "binary".to_string(),
+        },
+        _ => f.note.clone().unwrap_or_default(),
+    }
 }
 
-impl Keeper for KeepBytes {
-    type Writer = Kept;
-    type Kept = Kept;
+// ---------------------------------------------------------------------------
+// Keeping what is read
+// ---------------------------------------------------------------------------
+
+/// Learns a file chunk by chunk: its size, lines, whether it is text, its
+/// first bytes, and all its bytes up to a limit when asked to.
+pub struct Reading {
+    size: u64,
+    newlines: usize,
+    last: Option<u8>,
+    /// A NUL byte in the first 8000 bytes, or invalid UTF-8, was seen.
+    binary: bool,
+    /// The start of a UTF-8 sequence the last chunk ended inside.
+    carry: Vec<u8>,
+    head: Vec<u8>,
+    bytes: Option<Vec<u8>>,
+    limit: u64,
+}
+
+impl Reading {
+    /// A reading that keeps every byte when `keep_up_to` is at least the
+    /// file's size (`size_hint`, checked again as bytes come).
+    pub fn new(keep_up_to: Option<u64>, size_hint: u64) -> Reading {
+        let limit = keep_up_to.unwrap_or(0);
+        Reading {
+            size: 0,
+            newlines: 0,
+            last: None,
+            binary: false,
+            carry: Vec::new(),
+            head: Vec::new(),
+            bytes: keep_up_to.filter(|l| size_hint <= *l).map(|_| Vec::new()),
+            limit,
+        }
+    }
+
+    pub fn feed(&mut self, chunk: &[u8]) {
+        if chunk.is_empty() {
+            return;
+        }
+        let start = self.size;
+        self.size += chunk.len() as u64;
+        self.newlines += chunk.iter().filter(|b| **b == b'\n').count();
+        self.last = chunk.last().copied();
+        if start < 8000 {
+            let n = (8000 - start).min(chunk.len() as u64) as usize;
+            self.binary |= chunk[..n].contains(&0);
+        }
+        if self.head.len() < HEAD_BYTES {
+            let n = (HEAD_BYTES - self.head.len()).min(chunk.len());
+            self.head.extend_from_slice(&chunk[..n]);
+        }
+        if !self.binary {
+            self.check_utf8(chunk);
+        }
+        if self.size > self.limit {
+            self.bytes = None;
+        } else if let Some(bytes) = &mut self.bytes {
+            bytes.extend_from_slice(chunk);
+        }
+    }
+
+    /// Checks `chunk` (after what the previous one left unfinished) as UTF-8.
+    fn check_utf8(&mut self, chunk: &[u8]) {
+        let joined;
+        let data: &[u8] = if self.carry.is_empty() {
+            chunk
+        } else {
+            joined = [std::mem::take(&mut self.carry).as_slice(), chunk].concat();
+            &joined
+        };
+        if let Err(e) = std::str::from_utf8(data) {
+            match e.error_len() {
+                Some(_) => self.binary = true,
+                None => self.carry = data[e.valid_up_to()..].to_vec(),
+            }
+        }
+    }
+
+    pub fn finish(self) -> Seen {
+        let partial = self.last.is_some_and(|b| b != b'\n');
+        Seen {
+            size: self.size,
+            lines: self.newlines + usize::from(partial),
+            text: !self.binary && self.carry.is_empty(),
+            head: self.head,
+            bytes: self.bytes,
+        }
+    }
+}
+
+/// Keeps, of every file it hashes, what a [`Reading`] learns, with every
+/// byte (up to the limit `keep` gives, none when it gives none) of the
+/// files a reviewer is shown.
+pub struct KeepBytes<'a> {
+    keep: Box<dyn Fn(&FilePath) -> Option<u64> + Sync + 'a>,
+}
+
+impl<'a> KeepBytes<'a> {
+    /// The bytes of every file up to [`DIFF_LIMIT`].
+    pub fn all() -> KeepBytes<'static> {
+        KeepBytes::with(|_| Some(DIFF_LIMIT))
+    }
+
+    /// The bytes of each file up to the limit `keep` gives it.
+    pub fn with(keep: impl Fn(&FilePath) -> Option<u64> + Sync + 'a) -> KeepBytes<'a> {
+        KeepBytes {
+            keep: Box::new(keep),
+        }
+    }
+}
+
+impl Keeper for KeepBytes<'_> {
+    type Writer = Reading;
+    type Kept = Seen;
     fn wants(&self, _: &FilePath) -> bool {
         true
     }
-    fn begin(&self, _: &FilePath, size_hint: u64) -> std::io::Result<Kept> {
-        Ok(Kept {
-            size: 0,
-            bytes: (size_hint <= DIFF_LIMIT).then(Vec::new),
-        })
+    fn begin(&self, path: &FilePath, size_hint: u64) -> std::io::Result<Reading> {
+        Ok(Reading::new((self.keep)(path), size_hint))
     }
-    fn append(&self, kept: &mut Kept, chunk: &[u8]) -> std::io::Result<()> {
-        kept.size += chunk.len() as u64;
-        if kept.size > DIFF_LIMIT {
-            kept.bytes = None;
-        } else if let Some(bytes) = &mut kept.bytes {
-            bytes.extend_from_slice(chunk);
-        }
+    fn append(&self, reading: &mut Reading, chunk: &[u8]) -> std::io::Result<()> {
+        reading.feed(chunk);
         Ok(())
     }
-    fn finish(&self, kept: Kept) -> std::io::Result<Kept> {
-        Ok(kept)
+    fn finish(&self, reading: Reading) -> std::io::Result<Seen> {
+        Ok(reading.finish())
     }
 }
 
@@ -701,9 +1098,9 @@ impl Keeper for KeepBytes {
 
 /// Approved bytes found in history, and the commit that wrote them.
 #[derive(Debug, Clone)]
-struct Found {
-    commit: String,
-    blob: Blob,
+pub struct Found {
+    pub commit: String,
+    pub blob: Blob,
 }
 
 /// The git history of the project: `git` run in the project directory.
@@ -713,6 +1110,10 @@ pub struct History {
     top: PathBuf,
     /// `git cat-file --batch`, started at the first blob asked for.
     blobs: Option<Blobs>,
+    /// A commit searched when HEAD's history has no approved bytes (the
+    /// base of `--base`: a shallow clone of a pull request may hold the
+    /// base without HEAD's own history).
+    fallback: Option<String>,
 }
 
 struct Blobs {
@@ -731,26 +1132,12 @@ impl Drop for Blobs {
 impl History {
     /// The history of the repository holding `dir`, or why there is none.
     pub fn open(dir: &Path) -> Result<History, String> {
-        let ask = |args: &[&str]| {
-            git_command(dir)
-                .args(args)
-                .output()
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::NotFound => "git is not installed".to_string(),
-                    _ => format!("cannot run git: {e}"),
-                })
-        };
-        let out = ask(&["rev-parse", "--show-toplevel"])?;
+        let out = git_output(dir, &["rev-parse", "--show-toplevel"])?;
         if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            let first = err
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("git failed");
-            return Err(first.trim_start_matches("fatal: ").to_string());
+            return Err(git_error(&out));
         }
         let top = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
-        if !ask(&["rev-parse", "--verify", "--quiet", "HEAD"])?
+        if !git_output(dir, &["rev-parse", "--verify", "--quiet", "HEAD"])?
             .status
             .success()
         {
@@ -760,13 +1147,87 @@ impl History {
             dir: dir.to_path_buf(),
             top: PathBuf::from(top),
             blobs: None,
+            fallback: None,
         })
     }
 
-    /// The newest commit on HEAD's first-parent history that wrote, at
+    /// The full id of the commit `rev` names, or why there is none. A
+    /// revision that looks like an option is refused (it would be one to
+    /// git).
+    pub fn commit_of(&self, rev: &str) -> Result<String, String> {
+        if rev.starts_with('-') || rev.is_empty() {
+            return Err(format!("{}: not a revision", escaped(rev)));
+        }
+        let spec = format!("{rev}^{{commit}}");
+        let out = git_output(
+            &self.dir,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ],
+        )?;
+        if !out.status.success() {
+            return Err(format!(
+                "{}: no such commit in this repository (a shallow clone has only what it \
+                 fetched: fetch it, or check out with fetch-depth: 0)",
+                escaped(rev)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// The file at `path` (relative to the project) in `commit`: Ok(None)
+    /// when it has none there.
+    pub fn file_at(&mut self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, String> {
+        let out = git_output(
+            &self.dir,
+            &["ls-tree", "-z", "--full-name", commit, "--", path],
+        )?;
+        if !out.status.success() {
+            return Err(git_error(&out));
+        }
+        // "<mode> blob <id>\t<path>\0"
+        let listing = String::from_utf8_lossy(&out.stdout);
+        let Some(id) = listing
+            .split('\0')
+            .filter_map(|entry| entry.split_once('\t').map(|(meta, _)| meta))
+            .find_map(|meta| match meta.split(' ').collect::<Vec<_>>()[..] {
+                [_, "blob", id] => Some(id.to_string()),
+                _ => None,
+            })
+        else {
+            return Ok(None);
+        };
+        self.blob(&id, super::lets_run::MAX_BYTES)
+            .and_then(|b| b.seen.bytes)
+            .map(Some)
+            .ok_or_else(|| format!("{}: cannot be read from git", escaped(path)))
+    }
+
+    /// Searches `commit`'s history too when HEAD's has no approved bytes.
+    pub fn also_search(&mut self, commit: String) {
+        self.fallback = Some(commit);
+    }
+
+    /// The newest commit on `rev`'s first-parent history that wrote, at
     /// `path` (relative to the project), a blob whose SHA-256 is `want`;
-    /// with its bytes.
-    fn find(&mut self, path: &str, want: &Digest) -> Option<Found> {
+    /// with what reading it learnt, its bytes kept up to `limit`. For HEAD,
+    /// then the history [`History::also_search`] names.
+    pub fn find(&mut self, rev: &str, path: &str, want: &Digest, limit: u64) -> Option<Found> {
+        let found = self.find_in(rev, path, want, limit);
+        match (&found, rev, self.fallback.clone()) {
+            (None, "HEAD", Some(fallback)) => self.find_in(&fallback, path, want, limit),
+            _ => found,
+        }
+    }
+
+    fn find_in(&mut self, rev: &str, path: &str, want: &Digest, limit: u64) -> Option<Found> {
+        if rev.starts_with('-') {
+            return None;
+        }
         let out = git_command(&self.dir)
             .args([
                 "log",
@@ -778,7 +1239,7 @@ impl History {
                 "--no-renames",
                 "--first-parent",
                 "-m",
-                "HEAD",
+                rev,
                 "--",
                 path,
             ])
@@ -790,7 +1251,7 @@ impl History {
             if !seen.insert(id.clone()) {
                 continue;
             }
-            if let Some(blob) = self.blob(&id)
+            if let Some(blob) = self.blob(&id, limit)
                 && blob.digest == *want
             {
                 return Some(Found { commit, blob });
@@ -799,8 +1260,9 @@ impl History {
         None
     }
 
-    /// The blob `id` (None when git does not have it).
-    fn blob(&mut self, id: &str) -> Option<Blob> {
+    /// The blob `id`, its bytes kept up to `limit` (None when git does not
+    /// have it).
+    fn blob(&mut self, id: &str, limit: u64) -> Option<Blob> {
         if self.blobs.is_none() {
             let mut child = git_command(&self.dir)
                 .args(["cat-file", "--batch"])
@@ -817,7 +1279,7 @@ impl History {
                 output,
             });
         }
-        match self.blobs.as_mut()?.read(id) {
+        match self.blobs.as_mut()?.read(id, limit) {
             Ok(found) => found,
             Err(_) => {
                 // The batch is out of step: start a new one next time.
@@ -831,7 +1293,7 @@ impl History {
 impl Blobs {
     /// Asks `git cat-file --batch` for `id` and reads the answer, hashing
     /// it as it comes.
-    fn read(&mut self, id: &str) -> std::io::Result<Option<Blob>> {
+    fn read(&mut self, id: &str, limit: u64) -> std::io::Result<Option<Blob>> {
         writeln!(self.input, "{id}")?;
         self.input.flush()?;
         let mut header = String::new();
@@ -843,7 +1305,7 @@ impl Blobs {
         };
         let size: u64 = size.parse().map_err(std::io::Error::other)?;
         let mut hasher = Sha256::new();
-        let mut bytes = (size <= DIFF_LIMIT).then(Vec::new);
+        let mut reading = Reading::new(Some(limit), size);
         let mut rest = size;
         let mut buf = vec![0u8; 64 * 1024];
         while rest > 0 {
@@ -853,19 +1315,37 @@ impl Blobs {
                 return Err(std::io::ErrorKind::UnexpectedEof.into());
             }
             hasher.update(&buf[..n]);
-            if let Some(b) = &mut bytes {
-                b.extend_from_slice(&buf[..n]);
-            }
+            reading.feed(&buf[..n]);
             rest -= n as u64;
         }
         let mut newline = [0u8; 1];
         self.output.read_exact(&mut newline)?;
         Ok(Some(Blob {
             digest: Digest::from_hasher(hasher),
-            size,
-            bytes,
+            seen: reading.finish(),
         }))
     }
+}
+
+/// Runs `git args` in `dir` (see [`git_command`]) and collects its output.
+fn git_output(dir: &Path, args: &[&str]) -> Result<std::process::Output, String> {
+    git_command(dir)
+        .args(args)
+        .output()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => "git is not installed".to_string(),
+            _ => format!("cannot run git: {e}"),
+        })
+}
+
+/// The first line git wrote on stderr, without its `fatal: `.
+fn git_error(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr);
+    let first = err
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("git failed");
+    first.trim_start_matches("fatal: ").to_string()
 }
 
 /// `git` in `dir`, with every setting of the repository that could start
@@ -927,22 +1407,42 @@ fn parse_log(bytes: &[u8]) -> Vec<(String, String)> {
 // ---------------------------------------------------------------------------
 
 #[derive(serde::Serialize)]
-struct Document {
+pub struct Document {
     /// The outcome over the bundles shown (verify's words).
-    status: &'static str,
-    policy: &'static str,
-    history: HistoryNote,
-    bundles: Vec<BundleDiff>,
+    pub status: &'static str,
+    pub policy: &'static str,
+    pub history: HistoryNote,
+    /// With `--base`: what the approval changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    pub bundles: Vec<BundleDiff>,
 }
 
 #[derive(serde::Serialize)]
-struct HistoryNote {
+pub struct HistoryNote {
     /// `git`, or `none`.
-    source: &'static str,
+    pub source: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    repository: Option<String>,
+    pub repository: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    why: Option<String>,
+    pub why: Option<String>,
+}
+
+impl HistoryNote {
+    pub fn of(history: &Result<History, String>) -> HistoryNote {
+        match history {
+            Ok(h) => HistoryNote {
+                source: "git",
+                repository: Some(h.top.to_string_lossy().into_owned()),
+                why: None,
+            },
+            Err(why) => HistoryNote {
+                source: "none",
+                repository: None,
+                why: Some(why.clone()),
+            },
+        }
+    }
 }
 
 #[cfg(test)]

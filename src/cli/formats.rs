@@ -3,6 +3,11 @@
 //! fatal error written in the format that was asked for (`--json`,
 //! `--format`), so that a tool reading stdout never finds it empty.
 //!
+//! `seal diff --format markdown` writes the summary a pull request's
+//! reviewer reads (a GitHub job summary, [`markdown_summary`]): what the
+//! change approves, what that lets run, and the bundles that differ from
+//! `seal.json`, every name in a code span that no name can close.
+//!
 //! Both CI formats place one finding per bundle that is not verified on the
 //! file a reviewer should open: the first changed file of a mismatched bundle,
 //! the root of an unverified one, and `seal.json` at the bundle's line for a
@@ -27,6 +32,17 @@ pub enum Machine {
     Json,
     Github,
     Sarif,
+    Markdown,
+}
+
+/// Set once a command has written its document on stdout (`seal pin
+/// --json` prints its plan before it asks): a fatal error after it is not
+/// written there as a second document; the exit code and stderr say it.
+static DOCUMENT_WRITTEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records that this command's document is on stdout.
+pub fn document_written() {
+    DOCUMENT_WRITTEN.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 impl Machine {
@@ -47,6 +63,7 @@ impl Machine {
                 Some("json") => Some(Machine::Json),
                 Some("github") => Some(Machine::Github),
                 Some("sarif") => Some(Machine::Sarif),
+                Some("markdown") => Some(Machine::Markdown),
                 _ => found,
             };
         }
@@ -56,8 +73,14 @@ impl Machine {
 
 /// Writes a fatal error on stdout in `machine`'s format (nothing without one).
 pub fn print_error(machine: Option<Machine>, message: &str, exit: u8) {
+    if DOCUMENT_WRITTEN.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     let text = match machine {
         None => return,
+        Some(Machine::Markdown) => {
+            format!("### seal failed (exit {exit})\n\n{}\n", md_code(message))
+        }
         Some(Machine::Json) => error_json(message, exit),
         Some(Machine::Github) => format!(
             "::error title={}::{}\n",
@@ -432,6 +455,218 @@ fn error_sarif(message: &str, exit: u8) -> String {
         }],
         "results": [],
     }))
+}
+
+// ---------------------------------------------------------------------------
+// Markdown (a pull request's job summary)
+// ---------------------------------------------------------------------------
+
+/// How many changed files of a bundle the Markdown summary lists.
+const MARKDOWN_FILES: usize = 50;
+
+/// Untrusted text as a Markdown code span: control and bidi characters
+/// made visible, and fenced by more backticks than it holds in a row, so
+/// that nothing in it is read as Markdown or HTML and nothing closes it.
+pub fn md_code(text: &str) -> String {
+    let text = escaped(text);
+    if text.is_empty() {
+        return "(empty)".to_string();
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    // A span that starts or ends with a backtick, or with a space at both
+    // ends, is padded: CommonMark strips one space from each end.
+    let pad = text.starts_with('`')
+        || text.ends_with('`')
+        || (text.starts_with(' ') && text.ends_with(' ') && !text.trim().is_empty());
+    if pad {
+        format!("{fence} {text} {fence}")
+    } else {
+        format!("{fence}{text}{fence}")
+    }
+}
+
+/// Text of ours that may carry a name, inline: every character that
+/// starts inline Markdown or HTML (emphasis, code, links, images, tags,
+/// entities, strikethrough, table cells) backslash-escaped, so CommonMark
+/// reads it literally.
+fn md_text(text: &str) -> String {
+    let mut out = String::new();
+    for c in escaped(text).chars() {
+        if "\\`*_[]<>&!~|".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One list item per changed file (the first [`MARKDOWN_FILES`]).
+fn md_files(out: &mut String, files: &[super::diff::FileDiff]) {
+    for f in files.iter().take(MARKDOWN_FILES) {
+        let name = match &f.from {
+            Some(from) => format!("{} → {}", md_code(from), md_code(f.shown_path())),
+            None => md_code(f.shown_path()),
+        };
+        let counts = super::diff::counts(f);
+        let counts = if counts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", md_text(&counts))
+        };
+        let _ = writeln!(out, "- {} {name}{counts}", f.change.word());
+    }
+    if files.len() > MARKDOWN_FILES {
+        let _ = writeln!(
+            out,
+            "- … and {} more files (`seal diff` lists them all)",
+            files.len() - MARKDOWN_FILES
+        );
+    }
+}
+
+/// One list item per thing an approval lets run, those not approved
+/// before first and marked.
+fn md_lets_run(out: &mut String, list: &[super::approval::Runs]) {
+    use super::lets_run::Target;
+    let mut sorted: Vec<&super::approval::Runs> = list.iter().collect();
+    sorted.sort_by(|a, b| {
+        let key = |r: &super::approval::Runs| {
+            let n = &r.runnable;
+            (r.new != Some(true), n.kind, n.file.clone(), n.name.clone())
+        };
+        key(a).cmp(&key(b))
+    });
+    for runs in sorted {
+        let r = &runs.runnable;
+        let new = if runs.new == Some(true) {
+            "**new:** "
+        } else {
+            ""
+        };
+        let name = if r.name.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", md_code(&r.name))
+        };
+        let target = match &r.target {
+            Target::Command(c) => format!("runs {}", md_code(c)),
+            Target::Url(u) => format!("connects to {}", md_code(u)),
+            Target::Code(c) => format!("loads {}", md_code(c)),
+            Target::Unknown(why) => format!("**unknown**: {}", md_text(why)),
+        };
+        let _ = writeln!(
+            out,
+            "- {new}**{}**{name} in {}: {target}",
+            r.kind.word(),
+            md_code(&r.file)
+        );
+    }
+}
+
+/// `seal diff --format markdown`: with `--base`, the bundles whose approval
+/// changes, their files with line counts and what each lets run; then every
+/// bundle that is not verified with its changed files; then the result.
+pub fn markdown_summary(doc: &super::diff::Document) -> String {
+    use super::approval::Approves;
+    let mut out = String::new();
+    if let Some(a) = &doc.approval {
+        let short = &a.base.commit[..a.base.commit.len().min(12)];
+        let _ = writeln!(out, "### seal: what this change approves\n");
+        let _ = writeln!(
+            out,
+            "Against `seal.json` at {} (commit `{short}`).\n",
+            md_code(&a.base.revision)
+        );
+        match (a.base.lockfile, &a.base.why) {
+            ("missing", _) => out.push_str("`seal.json` is new: the base has none.\n\n"),
+            (_, Some(why)) => {
+                let _ = writeln!(
+                    out,
+                    "The base's `seal.json` is invalid ({}): every bundle counts as new.\n",
+                    md_text(why)
+                );
+            }
+            _ => {}
+        }
+        if a.is_empty() {
+            out.push_str("No bundle's approval changes.\n\n");
+        }
+        if let Some(p) = &a.policy {
+            let _ = writeln!(
+                out,
+                "**Policy:** `{}` → `{}`\n",
+                p.from.unwrap_or("none"),
+                p.to
+            );
+        }
+        for (label, list) in [
+            ("Discovery patterns added", &a.patterns_added),
+            ("Discovery patterns removed", &a.patterns_removed),
+        ] {
+            if !list.is_empty() {
+                let shown: Vec<String> = list.iter().map(|p| md_code(p)).collect();
+                let _ = writeln!(out, "**{label}:** {}\n", shown.join(", "));
+            }
+        }
+        for b in &a.bundles {
+            let heading = match b.change {
+                Approves::New => "New approval",
+                Approves::Modified => "Approval changed",
+                Approves::Removed => "Approval withdrawn",
+            };
+            let files = match b.change {
+                Approves::Removed => String::new(),
+                _ => format!(" ({} files)", b.file_count),
+            };
+            let _ = writeln!(out, "#### {heading}: {}{files}\n", md_code(&b.key));
+            if b.change == Approves::Removed {
+                continue;
+            }
+            md_files(&mut out, &b.files);
+            out.push('\n');
+            if b.lets_run.is_empty() {
+                out.push_str(
+                    "Lets run: no MCP server, hook, plugin, command or script was found.\n\n",
+                );
+            } else {
+                let new = b.lets_run.iter().filter(|r| r.new == Some(true)).count();
+                let new = match new {
+                    0 => String::new(),
+                    n => format!(", {n} not approved before"),
+                };
+                let _ = writeln!(out, "**Lets run ({}{new}):**\n", b.lets_run.len());
+                md_lets_run(&mut out, &b.lets_run);
+                out.push('\n');
+            }
+        }
+    }
+    if !doc.bundles.is_empty() {
+        out.push_str("### seal: bundles that differ from seal.json\n\n");
+        for b in &doc.bundles {
+            let what = match b.state {
+                "Unverified" => "not in seal.json",
+                "Removed" => "recorded, not on disk",
+                _ => "changed since it was pinned",
+            };
+            let _ = writeln!(out, "#### {}: {} ({what})\n", b.state, md_code(&b.key));
+            if let Some(note) = &b.note {
+                let _ = writeln!(out, "{}\n", md_text(note));
+            }
+            for p in &b.problems {
+                let _ = writeln!(out, "- problem: {}", md_text(p));
+            }
+            md_files(&mut out, &b.files);
+            out.push('\n');
+        }
+    }
+    let _ = writeln!(out, "**Result:** {} ({} mode)", doc.status, doc.policy);
+    out
 }
 
 #[cfg(test)]

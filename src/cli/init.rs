@@ -3,12 +3,19 @@
 //! this shows the proposal and writes the first `seal.json` after
 //! confirmation. Never overwrites an existing file.
 //!
+//! Before the question, every bundle is read again and its files are
+//! listed with line counts (`--diff`: with their contents as diffs), then,
+//! apart, what the new `seal.json` lets run ([`super::approval`]);
+//! `--json` prints the same plan on stdout, and `--dry-run` stops there.
+//!
 //! A symlink where agents look is never pinned (SPEC: it would be a
 //! Mismatch); init pins what it leads to and prints one line per link, with
 //! what the view will do with it.
 
 use std::os::fd::AsFd;
 
+use super::approval::{PlanDocument, Show, Sized, Skipped, review};
+use super::diff::{History, HistoryNote};
 use super::output::{init_summary, large_warnings};
 use super::progress::ProgressLine;
 use super::prompt::confirm;
@@ -19,7 +26,7 @@ use seal_core::plan::{PlanError, plan_init};
 use seal_core::store::{Replace, StoreError, WriteLock, lockfile_exists, write_lockfile};
 use seal_gate::propose::{LinkNote, propose};
 
-pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
+pub fn run(ctx: &Context, warn: bool, show: Show) -> Result<Done, CliError> {
     // A machine policy that does not parse stops init as it stops verify:
     // its extra surfaces are part of what init must propose.
     let machine = super::machine_policy()?;
@@ -68,19 +75,57 @@ pub fn run(ctx: &Context, warn: bool, verbose: bool) -> Result<Done, CliError> {
         .iter()
         .map(|p| p.as_str().to_string())
         .collect();
-    let bundles: Vec<(String, Vec<String>)> = lock
+    let mut history = History::open(&ctx.dir);
+    let mut changes = Vec::new();
+    for (key, entry) in &lock.bundles {
+        changes.push(review(
+            &mut listings,
+            key,
+            None,
+            entry,
+            history.as_mut().ok(),
+            show.diffs,
+        )?);
+    }
+    let bundles: Vec<(String, usize)> = lock
         .bundles
         .iter()
-        .map(|(k, e)| {
-            (
-                k.as_str().to_string(),
-                e.files.keys().map(|f| f.as_str().to_string()).collect(),
-            )
-        })
+        .map(|(k, e)| (k.as_str().to_string(), e.files.len()))
         .collect();
     eprint!("{}", linked_surfaces(&links));
-    eprint!("{}", init_summary(&patterns, &bundles, verbose));
-    eprint!("{}", large_warnings("init", &plan_large));
+    eprint!(
+        "{}",
+        init_summary(&patterns, &bundles, &show.details(&changes))
+    );
+    let document = PlanDocument {
+        command: "init",
+        dry_run: show.dry_run,
+        policy: policy.as_str(),
+        patterns: patterns.clone(),
+        bundles: &changes,
+        unchanged: 0,
+        kept_removed: 0,
+        large: plan_large
+            .iter()
+            .map(|b| Sized {
+                key: b.key.clone(),
+                bytes: b.bytes,
+            })
+            .collect(),
+        not_proposing: plan
+            .skipped
+            .iter()
+            .map(|(path, why)| Skipped {
+                path: path.clone(),
+                why: why.clone(),
+            })
+            .collect(),
+        history: HistoryNote::of(&history),
+    };
+    let warnings = large_warnings("init", &plan_large);
+    if !show.before_question(&changes, &document, true, &warnings) {
+        return Ok(Done::Success);
+    }
     let question = if lock.discovery.is_empty() && lock.bundles.is_empty() {
         format!(
             "No agent bundles or known agent layouts detected in this project. Create empty seal.json with policy: {}?",

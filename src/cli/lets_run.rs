@@ -18,11 +18,9 @@
 //! unknown, which a reviewer must see rather than an empty list.
 
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use seal_core::escape::escaped;
-use seal_core::paths::{BundleKey, FilePath};
 use seal_gate::surfaces::{
     AMP_SETTINGS, CLAUDE_SETTINGS, CODEX_CONFIG, CONTINUE_JSON, COPILOT_SETTINGS, FilterRule,
     Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
@@ -51,7 +49,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn word(self) -> &'static str {
+    pub fn word(self) -> &'static str {
         match self {
             Kind::McpServer => "MCP server",
             Kind::Hook => "hook",
@@ -92,13 +90,15 @@ pub struct Runnable {
 
 /// The largest configuration file read (agent configuration files are
 /// kilobytes; a larger one is listed as unreadable).
-const MAX_BYTES: u64 = 4 << 20;
+pub const MAX_BYTES: u64 = 4 << 20;
 
 /// The project files read as configuration, by where they are (`*` is one
-/// name), with the rule that names their extension entries. The first match
-/// wins.
+/// name), with the rule that names their extension entries. A pattern
+/// matches at any depth (agents load a monorepo package's `.mcp.json` and
+/// `.claude/` as they load the root's; surfaces.rs). The first match wins.
 pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
-    // MCP server files: Claude Code, Copilot, Cursor, VS Code.
+    // MCP server files: Claude Code (also inside a plugin), Copilot,
+    // Cursor, VS Code, Continue, Roo, Kilo.
     (".mcp.json", &MCP_SERVERS_JSON),
     (".github/mcp.json", &MCP_SERVERS_JSON),
     (".cursor/mcp.json", &MCP_SERVERS_JSON),
@@ -118,33 +118,53 @@ pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
     ("opencode.json", &OPENCODE_CONFIG),
     ("opencode.jsonc", &OPENCODE_CONFIG),
     (".continue/config.json", &CONTINUE_JSON),
-    // Hook files: Codex CLI, Cursor, Windsurf, Copilot.
+    // Hook files: Codex CLI, Cursor, Windsurf, Copilot, a Claude Code
+    // plugin's.
     (".codex/hooks.json", &HOOKS_JSON),
     (".cursor/hooks.json", &HOOKS_JSON),
     (".windsurf/hooks.json", &HOOKS_JSON),
     (".github/hooks/*", &HOOKS_JSON),
-    // Inside a Claude Code plugin: its manifest, MCP servers and hooks.
-    (
-        ".claude/plugins/*/.claude-plugin/plugin.json",
-        &CLAUDE_PLUGIN,
-    ),
-    (".claude/plugins/*/.mcp.json", &MCP_SERVERS_JSON),
     (".claude/plugins/*/hooks/hooks.json", &HOOKS_JSON),
+    // Plugin manifests (Claude Code, Copilot CLI, Cursor, Codex CLI): the
+    // plugin, its hooks and MCP servers; marketplaces: the plugins they
+    // offer.
+    (".claude-plugin/plugin.json", &PLUGIN_MANIFEST),
+    (".codex-plugin/plugin.json", &PLUGIN_MANIFEST),
+    (".cursor-plugin/plugin.json", &PLUGIN_MANIFEST),
+    (".github/plugin/plugin.json", &PLUGIN_MANIFEST),
+    (".claude-plugin/marketplace.json", &MARKETPLACE),
+    (".cursor-plugin/marketplace.json", &MARKETPLACE),
+    (".github/plugin/marketplace.json", &MARKETPLACE),
 ];
 
-/// A Claude Code plugin's manifest (`.claude-plugin/plugin.json`): its
+/// A plugin's manifest (`.claude-plugin/plugin.json` and its kin): its
 /// hooks and MCP servers, inline or as paths of files in the plugin.
-pub static CLAUDE_PLUGIN: FilterRule = FilterRule {
-    id: "claude-plugin",
+pub static PLUGIN_MANIFEST: FilterRule = FilterRule {
+    id: "plugin-manifest",
     format: Format::Json,
     remove: &[&["hooks"], &["mcpServers"], &["lspServers"]],
     writable: false,
-    agents: "Claude Code",
+    agents: "Claude Code, Copilot CLI, Cursor, Codex CLI",
+    source: "claude-plugins",
+};
+
+/// A marketplace manifest: the plugins it offers, each with its source.
+pub static MARKETPLACE: FilterRule = FilterRule {
+    id: "plugin-marketplace",
+    format: Format::Json,
+    remove: &[&["plugins"]],
+    writable: false,
+    agents: "Claude Code, Copilot CLI, Cursor",
     source: "claude-plugins",
 };
 
 /// Directories whose files are code an agent loads as plugins or tools.
 const PLUGIN_DIRS: &[&str] = &[".opencode/plugins", ".opencode/tools"];
+
+/// Copilot CLI extensions: `.github/extensions/NAME/extension.mjs` is
+/// Node.js code run alongside the session (its other files are what it
+/// imports).
+const EXTENSION_ENTRY: &str = ".github/extensions/*/*";
 
 /// Settings that run a command without being extensions (`seal run` keeps
 /// them in the user's own files), by rule: in a project's file they run
@@ -203,12 +223,26 @@ fn reading(last: &str) -> Reading {
     }
 }
 
-/// Whether `path` (project-relative, `/`-separated) matches `pattern`
-/// (names, `*` for any one name).
+/// Whether `path` (project-relative, `/`-separated) ends with what
+/// `pattern` (names, `*` for any one name) names: at the root or at any
+/// depth below it.
 fn matches(pattern: &str, path: &str) -> bool {
     let p: Vec<&str> = pattern.split('/').collect();
     let s: Vec<&str> = path.split('/').collect();
-    p.len() == s.len() && p.iter().zip(&s).all(|(p, s)| *p == "*" || p == s)
+    s.len() >= p.len()
+        && p.iter()
+            .zip(&s[s.len() - p.len()..])
+            .all(|(p, s)| *p == "*" || p == s)
+}
+
+/// Whether `path` lies below a `dir` (names) at any depth.
+fn below(dir: &str, path: &str) -> bool {
+    let d: Vec<&str> = dir.split('/').collect();
+    let s: Vec<&str> = path.split('/').collect();
+    s.len() > d.len()
+        && s.windows(d.len())
+            .take(s.len() - d.len())
+            .any(|w| w == d.as_slice())
 }
 
 /// The rule a project file is read with, if it is a configuration file.
@@ -225,7 +259,7 @@ pub fn config_rule(path: &str) -> Option<&'static FilterRule> {
 pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
     let mut out = Vec::new();
     if let Some(rule) = config_rule(path) {
-        if std::ptr::eq(rule, &CLAUDE_PLUGIN) {
+        if std::ptr::eq(rule, &PLUGIN_MANIFEST) {
             // The plugin itself: its manifest names it.
             let name = jsonc_value(bytes)
                 .ok()
@@ -235,15 +269,17 @@ pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
                 kind: Kind::Plugin,
                 file: path.to_string(),
                 name: name.clone(),
-                target: Target::Code(format!("the Claude Code plugin {name}")),
+                target: Target::Code(format!("the plugin {name}")),
             });
         }
         in_config(path, bytes, rule, &mut out);
     }
-    if PLUGIN_DIRS
-        .iter()
-        .any(|dir| path.starts_with(dir) && path[dir.len()..].starts_with('/'))
-    {
+    let extension = matches(EXTENSION_ENTRY, path)
+        && path
+            .rsplit('/')
+            .next()
+            .is_some_and(|name| name.starts_with("extension."));
+    if extension || PLUGIN_DIRS.iter().any(|dir| below(dir, path)) {
         out.push(Runnable {
             kind: Kind::Plugin,
             file: path.to_string(),
@@ -268,57 +304,50 @@ pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
     out
 }
 
-/// What a bundle lets run: [`in_file`] of each of its files, read below
-/// `project` without following links (a file that cannot be read is
-/// listed as unreadable when it is a configuration file). `files` are the
-/// bundle's paths relative to its root, as in `seal.json`.
-pub fn in_bundle<'f>(
-    project: BorrowedFd<'_>,
-    key: &BundleKey,
-    files: impl IntoIterator<Item = &'f FilePath>,
-) -> Vec<Runnable> {
-    let mut out = Vec::new();
-    for file in files {
-        let path = if file.is_single_file() {
-            key.rel_path().to_string()
-        } else {
-            format!("{}/{}", key.rel_path(), file.as_str())
-        };
-        match read(project, &path) {
-            Ok((bytes, mode)) => out.extend(in_file(&path, &bytes, mode)),
-            Err(e) if config_rule(&path).is_some() => out.push(Runnable {
-                kind: Kind::Unreadable,
-                file: path,
-                name: String::new(),
-                target: Target::Unknown(format!("cannot be read: {e}")),
-            }),
-            Err(_) => {}
+/// What a file read while it was hashed lets run ([`in_file`]): `bytes`
+/// when they were kept, else only its first bytes `head` are known, and a
+/// configuration file among them is listed as unreadable.
+pub fn in_read(path: &str, bytes: Option<&[u8]>, head: &[u8], mode: u32) -> Vec<Runnable> {
+    match bytes {
+        Some(bytes) => in_file(path, bytes, mode),
+        None if config_rule(path).is_some() => {
+            vec![unknown(
+                path,
+                &format!("larger than {} MiB", MAX_BYTES >> 20),
+            )]
         }
+        None => in_file(path, head, mode),
     }
-    out
 }
 
-/// The bytes (up to [`MAX_BYTES`] and one more) and mode of the file at
-/// `path` below `project`.
-fn read(project: BorrowedFd<'_>, path: &str) -> std::io::Result<(Vec<u8>, u32)> {
-    let fd = seal_core::fs::open_file_beneath(project, std::ffi::OsStr::new(path))?;
-    let mode = seal_core::fs::fstat_fd(fd.as_fd())?.st_mode;
-    let mut bytes = Vec::new();
-    std::fs::File::from(fd)
-        .take(MAX_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    Ok((bytes, mode))
+/// A configuration file whose content could not be read, and why: what it
+/// runs is unknown.
+pub fn unknown(path: &str, why: &str) -> Runnable {
+    Runnable {
+        kind: Kind::Unreadable,
+        file: path.to_string(),
+        name: String::new(),
+        target: Target::Unknown(why.to_string()),
+    }
+}
+
+/// The mode of the regular file at `path` below `project`, reached without
+/// following links (0 for anything else, or when it cannot be looked at).
+/// Only its executable bits are read: `seal.json` records no mode.
+pub fn mode_of(project: BorrowedFd<'_>, path: &str) -> u32 {
+    let Ok(fd) = seal_core::fs::open_file_beneath(project, std::ffi::OsStr::new(path)) else {
+        return 0;
+    };
+    match seal_core::fs::fstat_fd(fd.as_fd()) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => st.st_mode,
+        _ => 0,
+    }
 }
 
 /// The entries of a configuration file that `rule` names, read for what
 /// they run.
 fn in_config(path: &str, bytes: &[u8], rule: &FilterRule, out: &mut Vec<Runnable>) {
-    let unreadable = |why: String| Runnable {
-        kind: Kind::Unreadable,
-        file: path.to_string(),
-        name: String::new(),
-        target: Target::Unknown(why),
-    };
+    let unreadable = |why: String| unknown(path, &why);
     let yaml = path.ends_with(".yaml") || path.ends_with(".yml");
     if bytes.len() as u64 > MAX_BYTES {
         out.push(unreadable(format!("larger than {} MiB", MAX_BYTES >> 20)));
@@ -540,8 +569,15 @@ impl Found<'_> {
         match value {
             Value::Array(list) => {
                 for item in list {
-                    let target = Target::Code(scalar_text(item));
-                    self.push(out, Kind::Plugin, self.key.to_string(), target);
+                    // A marketplace's entry: a named plugin and its source.
+                    let named = item.get("name").and_then(Value::as_str);
+                    let (name, target) = match (named, item.get("source")) {
+                        (Some(name), Some(source)) => {
+                            (name.to_string(), Target::Code(scalar_text(source)))
+                        }
+                        _ => (self.key.to_string(), Target::Code(scalar_text(item))),
+                    };
+                    self.push(out, Kind::Plugin, name, target);
                 }
             }
             Value::Object(map) => {
@@ -756,18 +792,29 @@ fn toml_plain(value: &toml_edit::Value) -> Value {
     }
 }
 
-/// The list for a terminal: a heading with the count, then one line per
-/// item sorted by kind and file, every name escaped. Empty when there is
-/// nothing.
-pub fn render(list: &[Runnable]) -> String {
+/// The list for a terminal: a heading with the count (and how many are
+/// new: `true` beside an item), then one line per item, the new ones
+/// first and marked, each group sorted by kind, file and name, every name
+/// escaped. Empty when there is nothing.
+pub fn render(list: &[(&Runnable, bool)]) -> String {
     let mut out = String::new();
     if list.is_empty() {
         return out;
     }
-    let mut sorted: Vec<&Runnable> = list.iter().collect();
-    sorted.sort_by(|a, b| (a.kind, &a.file, &a.name).cmp(&(b.kind, &b.file, &b.name)));
-    let _ = writeln!(out, "What this approval lets run ({}):", list.len());
-    for r in sorted {
+    let mut sorted: Vec<&(&Runnable, bool)> = list.iter().collect();
+    sorted.sort_by(|(a, a_new), (b, b_new)| {
+        (!a_new, a.kind, &a.file, &a.name).cmp(&(!b_new, b.kind, &b.file, &b.name))
+    });
+    let new = list.iter().filter(|(_, new)| *new).count();
+    let _ = match new {
+        0 => writeln!(out, "What this approval lets run ({}):", list.len()),
+        n => writeln!(
+            out,
+            "What this approval lets run ({}, {n} not approved before):",
+            list.len()
+        ),
+    };
+    for (r, new) in sorted {
         let target = match &r.target {
             Target::Command(c) => format!("runs {}", escaped(c)),
             Target::Url(u) => format!("connects to {}", escaped(u)),
@@ -781,7 +828,8 @@ pub fn render(list: &[Runnable]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {}{name} in {}: {target}",
+            "  {}{}{name} in {}: {target}",
+            if *new { "new: " } else { "" },
             r.kind.word(),
             escaped(&r.file)
         );

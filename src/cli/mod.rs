@@ -10,6 +10,7 @@
 //! Behaviors. Exit codes follow SPEC's table: 0 success, 1 verify Blocked
 //! (and `seal run` when a mask cannot be applied), 2 fatal.
 
+mod approval;
 mod diff;
 mod formats;
 mod hidden;
@@ -99,9 +100,20 @@ struct DiffArgs {
     /// above bundles (default: every bundle that is not verified)
     #[arg(value_name = "PATH")]
     paths: Vec<OsString>,
-    /// Print it as JSON on stdout (schema: docs/JSON.md)
-    #[arg(long)]
+    /// Print it as JSON on stdout (the same as --format json; schema:
+    /// docs/JSON.md)
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// Print it on stdout as json (the --json document) or markdown (a
+    /// summary for a pull request, such as a GitHub job summary)
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<diff::Format>,
+    /// First show what the approval changes from REV's seal.json to the
+    /// project's (a pull request's base: the bundles newly approved,
+    /// re-approved with other files or no longer approved, their files'
+    /// diffs and what they let run); REV must be in the local git history
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -202,9 +214,40 @@ struct InitArgs {
     /// Set policy to "warn" instead of "block"
     #[arg(long)]
     warn: bool,
-    /// List the files of each bundle
+    /// List every file of each bundle (without it, the first 20)
     #[arg(short, long)]
     verbose: bool,
+    #[command(flatten)]
+    review: ReviewArgs,
+}
+
+/// How `init` and `pin` show what they would approve before they ask.
+#[derive(Debug, Args)]
+struct ReviewArgs {
+    /// Show the diff of every changed file (against the approved bytes in
+    /// git history), on stderr before the question
+    #[arg(long)]
+    diff: bool,
+    /// Also print the plan as JSON on stdout before the question (schema:
+    /// docs/JSON.md); the question is still asked: add --dry-run for the
+    /// plan alone
+    #[arg(long)]
+    json: bool,
+    /// Show the plan and stop: nothing is asked and nothing is written (exit
+    /// 0)
+    #[arg(long)]
+    dry_run: bool,
+}
+
+impl ReviewArgs {
+    fn show(&self, verbose: bool) -> approval::Show {
+        approval::Show {
+            diffs: self.diff,
+            json: self.json,
+            dry_run: self.dry_run,
+            all_files: verbose || self.diff,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -215,9 +258,11 @@ struct PinArgs {
     /// Drop recorded bundles that are no longer on disk
     #[arg(long)]
     prune: bool,
-    /// Show per-file changes
+    /// List every changed file of each bundle (without it, the first 20)
     #[arg(short, long)]
     verbose: bool,
+    #[command(flatten)]
+    review: ReviewArgs,
 }
 
 #[derive(Debug, Args)]
@@ -483,7 +528,16 @@ pub fn main() -> ExitCode {
         Command::Policy(a) if a.json => Some(formats::Machine::Json),
         Command::Why(a) if a.json => Some(formats::Machine::Json),
         Command::Status(a) if a.json => Some(formats::Machine::Json),
-        Command::Diff(a) if a.json => Some(formats::Machine::Json),
+        Command::Diff(a) if a.json || a.format == Some(diff::Format::Json) => {
+            Some(formats::Machine::Json)
+        }
+        Command::Diff(a) if a.format == Some(diff::Format::Markdown) => {
+            Some(formats::Machine::Markdown)
+        }
+        // The plan is on stdout before any question: an error after it
+        // (declined) is not a second document, one before it is the only one.
+        Command::Init(a) if a.review.json => Some(formats::Machine::Json),
+        Command::Pin(a) if a.review.json => Some(formats::Machine::Json),
         _ => None,
     };
     let name = match &cli.command {
@@ -501,8 +555,8 @@ pub fn main() -> ExitCode {
     };
     init_logging();
     let result = Context::open(cli.directory).and_then(|ctx| match cli.command {
-        Command::Init(a) => init::run(&ctx, a.warn, a.verbose),
-        Command::Pin(a) => pin::run(&ctx, &a.paths, a.prune, a.verbose),
+        Command::Init(a) => init::run(&ctx, a.warn, a.review.show(a.verbose)),
+        Command::Pin(a) => pin::run(&ctx, &a.paths, a.prune, a.review.show(a.verbose)),
         Command::Verify(a) => verify::run(
             &ctx,
             verify::Mode::from_flags(a.json, a.format, a.quiet),
@@ -541,7 +595,12 @@ pub fn main() -> ExitCode {
         ),
         Command::Why(a) => why::run(&ctx, &a.path, a.json),
         Command::Status(a) => status::run(&ctx, a.json),
-        Command::Diff(a) => diff::run(&ctx, &a.paths, a.json),
+        Command::Diff(a) => diff::run(
+            &ctx,
+            &a.paths,
+            a.format.or(a.json.then_some(diff::Format::Json)),
+            a.base.as_deref(),
+        ),
         Command::Policy(a) => policy::run(&ctx, a.json),
         Command::Completions(_) | Command::Man(_) => unreachable!("answered above"),
     });

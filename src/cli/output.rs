@@ -2,6 +2,7 @@
 //! `verify --json` document on stdout, in the reference CLI's formats.
 //! Every name is escaped for the terminal; JSON strings use Go escaping.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use seal_core::escape::escaped;
@@ -93,14 +94,15 @@ pub fn verify_json(report: &ProjectReport, extra: &[(&str, String)]) -> String {
 }
 
 /// The pin proposal (reference format): sorted `+ new`, `~ modified`,
-/// `- removed` lines, then the unchanged tally. Removed keys are listed only
-/// when `prune` drops them; otherwise one line counts them and says how to
-/// drop them (the reference lists them either way, which reads as if the pin
-/// removed them).
+/// `- removed` lines, each followed by its `details` (the lines of
+/// [`super::approval::file_lines`], by key), then the unchanged tally.
+/// Removed keys are listed only when `prune` drops them; otherwise one line
+/// counts them and says how to drop them (the reference lists them either
+/// way, which reads as if the pin removed them).
 pub fn pin_summary(
     rows: &[PinRow],
     added_patterns: &[String],
-    verbose: bool,
+    details: &BTreeMap<String, String>,
     prune: bool,
 ) -> String {
     let mut out = String::new();
@@ -138,8 +140,8 @@ pub fn pin_summary(
                 row.file_count
             );
         }
-        if let (true, Some(detail)) = (verbose, &row.detail) {
-            file_lines(&mut out, detail);
+        if let Some(lines) = details.get(&row.key) {
+            out.push_str(lines);
         }
     }
     let _ = writeln!(out, "\n{unchanged} unchanged");
@@ -199,11 +201,13 @@ pub fn not_proposing(command: &str, skipped: &[(String, String)]) -> String {
     out
 }
 
-/// The `seal init` proposal (reference format).
+/// The `seal init` proposal (reference format): the patterns, then each
+/// bundle (key, file count) followed by its `details` (the lines of
+/// [`super::approval::file_lines`], by key).
 pub fn init_summary(
     patterns: &[String],
-    bundles: &[(String, Vec<String>)],
-    verbose: bool,
+    bundles: &[(String, usize)],
+    details: &BTreeMap<String, String>,
 ) -> String {
     let mut out = String::from("Discovery patterns to add:\n");
     if patterns.is_empty() {
@@ -214,11 +218,9 @@ pub fn init_summary(
     }
     let _ = writeln!(out, "\nBundles to add ({}):", bundles.len());
     for (key, files) in bundles {
-        let _ = writeln!(out, "  + {}  ({} files)", escaped(key), files.len());
-        if verbose {
-            for f in files {
-                let _ = writeln!(out, "    {}", escaped(f));
-            }
+        let _ = writeln!(out, "  + {}  ({files} files)", escaped(key));
+        if let Some(lines) = details.get(key) {
+            out.push_str(lines);
         }
     }
     out.push('\n');
@@ -321,36 +323,32 @@ mod tests {
                 kind: PinKind::Modified,
                 file_count: 3,
                 bytes: 0,
-                detail: None,
             },
             PinRow {
                 key: "./a".into(),
                 kind: PinKind::New,
                 file_count: 1,
                 bytes: 0,
-                detail: None,
             },
             PinRow {
                 key: "./c".into(),
                 kind: PinKind::Removed,
                 file_count: 0,
                 bytes: 0,
-                detail: None,
             },
             PinRow {
                 key: "./d".into(),
                 kind: PinKind::Unchanged,
                 file_count: 2,
                 bytes: 0,
-                detail: None,
             },
         ];
         assert_eq!(
-            pin_summary(&rows, &[], false, true),
+            pin_summary(&rows, &[], &BTreeMap::new(), true),
             "  + new       ./a  (1 files)\n  ~ modified  ./b  (3 files)\n  - removed   ./c\n\n1 unchanged\n"
         );
         assert_eq!(
-            pin_summary(&rows, &[], false, false),
+            pin_summary(&rows, &[], &BTreeMap::new(), false),
             "  + new       ./a  (1 files)\n  ~ modified  ./b  (3 files)\n\n1 unchanged\n1 removed (not on \
              disk, kept in seal.json): run with --prune to drop them\n"
         );

@@ -10,32 +10,40 @@
 //! line counts them and names the flag. Bundles over 100 MiB are warned about
 //! before the question.
 //!
+//! Before the question, each new or modified bundle is read again and its
+//! changed files are listed with line counts (`--diff`: with their diffs)
+//! under its row, then, apart, what the pin lets run
+//! ([`super::approval`]); `--json` prints the same plan on stdout, and
+//! `--dry-run` stops there. There is no flag that skips the question.
+//!
 //! A symlink where agents look is never sealed (SPEC: a Mismatch): a bulk pin
 //! lists every such link and offers patterns for what it leads to; a
 //! targeted pin of one (`seal pin CLAUDE.md`) pins what it leads to instead,
 //! and says so.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::fd::AsFd;
 
+use super::approval::{BundleChange, PlanDocument, Show, Sized, Skipped, review};
+use super::diff::{History, HistoryNote};
 use super::output::{large_warnings, not_proposing, pin_summary};
 use super::progress::ProgressLine;
 use super::prompt::confirm;
 use super::{CliError, Context, Done};
 use seal_core::discovery::Listings;
 use seal_core::lockfile::Lockfile;
-use seal_core::plan::{PlanError, Proposal, Refusal, plan_bulk, plan_targeted, resolve_target};
+use seal_core::paths::BundleKey;
+use seal_core::plan::{
+    PinKind, PinPlan, PinRow, PlanError, Proposal, Refusal, plan_bulk, plan_targeted,
+    resolve_target,
+};
 use seal_core::store::{Replace, WriteLock, read_lockfile, write_lockfile};
 use seal_gate::links::{Leads, LinkRule, judge};
 use seal_gate::propose::propose;
 use seal_gate::{ViewPath, place_with};
 
-pub fn run(
-    ctx: &Context,
-    paths: &[OsString],
-    prune: bool,
-    verbose: bool,
-) -> Result<Done, CliError> {
+pub fn run(ctx: &Context, paths: &[OsString], prune: bool, show: Show) -> Result<Done, CliError> {
     // A machine policy that does not parse stops pin as it stops verify.
     let machine = super::machine_policy()?;
     let rule = ctx.link_rule()?;
@@ -72,7 +80,6 @@ pub fn run(
                 &mut listings,
                 &lock,
                 prune,
-                verbose,
                 &uncovered,
                 &proposal,
                 progress.counters(),
@@ -94,6 +101,7 @@ pub fn run(
     drop(progress);
     let plan =
         plan.map_err(|e| CliError::from_plan(e, "cannot pin, seal.json is unchanged", ""))?;
+    let mut history = History::open(&ctx.dir);
     refused.extend(plan.skipped.iter().cloned());
     eprint!("{}", not_proposing("pin", &refused));
     let added: Vec<String> = plan
@@ -104,9 +112,12 @@ pub fn run(
     if plan.is_noop() {
         // A bulk pin shows what it looked at; a targeted one has nothing to add.
         if paths.is_empty() {
-            eprint!("{}", pin_summary(&plan.rows, &[], verbose, prune));
+            eprint!("{}", pin_summary(&plan.rows, &[], &BTreeMap::new(), prune));
         }
         eprintln!("No changes");
+        if show.json {
+            document(&plan, &added, &refused, show, &history, &[]).print();
+        }
         return Ok(Done::Success);
     }
     // SPEC: abort before writing when the result would not be a valid lockfile.
@@ -115,8 +126,16 @@ pub fn run(
             "the result would not be a valid lockfile, nothing was written:\n{e}"
         ))
     })?;
-    eprint!("{}", pin_summary(&plan.rows, &added, verbose, prune));
-    eprint!("{}", large_warnings("pin", &plan.large_bundles()));
+    let changes = review_rows(&mut listings, &lock, &plan, history.as_mut().ok(), show)?;
+    eprint!(
+        "{}",
+        pin_summary(&plan.rows, &added, &show.details(&changes), prune)
+    );
+    let warnings = large_warnings("pin", &plan.large_bundles());
+    let doc = document(&plan, &added, &refused, show, &history, &changes);
+    if !show.before_question(&changes, &doc, false, &warnings) {
+        return Ok(Done::Success);
+    }
     if !confirm("Apply these pin changes?") {
         return Err(CliError::Declined { command: "pin" });
     }
@@ -128,6 +147,79 @@ pub fn run(
     )?;
     eprintln!("Pinned {} bundle(s)", plan.changes());
     Ok(Done::Success)
+}
+
+/// The plan as `--json` prints it.
+fn document<'a>(
+    plan: &PinPlan,
+    added: &[String],
+    refused: &[(String, String)],
+    show: Show,
+    history: &Result<History, String>,
+    bundles: &'a [BundleChange],
+) -> PlanDocument<'a> {
+    let count = |kind: PinKind| plan.rows.iter().filter(|r| r.kind == kind).count();
+    PlanDocument {
+        command: "pin",
+        dry_run: show.dry_run,
+        policy: plan.lockfile.policy.as_str(),
+        patterns: added.to_vec(),
+        bundles,
+        unchanged: count(PinKind::Unchanged),
+        kept_removed: if plan.prune {
+            0
+        } else {
+            count(PinKind::Removed)
+        },
+        large: plan
+            .large_bundles()
+            .into_iter()
+            .map(|b| Sized {
+                key: b.key,
+                bytes: b.bytes,
+            })
+            .collect(),
+        not_proposing: refused
+            .iter()
+            .map(|(path, why)| Skipped {
+                path: path.clone(),
+                why: why.clone(),
+            })
+            .collect(),
+        history: HistoryNote::of(history),
+    }
+}
+
+/// What the pin changes in each bundle it approves anew or withdraws, read
+/// again as it is shown ([`super::approval::review`]), sorted by key.
+fn review_rows(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    plan: &PinPlan,
+    mut history: Option<&mut History>,
+    show: Show,
+) -> Result<Vec<BundleChange>, CliError> {
+    let mut rows: Vec<&PinRow> = plan.rows.iter().collect();
+    rows.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut changes = Vec::new();
+    for row in rows {
+        let key = BundleKey::parse(&row.key).map_err(|rule| {
+            CliError::Refused(format!("{}: {rule}", seal_core::escape::escaped(&row.key)))
+        })?;
+        match (row.kind, plan.lockfile.bundles.get(&key)) {
+            (PinKind::New | PinKind::Modified, Some(planned)) => changes.push(review(
+                listings,
+                &key,
+                lock.bundles.get(&key),
+                planned,
+                history.as_deref_mut(),
+                show.diffs,
+            )?),
+            (PinKind::Removed, None) => changes.push(BundleChange::removed(&row.key)),
+            _ => {}
+        }
+    }
+    Ok(changes)
 }
 
 /// The lines about links at surface paths a bulk pin prints: each, where it

@@ -37,10 +37,7 @@ use super::hash::{HashProgress, KeepNothing, Observed, Problem, observe_root};
 use super::lockfile::{BundleEntry, LOCKFILE_NAME, Lockfile, Policy};
 use super::paths::{BundleKey, PathRule, normalize_user_path};
 use super::pattern::{Pattern, PatternRule};
-use super::verify::{
-    BundleReport, BundleState, HashUnrecorded, Presence, RootName, Surveyed, classify, compare,
-    survey,
-};
+use super::verify::{HashUnrecorded, Presence, RootName, Surveyed, survey};
 
 /// What a pin does to one bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,8 +80,6 @@ pub struct PinRow {
     pub file_count: usize,
     /// The bytes its files hold as hashed now (0 when removed).
     pub bytes: u64,
-    /// The per-file differences, shown with `-v`.
-    pub detail: Option<BundleReport>,
 }
 
 /// What a pin would write.
@@ -356,7 +351,6 @@ pub fn plan_bulk(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     prune: bool,
-    verbose: bool,
     uncovered: &[BundleKey],
     proposal: &Proposal,
     progress: Option<&HashProgress>,
@@ -399,7 +393,6 @@ pub fn plan_bulk(
             kind,
             file_count: files.map_or(0, BTreeMap::len),
             bytes: observed.map_or(0, |o| o.bytes),
-            detail: (verbose && kind == PinKind::Modified).then(|| classify(m)),
         });
     }
     for (key, observed) in offer.roots {
@@ -408,7 +401,6 @@ pub fn plan_bulk(
             kind: PinKind::New,
             file_count: observed.files.len(),
             bytes: observed.bytes,
-            detail: None,
         });
         next.bundles
             .insert(key, BundleEntry::from_files(observed.files));
@@ -630,24 +622,11 @@ pub fn plan_targeted(
             Some(entry) if entry.files == files => PinKind::Unchanged,
             Some(_) => PinKind::Modified,
         };
-        let detail = recorded.map(|entry| {
-            let mut r = BundleReport {
-                name: RootName::Key(key.clone()),
-                state: BundleState::Verified,
-                modified: vec![],
-                added: vec![],
-                missing: vec![],
-                problems: vec![],
-            };
-            r.state = compare(entry, &files, &[], &mut r);
-            r
-        });
         rows.push(PinRow {
             key: key.as_str().to_string(),
             kind,
             file_count: files.len(),
             bytes,
-            detail,
         });
         if kind != PinKind::Unchanged {
             next.bundles

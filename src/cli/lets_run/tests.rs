@@ -327,11 +327,7 @@ fn claude_plugins_name_themselves_their_hooks_and_servers() {
             manifest
         ),
         vec![
-            row(
-                Kind::Plugin,
-                "deployer",
-                code("the Claude Code plugin deployer")
-            ),
+            row(Kind::Plugin, "deployer", code("the plugin deployer")),
             row(Kind::Hook, "hooks", code("hooks from ./config/hooks.json")),
             row(
                 Kind::McpServer,
@@ -397,42 +393,132 @@ fn a_configuration_that_does_not_parse_is_listed_as_unknown() {
     );
 }
 
-/// Every row of the surface table that names MCP servers, hooks, plugins or
-/// agent settings is read here: a new such row fails this test until it has
-/// a reading.
+/// Every row of the surface table that names MCP servers, hooks, plugins,
+/// extensions or agent settings is read here: a new such row fails this
+/// test until it has a reading.
 #[test]
 fn every_mcp_hook_plugin_and_settings_row_of_the_surface_table_is_read() {
     let words = [
         "mcp",
         "hooks",
         "settings",
-        "plugins",
+        "plugin",
         "config.toml",
         "opencode.json",
         "tools",
+        "extensions",
     ];
     let mut checked = 0;
     for row in seal_gate::surfaces::PROJECT_ROWS {
         if !words.iter().any(|w| row.pattern.contains(w)) {
             continue;
         }
-        // A file of the row: the pattern with `*` filled in, and a file
-        // below it when the row is a directory.
+        // A file of the row: the pattern with `*` filled in, and the files
+        // below it an agent reads when the row is a directory.
         let base = row.pattern.replace('*', "x");
         let candidates = [
             base.clone(),
             format!("{base}/x.json"),
+            format!("{base}/plugin.json"),
             format!("{base}/x.ts"),
+            format!("{base}/extension.mjs"),
+            format!("{base}/.claude-plugin/plugin.json"),
         ];
-        let read = candidates.iter().any(|p| {
-            config_rule(p).is_some()
-                || PLUGIN_DIRS.iter().any(|d| p.starts_with(&format!("{d}/")))
-                || config_rule(&format!("{p}/.claude-plugin/plugin.json")).is_some()
-        });
+        let read = candidates
+            .iter()
+            .any(|p| !in_file(p, b"{\"name\": \"p\"}", 0o644).is_empty());
         assert!(read, "surface row {} has no reading", row.pattern);
         checked += 1;
     }
-    assert!(checked >= 15, "{checked} rows");
+    assert!(checked >= 25, "{checked} rows");
+}
+
+#[test]
+fn configuration_files_are_read_at_any_depth() {
+    for path in [
+        "packages/x/.mcp.json",
+        "a/b/.cursor/mcp.json",
+        "packages/x/.claude/plugins/p/.mcp.json",
+    ] {
+        assert_eq!(runs(path, MCP).len(), 4, "{path}");
+    }
+    let hooks = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "bye"}]}]}}"#;
+    assert_eq!(
+        runs("packages/x/.claude/settings.json", hooks),
+        vec![row(Kind::Hook, "Stop", cmd("bye"))]
+    );
+    assert_eq!(
+        runs("packages/x/opencode.json", r#"{"plugin": ["p"]}"#),
+        vec![row(Kind::Plugin, "plugin", code("p"))]
+    );
+    // A name that only ends like one is not one.
+    assert!(runs("x.mcp.json", MCP).is_empty());
+    assert!(runs(".mcp.json/x", MCP).is_empty());
+}
+
+#[test]
+fn plugin_and_marketplace_manifests_of_every_agent() {
+    let manifest = r#"{"name": "tool", "mcpServers": "./.mcp.json",
+        "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "./start.sh"}]}]}}"#;
+    let expected = vec![
+        row(Kind::Plugin, "tool", code("the plugin tool")),
+        row(Kind::Hook, "SessionStart", cmd("./start.sh")),
+        row(
+            Kind::McpServer,
+            "mcpServers",
+            code("servers from ./.mcp.json"),
+        ),
+    ];
+    for path in [
+        ".claude-plugin/plugin.json",
+        "plugins/tool/.claude-plugin/plugin.json",
+        ".codex-plugin/plugin.json",
+        ".cursor-plugin/plugin.json",
+        ".github/plugin/plugin.json",
+    ] {
+        assert_eq!(runs(path, manifest), expected, "{path}");
+    }
+    let market = r#"{"name": "acme", "owner": {"name": "a"}, "plugins": [
+        {"name": "local", "source": "./plugins/local", "description": "d"},
+        {"name": "remote", "source": {"source": "github", "repo": "acme/remote"}}
+    ]}"#;
+    let expected = vec![
+        row(Kind::Plugin, "local", code("./plugins/local")),
+        row(
+            Kind::Plugin,
+            "remote",
+            code(r#"{"repo":"acme/remote","source":"github"}"#),
+        ),
+    ];
+    for path in [
+        ".claude-plugin/marketplace.json",
+        ".cursor-plugin/marketplace.json",
+        ".github/plugin/marketplace.json",
+    ] {
+        assert_eq!(runs(path, market), expected, "{path}");
+    }
+}
+
+#[test]
+fn copilot_cli_extensions_are_code() {
+    assert_eq!(
+        runs(
+            ".github/extensions/lint/extension.mjs",
+            "export default {}\n"
+        ),
+        vec![row(
+            Kind::Plugin,
+            "",
+            code(".github/extensions/lint/extension.mjs")
+        )]
+    );
+    // What the extension imports is listed with it only when it runs on
+    // its own (a script).
+    assert!(runs(".github/extensions/lint/util.mjs", "export {}\n").is_empty());
+    assert_eq!(
+        runs("pkg/.opencode/plugins/audit.ts", "export {}\n")[0].0,
+        Kind::Plugin
+    );
 }
 
 #[test]
@@ -442,7 +528,7 @@ fn the_list_reaches_a_terminal_escaped() {
         br#"{"mcpServers": {"x\u001b[2J": {"command": "evil\u202e", "args": ["\n"]}}}"#,
         0o644,
     );
-    let text = render(&rows);
+    let text = render(&rows.iter().map(|r| (r, false)).collect::<Vec<_>>());
     assert!(
         !text.contains('\u{1b}') && !text.contains('\u{202e}'),
         "{text}"
@@ -453,42 +539,53 @@ fn the_list_reaches_a_terminal_escaped() {
          'evil\\u{202e}' '\\n'\n"
     );
     assert_eq!(render(&[]), "");
+    // The new ones first, marked and counted.
+    let both = in_file(".mcp.json", MCP.as_bytes(), 0o644);
+    let marked: Vec<(&Runnable, bool)> = both.iter().map(|r| (r, r.name == "remote")).collect();
+    let text = render(&marked);
+    assert!(
+        text.starts_with(
+            "What this approval lets run (4, 1 not approved before):\n  new: MCP server remote \
+             in .mcp.json: connects to https://mcp.example.com/mcp\n  MCP server events"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
-fn a_bundle_is_read_below_the_project_without_following_links() {
+fn a_file_whose_bytes_were_not_kept_is_known_by_its_first_bytes() {
+    // A script: its first line is enough.
+    assert_eq!(
+        in_read(".claude/skills/x/run", None, b"#!/bin/sh\necho", 0o644)[0].target,
+        code("#!/bin/sh")
+    );
+    // A configuration file: what it runs is unknown, and said so.
+    let rows = in_read(".mcp.json", None, b"{\"mcpServers\"", 0o644);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].kind, Kind::Unreadable);
+    assert_eq!(rows[0].target, Target::Unknown("larger than 4 MiB".into()));
+    // Kept bytes are read in full.
+    assert_eq!(
+        in_read(".mcp.json", Some(MCP.as_bytes()), b"", 0o644).len(),
+        4
+    );
+}
+
+#[test]
+fn the_mode_is_read_below_the_project_without_following_links() {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join(".claude/plugins/p");
-    std::fs::create_dir_all(root.join("hooks")).unwrap();
-    std::fs::write(
-        root.join("hooks/hooks.json"),
-        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "bye"}]}]}}"#,
+    std::fs::create_dir(dir.path().join("s")).unwrap();
+    std::fs::write(dir.path().join("s/tool"), "x").unwrap();
+    std::fs::set_permissions(
+        dir.path().join("s/tool"),
+        std::fs::Permissions::from_mode(0o755),
     )
     .unwrap();
-    std::fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
-    // A symlinked .mcp.json is not followed: listed as unreadable.
-    std::fs::write(dir.path().join("elsewhere.json"), MCP).unwrap();
-    std::os::unix::fs::symlink(dir.path().join("elsewhere.json"), root.join(".mcp.json")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("s/tool"), dir.path().join("s/link")).unwrap();
     let project = seal_core::fs::open_project(dir.path()).unwrap();
-    let key = BundleKey::parse("./.claude/plugins/p").unwrap();
-    let files: Vec<FilePath> = ["hooks/hooks.json", "run.sh", ".mcp.json"]
-        .iter()
-        .map(|f| FilePath::parse(f).unwrap())
-        .collect();
-    let found = in_bundle(project.as_fd(), &key, &files);
-    let summary: Vec<(Kind, &str)> = found.iter().map(|r| (r.kind, r.file.as_str())).collect();
-    assert_eq!(
-        summary,
-        vec![
-            (Kind::Hook, ".claude/plugins/p/hooks/hooks.json"),
-            (Kind::Script, ".claude/plugins/p/run.sh"),
-            (Kind::Unreadable, ".claude/plugins/p/.mcp.json"),
-        ]
-    );
-    // A single-file bundle is its key's path.
-    std::fs::write(dir.path().join(".mcp.json"), MCP).unwrap();
-    let key = BundleKey::parse("./.mcp.json").unwrap();
-    let found = in_bundle(project.as_fd(), &key, &[FilePath::single_file()]);
-    assert_eq!(found.len(), 4);
-    assert!(found.iter().all(|r| r.file == ".mcp.json"));
+    assert_eq!(mode_of(project.as_fd(), "s/tool") & 0o777, 0o755);
+    assert_eq!(mode_of(project.as_fd(), "s/link"), 0);
+    assert_eq!(mode_of(project.as_fd(), "s"), 0);
+    assert_eq!(mode_of(project.as_fd(), "../etc/passwd"), 0);
 }
