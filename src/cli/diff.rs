@@ -1057,8 +1057,12 @@ impl Reading {
 /// byte (up to the limit `keep` gives, none when it gives none) of the
 /// files a reviewer is shown.
 pub struct KeepBytes<'a> {
-    keep: Box<dyn Fn(&FilePath) -> Option<u64> + Sync + 'a>,
+    keep: Box<KeepLimit<'a>>,
 }
+
+/// How many bytes of a file to keep whole (None: only what a reading
+/// learns).
+type KeepLimit<'a> = dyn Fn(&FilePath) -> Option<u64> + Sync + 'a;
 
 impl<'a> KeepBytes<'a> {
     /// The bytes of every file up to [`DIFF_LIMIT`].
@@ -1479,6 +1483,64 @@ mod tests {
         let text = render_lines(&lines, true);
         assert!(text.ends_with("+\tok\\u{001b}[2J\\u{202e}x\n"), "{text}");
         assert!(render_lines(&lines, false).ends_with("+\tok\x1b[2J\u{202e}x\n"));
+    }
+
+    #[test]
+    fn a_reading_in_chunks_learns_what_one_of_the_whole_does() {
+        let samples: [&[u8]; 6] = [
+            b"",
+            b"one\ntwo",
+            "caf\u{e9} \u{65e5}\u{672c}\n\u{1F600}\n".as_bytes(),
+            b"bad \xff utf8\n",
+            b"nul\0here\n",
+            b"trailing\n\n",
+        ];
+        for bytes in samples {
+            let whole = {
+                let mut r = Reading::new(Some(DIFF_LIMIT), bytes.len() as u64);
+                r.feed(bytes);
+                r.finish()
+            };
+            for size in 1..4 {
+                let mut r = Reading::new(None, 0);
+                for chunk in bytes.chunks(size) {
+                    r.feed(chunk);
+                }
+                let seen = r.finish();
+                assert_eq!(
+                    (seen.size, seen.lines, seen.text, &seen.head),
+                    (whole.size, whole.lines, whole.text, &whole.head),
+                    "{bytes:?} in chunks of {size}"
+                );
+                assert!(seen.bytes.is_none(), "nothing kept without a limit");
+            }
+            assert_eq!(whole.bytes.as_deref(), Some(bytes));
+        }
+        // Lines as a line diff counts them: a last line without a newline
+        // counts.
+        let lines = |b: &[u8]| {
+            let mut r = Reading::new(None, 0);
+            r.feed(b);
+            r.finish().lines
+        };
+        assert_eq!(
+            (lines(b""), lines(b"a"), lines(b"a\n"), lines(b"a\nb")),
+            (0, 1, 1, 2)
+        );
+        // A NUL after the first 8000 bytes does not make a file binary
+        // (git's test); bytes over the limit are dropped.
+        let mut long = vec![b'a'; 9000];
+        long.push(0);
+        let mut r = Reading::new(Some(100), 0);
+        r.feed(&long);
+        let seen = r.finish();
+        assert!(seen.text);
+        assert!(seen.bytes.is_none());
+        assert_eq!(seen.head.len(), HEAD_BYTES);
+        // A UTF-8 sequence cut at the end is not text.
+        let mut r = Reading::new(None, 0);
+        r.feed("\u{65e5}".as_bytes().split_at(2).0);
+        assert!(!r.finish().text);
     }
 
     #[test]

@@ -878,6 +878,21 @@ mod tests {
     }
 
     #[test]
+    fn a_code_span_holds_any_text() {
+        assert_eq!(md_code("plain"), "`plain`");
+        assert_eq!(md_code("a`b``c"), "```a`b``c```");
+        assert_eq!(md_code("`x`"), "`` `x` ``");
+        assert_eq!(md_code(" x "), "`  x  `");
+        assert_eq!(md_code("   "), "`   `");
+        assert_eq!(md_code(""), "(empty)");
+        assert_eq!(md_code("a\n# b\u{202e}"), "`a\\n# b\\u{202e}`");
+        assert_eq!(
+            md_text("a *b* <c> [d](e) `f`"),
+            "a \\*b\\* \\<c\\> \\[d\\](e) \\`f\\`"
+        );
+    }
+
+    #[test]
     fn error_documents() {
         assert_eq!(
             error_json("seal.json <missing>", 2),
