@@ -3,7 +3,8 @@
 //! each `run:` step with `bash --noprofile --norc -eo pipefail` (what
 //! `shell: bash` means on a runner) in the step's working directory, with the
 //! `GITHUB_*` and `RUNNER_*` environment a runner sets, evaluates the few
-//! expressions the action uses, collects step outputs from `$GITHUB_OUTPUT`
+//! expressions the action uses (an input's default too, with the event
+//! payload a test gives), collects step outputs from `$GITHUB_OUTPUT`
 //! and `$GITHUB_PATH`, and stands in for `actions/upload-artifact` by copying
 //! the file. It parses the workflow commands a step prints, as the runner
 //! does, to check the annotations. The install step really runs
@@ -106,6 +107,9 @@ struct Contexts {
     inputs: BTreeMap<String, String>,
     steps: BTreeMap<String, BTreeMap<String, String>>,
     github: BTreeMap<&'static str, String>,
+    /// The event payload, by dotted path (`pull_request.base.sha`); a path
+    /// it lacks reads as empty, as on GitHub.
+    event: BTreeMap<String, String>,
     runner_temp: String,
 }
 
@@ -126,6 +130,9 @@ impl Contexts {
                 .cloned()
                 .unwrap_or_default(),
             ["github", name] => self.github.get(name).cloned().unwrap_or_default(),
+            ["github", "event", path @ ..] => {
+                self.event.get(&path.join(".")).cloned().unwrap_or_default()
+            }
             ["runner", "temp"] => self.runner_temp.clone(),
             _ => panic!("this local runner does not evaluate ${{{{ {expr} }}}}"),
         }
@@ -212,8 +219,19 @@ fn read_outputs(path: &Path) -> BTreeMap<String, String> {
 }
 
 /// Runs the composite action in `action_dir` on `workspace`, with `with`
-/// overriding input defaults.
+/// overriding input defaults, outside a pull request.
 fn run_action(action_dir: &Path, workspace: &Path, with: &[(&str, &str)]) -> JobRun {
+    run_action_on(action_dir, workspace, with, &[])
+}
+
+/// Runs the action for an event whose payload holds `event` (dotted paths
+/// and values).
+fn run_action_on(
+    action_dir: &Path,
+    workspace: &Path,
+    with: &[(&str, &str)],
+    event: &[(&str, &str)],
+) -> JobRun {
     let action = load(&action_dir.join("action.yml"));
     assert_eq!(str_of(&action["runs"], "using"), Some("composite"));
     let temp = tempfile::tempdir().unwrap();
@@ -223,25 +241,30 @@ fn run_action(action_dir: &Path, workspace: &Path, with: &[(&str, &str)]) -> Job
     fs::create_dir(&files).unwrap();
     let artifacts_dir = temp.path().join("artifacts");
 
-    let mut inputs = BTreeMap::new();
-    for (name, spec) in action["inputs"].as_hash().expect("inputs") {
-        let name = name.as_str().unwrap().to_string();
-        let default = str_of(spec, "default").unwrap_or("").to_string();
-        inputs.insert(name, default);
-    }
-    for (k, v) in with {
-        assert!(inputs.contains_key(*k), "the action has no input {k}");
-        inputs.insert(k.to_string(), v.to_string());
-    }
     let mut ctx = Contexts {
-        inputs,
+        inputs: BTreeMap::new(),
         steps: BTreeMap::new(),
         github: BTreeMap::from([
             ("action_path", action_dir.display().to_string()),
             ("workspace", workspace.display().to_string()),
         ]),
+        event: event
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         runner_temp: runner_temp.display().to_string(),
     };
+    // Defaults may be expressions (of the github context), evaluated as the
+    // job starts.
+    for (name, spec) in action["inputs"].as_hash().expect("inputs") {
+        let name = name.as_str().unwrap().to_string();
+        let default = ctx.substitute(str_of(spec, "default").unwrap_or(""));
+        ctx.inputs.insert(name, default);
+    }
+    for (k, v) in with {
+        assert!(ctx.inputs.contains_key(*k), "the action has no input {k}");
+        ctx.inputs.insert(k.to_string(), v.to_string());
+    }
     let target_dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{REPO}/target"));
     let base_path = std::env::var("PATH").unwrap_or_default();
     let mut added_path: Vec<String> = Vec::new();
@@ -668,4 +691,183 @@ fn the_example_workflow_verifies_then_runs_the_agent_under_sudo_seal_run() {
     // Secrets and inputs reach the agent through the environment.
     let script = steps[agent]["run"].as_str().unwrap();
     assert!(!script.contains("${{"), "{script}");
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn seal_in(dir: &Path, args: &[&str], answer: &str) {
+    let mut child = Command::new(SEAL)
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), answer.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success(), "seal {args:?}");
+}
+
+/// A repository whose `proj/` was sealed in a base commit (skills `ok` and
+/// `bad`), then a pull request's commit that re-pins a change to `ok`,
+/// approves a new `.mcp.json` whose command is `evil`, and changes `bad`
+/// without re-pinning it: (the repository, the base commit).
+fn pull_request() -> (tempfile::TempDir, String) {
+    let origin = tempfile::tempdir().unwrap();
+    let proj = origin.path().join("proj");
+    for (rel, text) in [
+        (".claude/skills/ok/SKILL.md", "ok\n"),
+        (".claude/skills/bad/SKILL.md", "approved\n"),
+    ] {
+        let p = proj.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    git(origin.path(), &["init", "-q", "."]);
+    seal_in(&proj, &["init"], "y\n");
+    git(origin.path(), &["add", "-A"]);
+    git(origin.path(), &["commit", "-q", "-m", "base"]);
+    let base = git(origin.path(), &["rev-parse", "HEAD"])
+        .trim()
+        .to_string();
+    fs::write(proj.join(".claude/skills/ok/SKILL.md"), "ok\nbetter\n").unwrap();
+    fs::write(
+        proj.join(".mcp.json"),
+        r#"{"mcpServers": {"helper": {"command": "evil", "args": ["--all"]}}}"#,
+    )
+    .unwrap();
+    seal_in(&proj, &["pin"], "y\n");
+    fs::write(proj.join(".claude/skills/bad/SKILL.md"), "tampered\n").unwrap();
+    git(origin.path(), &["add", "-A"]);
+    git(origin.path(), &["commit", "-q", "-m", "the pull request"]);
+    (origin, base)
+}
+
+/// The job summary of a pull request, from a checkout made with `clone`.
+fn pull_request_summary(origin: &Path, base: &str, clone: &[&str]) -> (JobRun, String) {
+    let ws = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", origin.display());
+    let mut args = vec!["clone", "-q"];
+    args.extend(clone);
+    args.extend([url.as_str(), "."]);
+    git(ws.path(), &args);
+    let job = run_action_on(
+        repo(),
+        ws.path(),
+        &[
+            ("working-directory", "proj"),
+            ("cargo-profile", "dev"),
+            ("upload", "false"),
+        ],
+        &[("pull_request.base.sha", base)],
+    );
+    let summary = job.summary.clone();
+    (job, summary)
+}
+
+#[test]
+fn a_pull_request_s_summary_shows_what_its_seal_json_approves_and_what_that_lets_run() {
+    let (origin, base) = pull_request();
+    let short = &base[..12];
+    let expected = format!(
+        "### seal verify: Blocked\n\n\
+         ### seal: what this change approves\n\n\
+         Against `seal.json` at `{base}` (commit `{short}`).\n\n\
+         **Discovery patterns added:** `.mcp.json`\n\n\
+         #### Approval changed: `./.claude/skills/ok` (1 files)\n\n\
+         - modified `SKILL.md` (+1 -0 lines)\n\n\
+         Lets run: no MCP server, hook, plugin, command or script was found.\n\n\
+         #### New approval: `./.mcp.json` (1 files)\n\n\
+         - added `.mcp.json` (+1 lines)\n\n\
+         **Lets run (1):**\n\n\
+         - **MCP server** `helper` in `.mcp.json`: runs `evil --all`\n\n\
+         ### seal: bundles that differ from seal.json\n\n\
+         #### Mismatch: `./.claude/skills/bad` (changed since it was pinned)\n\n\
+         - modified `SKILL.md` (+1 -1 lines)\n\n\
+         **Result:** Blocked (block mode)\n\n\
+         The `seal verify --json` report is the job's artifact.\n"
+    );
+    // A full checkout has the base and the approved bytes.
+    let (job, summary) = pull_request_summary(origin.path(), &base, &["--no-local"]);
+    assert!(job.failed, "Blocked: {:?}", job.steps);
+    assert_eq!(summary, expected);
+    // A shallow one (actions/checkout's default) gets the base fetched;
+    // the approved bytes of the mismatched file are the base's.
+    let (job, summary) = pull_request_summary(origin.path(), &base, &["--depth", "1"]);
+    let verify = job.step("Verify seal.json");
+    assert!(!verify.stdout.contains("cannot fetch"), "{verify:?}");
+    assert_eq!(summary, expected);
+    // Outside a pull request: the bundles that differ only.
+    let ws = tempfile::tempdir().unwrap();
+    git(
+        ws.path(),
+        &[
+            "clone",
+            "-q",
+            &format!("file://{}", origin.path().display()),
+            ".",
+        ],
+    );
+    let job = run_action(
+        repo(),
+        ws.path(),
+        &[
+            ("working-directory", "proj"),
+            ("cargo-profile", "dev"),
+            ("upload", "false"),
+        ],
+    );
+    assert!(
+        job.summary.starts_with(
+            "### seal verify: Blocked\n\n### seal: bundles that differ from seal.json\n\n\
+             #### Mismatch: `./.claude/skills/bad`"
+        ),
+        "{}",
+        job.summary
+    );
+    // A base the checkout cannot get: a warning, and the summary without
+    // the approval's changes.
+    let job = run_action_on(
+        repo(),
+        ws.path(),
+        &[
+            ("working-directory", "proj"),
+            ("cargo-profile", "dev"),
+            ("upload", "false"),
+        ],
+        &[("pull_request.base.sha", &"0".repeat(40))],
+    );
+    let verify = job.step("Verify seal.json");
+    let warnings: Vec<WorkflowCommand> = workflow_commands(&verify.stdout)
+        .into_iter()
+        .filter(|c| c.name == "warning")
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.message.contains("cannot fetch the base commit")),
+        "{verify:?}"
+    );
+    assert!(
+        job.summary
+            .contains("### seal: bundles that differ from seal.json")
+            && !job.summary.contains("what this change approves"),
+        "{}",
+        job.summary
+    );
 }
