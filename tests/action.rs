@@ -18,6 +18,9 @@ use std::process::Command;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
+mod support;
+use support::git_in;
+
 const SEAL: &str = env!("CARGO_BIN_EXE_seal");
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -407,23 +410,7 @@ fn run_action_on(
 fn workspace(tamper: bool, unverified: bool) -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     let proj = ws.path().join("proj");
-    for (rel, text) in [
-        (".claude/skills/ok/SKILL.md", "ok\n"),
-        (".claude/skills/bad/SKILL.md", "approved\n"),
-    ] {
-        let p = proj.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
-    let mut init = Command::new(SEAL)
-        .arg("init")
-        .current_dir(&proj)
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut init.stdin.take().unwrap(), b"y\n").unwrap();
-    assert!(init.wait().unwrap().success());
+    sealed_project(&proj);
     if tamper {
         fs::write(proj.join(".claude/skills/bad/SKILL.md"), "tampered\n").unwrap();
     }
@@ -693,21 +680,17 @@ fn the_example_workflow_verifies_then_runs_the_agent_under_sudo_seal_run() {
     assert!(!script.contains("${{"), "{script}");
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
+/// The project at `proj`: skills `ok` and `bad`, sealed by `seal init`.
+fn sealed_project(proj: &Path) {
+    for (rel, text) in [
+        (".claude/skills/ok/SKILL.md", "ok\n"),
+        (".claude/skills/bad/SKILL.md", "approved\n"),
+    ] {
+        let p = proj.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    seal_in(proj, &["init"], "y\n");
 }
 
 fn seal_in(dir: &Path, args: &[&str], answer: &str) {
@@ -730,19 +713,11 @@ fn seal_in(dir: &Path, args: &[&str], answer: &str) {
 fn pull_request() -> (tempfile::TempDir, String) {
     let origin = tempfile::tempdir().unwrap();
     let proj = origin.path().join("proj");
-    for (rel, text) in [
-        (".claude/skills/ok/SKILL.md", "ok\n"),
-        (".claude/skills/bad/SKILL.md", "approved\n"),
-    ] {
-        let p = proj.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
-    git(origin.path(), &["init", "-q", "."]);
-    seal_in(&proj, &["init"], "y\n");
-    git(origin.path(), &["add", "-A"]);
-    git(origin.path(), &["commit", "-q", "-m", "base"]);
-    let base = git(origin.path(), &["rev-parse", "HEAD"])
+    git_in(origin.path(), &["init", "-q", "."]);
+    sealed_project(&proj);
+    git_in(origin.path(), &["add", "-A"]);
+    git_in(origin.path(), &["commit", "-q", "-m", "base"]);
+    let base = git_in(origin.path(), &["rev-parse", "HEAD"])
         .trim()
         .to_string();
     fs::write(proj.join(".claude/skills/ok/SKILL.md"), "ok\nbetter\n").unwrap();
@@ -753,10 +728,17 @@ fn pull_request() -> (tempfile::TempDir, String) {
     .unwrap();
     seal_in(&proj, &["pin"], "y\n");
     fs::write(proj.join(".claude/skills/bad/SKILL.md"), "tampered\n").unwrap();
-    git(origin.path(), &["add", "-A"]);
-    git(origin.path(), &["commit", "-q", "-m", "the pull request"]);
+    git_in(origin.path(), &["add", "-A"]);
+    git_in(origin.path(), &["commit", "-q", "-m", "the pull request"]);
     (origin, base)
 }
+
+/// The inputs of the pull request tests.
+const PR_INPUTS: &[(&str, &str)] = &[
+    ("working-directory", "proj"),
+    ("cargo-profile", "dev"),
+    ("upload", "false"),
+];
 
 /// The job summary of a pull request, from a checkout made with `clone`.
 fn pull_request_summary(origin: &Path, base: &str, clone: &[&str]) -> (JobRun, String) {
@@ -765,15 +747,11 @@ fn pull_request_summary(origin: &Path, base: &str, clone: &[&str]) -> (JobRun, S
     let mut args = vec!["clone", "-q"];
     args.extend(clone);
     args.extend([url.as_str(), "."]);
-    git(ws.path(), &args);
+    git_in(ws.path(), &args);
     let job = run_action_on(
         repo(),
         ws.path(),
-        &[
-            ("working-directory", "proj"),
-            ("cargo-profile", "dev"),
-            ("upload", "false"),
-        ],
+        PR_INPUTS,
         &[("pull_request.base.sha", base)],
     );
     let summary = job.summary.clone();
@@ -814,7 +792,7 @@ fn a_pull_request_s_summary_shows_what_its_seal_json_approves_and_what_that_lets
     assert_eq!(summary, expected);
     // Outside a pull request: the bundles that differ only.
     let ws = tempfile::tempdir().unwrap();
-    git(
+    git_in(
         ws.path(),
         &[
             "clone",
@@ -823,15 +801,7 @@ fn a_pull_request_s_summary_shows_what_its_seal_json_approves_and_what_that_lets
             ".",
         ],
     );
-    let job = run_action(
-        repo(),
-        ws.path(),
-        &[
-            ("working-directory", "proj"),
-            ("cargo-profile", "dev"),
-            ("upload", "false"),
-        ],
-    );
+    let job = run_action(repo(), ws.path(), PR_INPUTS);
     assert!(
         job.summary.starts_with(
             "### seal verify: Blocked\n\n### seal: bundles that differ from seal.json\n\n\
@@ -845,11 +815,7 @@ fn a_pull_request_s_summary_shows_what_its_seal_json_approves_and_what_that_lets
     let job = run_action_on(
         repo(),
         ws.path(),
-        &[
-            ("working-directory", "proj"),
-            ("cargo-profile", "dev"),
-            ("upload", "false"),
-        ],
+        PR_INPUTS,
         &[("pull_request.base.sha", &"0".repeat(40))],
     );
     let verify = job.step("Verify seal.json");

@@ -3,8 +3,11 @@
 //! (with git history for `seal diff`). Hostile names and contents must
 //! reach the terminal escaped, and every JSON document must parse.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+mod support;
+use support::git_in;
 
 const SEAL: &str = env!("CARGO_BIN_EXE_seal");
 
@@ -91,23 +94,6 @@ impl Repo {
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);
         self.git(&["rev-parse", "HEAD"]).trim().to_string()
     }
-}
-
-fn git_in(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 // ---------------------------------------------------------------------------
@@ -244,9 +230,10 @@ fn history_repo() -> (Repo, String) {
     (r, approved)
 }
 
-#[test]
-fn diff_shows_modified_added_removed_binary_and_renamed_files_against_history() {
-    let (r, approved) = history_repo();
+/// Changes the skill of `history_repo` in every way a file can change: a
+/// text file modified, a binary one modified, a script added, a file
+/// removed, one renamed.
+fn change_every_way(r: &Repo) {
     r.write(".claude/skills/rev/SKILL.md", "line1\nLINE2\nline3\n")
         .write(".claude/skills/rev/logo.png", b"\x89PNG\0\x02tampered!")
         .write(".claude/skills/rev/run.sh", "#!/bin/sh\necho hi\n")
@@ -256,6 +243,12 @@ fn diff_shows_modified_added_removed_binary_and_renamed_files_against_history() 
         r.path(".claude/skills/rev/new-name.md"),
     )
     .unwrap();
+}
+
+#[test]
+fn diff_shows_modified_added_removed_binary_and_renamed_files_against_history() {
+    let (r, approved) = history_repo();
+    change_every_way(&r);
     r.remove(".claude/skills/done");
     let out = r.seal(&["diff"], "");
     assert_eq!(out.code, 1, "Blocked, as verify: {}", out.stderr);
@@ -1032,15 +1025,7 @@ fn init_and_pin_list_the_commands_of_every_mcp_hook_and_plugin_format_of_the_sur
 fn pin_summarises_each_changed_file_against_history_and_diff_shows_the_diffs() {
     let (r, approved) = history_repo();
     let short = &approved[..12];
-    r.write(".claude/skills/rev/SKILL.md", "line1\nLINE2\nline3\n")
-        .write(".claude/skills/rev/logo.png", b"\x89PNG\0\x02tampered!")
-        .write(".claude/skills/rev/run.sh", "#!/bin/sh\necho hi\n")
-        .remove(".claude/skills/rev/gone.md");
-    std::fs::rename(
-        r.path(".claude/skills/rev/old-name.md"),
-        r.path(".claude/skills/rev/new-name.md"),
-    )
-    .unwrap();
+    change_every_way(&r);
     let out = r.seal(&["pin"], "n\n");
     assert_eq!(out.code, 2);
     assert_eq!(

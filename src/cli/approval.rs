@@ -259,6 +259,20 @@ pub struct PolicyChange {
     pub to: &'static str,
 }
 
+impl Base {
+    /// What a reader must know of the base's `seal.json` when it is not a
+    /// valid one.
+    pub fn note(&self) -> Option<String> {
+        match (self.lockfile, &self.why) {
+            ("missing", _) => Some("seal.json is new: the base has none".into()),
+            (_, Some(why)) => Some(format!(
+                "the base's seal.json is invalid ({why}): every bundle counts as new"
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl Approval {
     /// Whether the approval changes at all.
     pub fn is_empty(&self) -> bool {
@@ -512,16 +526,8 @@ pub fn render_against_base(a: &Approval) -> String {
         return out;
     }
     out.push_str(":\n");
-    match (a.base.lockfile, &a.base.why) {
-        ("missing", _) => out.push_str("  seal.json is new: the base has none\n"),
-        (_, Some(why)) => {
-            let _ = writeln!(
-                out,
-                "  the base's seal.json is invalid ({}): every bundle counts as new",
-                escaped(why)
-            );
-        }
-        _ => {}
+    if let Some(note) = a.base.note() {
+        let _ = writeln!(out, "  {}", escaped(&note));
     }
     if let Some(p) = &a.policy {
         let _ = writeln!(out, "  policy: {} -> {}", p.from.unwrap_or("none"), p.to);

@@ -242,6 +242,17 @@ pub struct BundleDiff {
     pub problems: Vec<String>,
 }
 
+impl BundleDiff {
+    /// Its state in words.
+    pub fn what(&self) -> &'static str {
+        match self.state {
+            "Unverified" => "not in seal.json: every file is new",
+            "Removed" => "recorded in seal.json, not on disk",
+            _ => "changed since it was pinned",
+        }
+    }
+}
+
 /// How one file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -872,12 +883,7 @@ fn escape_content(line: &str) -> String {
 
 /// The human rendering of one bundle (stdout).
 fn render_bundle(out: &mut String, b: &BundleDiff) {
-    let what = match b.state {
-        "Unverified" => "not in seal.json: every file is new",
-        "Removed" => "recorded in seal.json, not on disk",
-        _ => "changed since it was pinned",
-    };
-    let _ = writeln!(out, "{} {}  ({what})", b.state, escaped(&b.key));
+    let _ = writeln!(out, "{} {}  ({})", b.state, escaped(&b.key), b.what());
     if let Some(note) = &b.note {
         let _ = writeln!(out, "  {}", escaped(note));
     }

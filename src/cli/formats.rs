@@ -583,16 +583,8 @@ pub fn markdown_summary(doc: &super::diff::Document) -> String {
             "Against `seal.json` at {} (commit `{short}`).\n",
             md_code(&a.base.revision)
         );
-        match (a.base.lockfile, &a.base.why) {
-            ("missing", _) => out.push_str("`seal.json` is new: the base has none.\n\n"),
-            (_, Some(why)) => {
-                let _ = writeln!(
-                    out,
-                    "The base's `seal.json` is invalid ({}): every bundle counts as new.\n",
-                    md_text(why)
-                );
-            }
-            _ => {}
+        if let Some(note) = a.base.note() {
+            let _ = writeln!(out, "{}.\n", md_text(&note));
         }
         if a.is_empty() {
             out.push_str("No bundle's approval changes.\n\n");
@@ -649,12 +641,13 @@ pub fn markdown_summary(doc: &super::diff::Document) -> String {
     if !doc.bundles.is_empty() {
         out.push_str("### seal: bundles that differ from seal.json\n\n");
         for b in &doc.bundles {
-            let what = match b.state {
-                "Unverified" => "not in seal.json",
-                "Removed" => "recorded, not on disk",
-                _ => "changed since it was pinned",
-            };
-            let _ = writeln!(out, "#### {}: {} ({what})\n", b.state, md_code(&b.key));
+            let _ = writeln!(
+                out,
+                "#### {}: {} ({})\n",
+                b.state,
+                md_code(&b.key),
+                b.what()
+            );
             if let Some(note) = &b.note {
                 let _ = writeln!(out, "{}\n", md_text(note));
             }

@@ -332,10 +332,12 @@ pub fn unknown(path: &str, why: &str) -> Runnable {
 }
 
 /// The mode of the regular file at `path` below `project`, reached without
-/// following links (0 for anything else, or when it cannot be looked at).
-/// Only its executable bits are read: `seal.json` records no mode.
+/// following links and without opening it (0 for anything else, or when it
+/// cannot be looked at). Only its executable bits are read: `seal.json`
+/// records no mode.
 pub fn mode_of(project: BorrowedFd<'_>, path: &str) -> u32 {
-    let Ok(fd) = seal_core::fs::open_file_beneath(project, std::ffi::OsStr::new(path)) else {
+    let names = path.split('/').map(std::ffi::OsString::from).collect();
+    let Ok(fd) = seal_core::fs::open_path_beneath(project, &seal_core::fs::RawPath(names)) else {
         return 0;
     };
     match seal_core::fs::fstat_fd(fd.as_fd()) {

@@ -37,6 +37,25 @@ pub fn fuse_available() -> bool {
     false
 }
 
+/// Runs `git args` in `dir` as a test's committer (no signing, branch
+/// `main`), asserting it succeeds; its stdout.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// Runs `cmd` with `stdin` fed to it and stdout/stderr captured.
 pub fn output_with_stdin(cmd: &mut Command, stdin: &str) -> std::process::Output {
     let mut child = cmd
