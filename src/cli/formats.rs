@@ -530,8 +530,12 @@ fn md_files(out: &mut String, files: &[super::diff::FileDiff]) {
     }
 }
 
-/// One list item per thing an approval lets run, those not approved
-/// before first and marked.
+/// How many things one bundle lets run the Markdown summary lists (a job
+/// summary holds 1 MiB at most); those not approved before come first.
+const MARKDOWN_RUNS: usize = 100;
+
+/// One list item per thing an approval lets run (the first
+/// [`MARKDOWN_RUNS`]), those not approved before first and marked.
 fn md_lets_run(out: &mut String, list: &[super::approval::Runs]) {
     use super::lets_run::Target;
     let mut sorted: Vec<&super::approval::Runs> = list.iter().collect();
@@ -542,7 +546,7 @@ fn md_lets_run(out: &mut String, list: &[super::approval::Runs]) {
         };
         key(a).cmp(&key(b))
     });
-    for runs in sorted {
+    for runs in sorted.iter().take(MARKDOWN_RUNS) {
         let r = &runs.runnable;
         let new = if runs.new == Some(true) {
             "**new:** "
@@ -565,6 +569,13 @@ fn md_lets_run(out: &mut String, list: &[super::approval::Runs]) {
             "- {new}**{}**{name} in {}: {target}",
             r.kind.word(),
             md_code(&r.file)
+        );
+    }
+    if sorted.len() > MARKDOWN_RUNS {
+        let _ = writeln!(
+            out,
+            "- … and {} more (`seal diff --base` lists them all)",
+            sorted.len() - MARKDOWN_RUNS
         );
     }
 }
