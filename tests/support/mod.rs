@@ -65,12 +65,12 @@ pub fn output_with_stdin(cmd: &mut Command, stdin: &str) -> std::process::Output
         .spawn()
         .unwrap();
     use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    // A command that stops before reading its input (a refused policy
+    // file) may be gone before this is written: its output says the rest.
+    let written = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    if let Err(e) = written {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     child.wait_with_output().unwrap()
 }
 
