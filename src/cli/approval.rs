@@ -245,11 +245,21 @@ pub struct Base {
     pub revision: String,
     /// The commit it names.
     pub commit: String,
-    /// `present`, `missing` (the base has no `seal.json`: everything is
-    /// new) or `invalid` (then read as empty, with `why`).
-    pub lockfile: &'static str,
+    pub lockfile: BaseLockfile,
+    /// Why an invalid one is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+}
+
+/// What the base holds at `seal.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaseLockfile {
+    Present,
+    /// None: every bundle is new.
+    Missing,
+    /// Not a valid lockfile: read as empty.
+    Invalid,
 }
 
 #[derive(Debug, Serialize)]
@@ -263,12 +273,13 @@ impl Base {
     /// What a reader must know of the base's `seal.json` when it is not a
     /// valid one.
     pub fn note(&self) -> Option<String> {
-        match (self.lockfile, &self.why) {
-            ("missing", _) => Some("seal.json is new: the base has none".into()),
-            (_, Some(why)) => Some(format!(
-                "the base's seal.json is invalid ({why}): every bundle counts as new"
+        match self.lockfile {
+            BaseLockfile::Present => None,
+            BaseLockfile::Missing => Some("seal.json is new: the base has none".into()),
+            BaseLockfile::Invalid => Some(format!(
+                "the base's seal.json is invalid ({}): every bundle counts as new",
+                self.why.as_deref().unwrap_or_default()
             )),
-            _ => None,
         }
     }
 }
@@ -302,24 +313,20 @@ pub fn against_base(
                 escaped(rev)
             )));
         }
-        Ok(None) => (None, "missing", None),
+        Ok(None) => (None, BaseLockfile::Missing, None),
         Ok(Some(bytes)) => match Lockfile::parse(&bytes) {
-            Ok(base) => (Some(base), "present", None),
-            Err(e) => (None, "invalid", Some(e.to_string())),
+            Ok(base) => (Some(base), BaseLockfile::Present, None),
+            Err(e) => (None, BaseLockfile::Invalid, Some(e.to_string())),
         },
     };
-    let base = base_lock.unwrap_or_else(|| Lockfile::empty(lock.policy));
-    let policy = match state {
-        "present" if base.policy == lock.policy => None,
-        "present" => Some(PolicyChange {
-            from: Some(base.policy.as_str()),
-            to: lock.policy.as_str(),
-        }),
-        _ => Some(PolicyChange {
-            from: None,
+    let policy = match &base_lock {
+        Some(base) if base.policy == lock.policy => None,
+        other => Some(PolicyChange {
+            from: other.as_ref().map(|b| b.policy.as_str()),
             to: lock.policy.as_str(),
         }),
     };
+    let base = base_lock.unwrap_or_else(|| Lockfile::empty(lock.policy));
     let strings = |patterns: &[seal_core::pattern::Pattern],
                    other: &[seal_core::pattern::Pattern]| {
         patterns
