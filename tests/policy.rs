@@ -427,7 +427,9 @@ fn seal_policy_shows_every_setting_and_its_source() {
   "extraMasks": ["~/.acme-agent"],
   "protectedPaths": [".git/hooks/**", ".github/workflows/**"],
   "readOnly": true,
-  "rehashEveryOpen": true
+  "rehashEveryOpen": true,
+  "allowWrite": ["~/work"],
+  "allowWriteProtected": ["~/.ssh"]
 }"#,
     );
     let p = tampered("warn");
@@ -465,6 +467,12 @@ fn seal_policy_shows_every_setting_and_its_source() {
         ),
         ("readOnly", serde_json::json!(true), "machine"),
         ("rehashEveryOpen", serde_json::json!(true), "machine"),
+        ("allowWrite", serde_json::json!(["~/work"]), "machine"),
+        (
+            "allowWriteProtected",
+            serde_json::json!(["~/.ssh"]),
+            "machine",
+        ),
     ];
     for (key, value, source) in expect {
         assert_eq!(s[key]["value"], value, "{key}");
@@ -472,7 +480,7 @@ fn seal_policy_shows_every_setting_and_its_source() {
     }
     assert_eq!(s["auditSyslog"]["value"]["format"], "rfc5424");
     assert_eq!(s["auditSyslog"]["value"]["facility"], "authpriv");
-    assert_eq!(s.as_object().unwrap().len(), 11);
+    assert_eq!(s.as_object().unwrap().len(), 13);
     let (code, out, err) = seal(p.path(), &file, &["policy"]);
     assert_eq!(code, 0);
     assert!(out.is_empty(), "people's output goes to stderr");

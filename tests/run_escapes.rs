@@ -419,9 +419,12 @@ EOF
         std::fs::read_to_string(w.home.join(".codex/sessions/2026/s.jsonl")).unwrap(),
         "session\n"
     );
-    assert_eq!(
-        std::fs::read_to_string(w.home.join(".newtool")).unwrap(),
-        "state\n"
+    // A new file at the top of the home is outside the write scope: it
+    // lived in the run's memory only, and the run says so.
+    assert!(!w.home.join(".newtool").exists());
+    assert!(
+        err.contains("not kept") && err.contains(".newtool"),
+        "{err}"
     );
     // Run 2 behaves like run 1, with the state the first left.
     let (code, out, err) = w.run_sh(
@@ -579,7 +582,7 @@ fn under_sudo_the_command_and_the_merge_back_are_the_invoking_user() {
     let out = Command::new(seal_bin())
         .args(["run", "--", "sh", "-c"])
         .arg(
-            "id -u; echo state > ~/.from-run; \
+            "id -u; echo state > ~/.claude/from-run; \
              sed 's/\"numStartups\": 1/\"numStartups\": 5/' ~/.claude.json > ~/.claude.json.new && \
              mv ~/.claude.json.new ~/.claude.json; grep -c evil ~/.claude.json",
         )
@@ -593,7 +596,7 @@ fn under_sudo_the_command_and_the_merge_back_are_the_invoking_user() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "grep finds no server: {stderr}");
     assert_eq!(stdout, "4242\n0\n", "{stderr}");
-    let state = w.home.join(".from-run");
+    let state = w.home.join(".claude/from-run");
     assert_eq!(std::fs::read_to_string(&state).unwrap(), "state\n");
     assert_eq!(
         std::fs::metadata(&state).unwrap().uid(),

@@ -123,6 +123,11 @@ struct RunArgs {
     /// Bind the host path SRC writable at DEST in the run (repeatable)
     #[arg(long = "bind", num_args = 2, value_names = ["SRC", "DEST"])]
     bind: Vec<PathBuf>,
+    /// Let the command write the host path PATH too (repeatable); the rest of
+    /// the home and of the filesystem is read-only outside the project, /tmp,
+    /// the agents' state and build caches (see --dry-run)
+    #[arg(long = "allow-write", value_name = "PATH")]
+    allow_write: Vec<PathBuf>,
     /// The command and its arguments
     #[arg(
         value_name = "CMD",
@@ -465,6 +470,7 @@ pub fn main() -> ExitCode {
                     .into_iter()
                     .chain(run::pairs(&a.bind, true))
                     .collect(),
+                allow_write: a.allow_write,
                 command: a.command,
             },
         ),

@@ -25,6 +25,8 @@ pub struct RunArgs {
     pub json: bool,
     /// (source, destination, writable)
     pub binds: Vec<(PathBuf, PathBuf, bool)>,
+    /// `--allow-write PATH`
+    pub allow_write: Vec<PathBuf>,
     pub command: Vec<OsString>,
 }
 
@@ -52,6 +54,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         audit_log: args.audit_log,
         user: args.user,
         binds: args.binds,
+        allow_write: args.allow_write,
         writable: !args.read_only && !machine.read_only,
         rehash_every_open: args.rehash_every_open || machine.rehash_every_open,
         kernel_opens: args.kernel_opens && args.read_only,
@@ -127,6 +130,7 @@ fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, C
             "policy": prepared.lockfile.policy.as_str(),
             "entries": seen,
             "masks": prepared.plan.planned.iter().map(location_json).collect::<Vec<_>>(),
+            "writeScope": write_scope_json(prepared),
         });
         for (key, value) in decided.json_keys() {
             doc[key] = serde_json::Value::from(value);
@@ -142,6 +146,61 @@ fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, C
     } else {
         Done::Success
     })
+}
+
+/// Where the command may write: the project (through the view), each
+/// writable place, and the protected places inside them.
+fn write_scope_json(prepared: &Prepared) -> serde_json::Value {
+    let scope = &prepared.plan.scope;
+    serde_json::json!({
+        "project": prepared.request.writable,
+        "writable": scope.writable.iter().map(|w| serde_json::json!({
+            "path": w.path.to_string_lossy(),
+            "why": w.why,
+        })).collect::<Vec<_>>(),
+        "protected": scope.protected.iter().map(|p| p.path.to_string_lossy()).collect::<Vec<_>>(),
+    })
+}
+
+/// The dry run's lines on the write scope.
+fn write_scope_text(prepared: &Prepared, out: &mut String) {
+    use std::fmt::Write as _;
+    let scope = &prepared.plan.scope;
+    out.push_str("\nWhere the command may write (everything else is read-only):\n");
+    let _ = writeln!(
+        out,
+        "  {} {}  [the project, through the sealed view{}]",
+        if prepared.request.writable {
+            "writable"
+        } else {
+            "read-only"
+        },
+        escaped_os(prepared.project_path.as_os_str()),
+        if prepared.request.writable {
+            "; never seal.json, sealed roots, agent surfaces or git's side doors"
+        } else {
+            ""
+        }
+    );
+    for w in &scope.writable {
+        if w.path.starts_with(&prepared.project_path) {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  writable {}  [{}]",
+            escaped_os(w.path.as_os_str()),
+            escaped(&w.why)
+        );
+    }
+    for p in &scope.protected {
+        let _ = writeln!(
+            out,
+            "  never    {}  [{}]",
+            escaped_os(p.path.as_os_str()),
+            escaped(&p.why)
+        );
+    }
 }
 
 /// The state name, the kind (dir/file) and the extra fields of one location.
@@ -173,6 +232,16 @@ fn location_json(p: &Planned) -> serde_json::Value {
                     })),
                 ),
                 Placement::Proc => ("proc", Some(kind), None),
+                Placement::Writable { source } => (
+                    "writable",
+                    Some(kind),
+                    Some(serde_json::json!({ "source": source.to_string_lossy() })),
+                ),
+                Placement::ReadOnly { source } => (
+                    "protected",
+                    Some(kind),
+                    Some(serde_json::json!({ "source": source.to_string_lossy() })),
+                ),
             }
         }
         State::Absent => ("absent", None, None),
@@ -286,7 +355,12 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
                     escaped_os(source.as_os_str())
                 );
             }
-            State::Placed(Placement::View | Placement::Proc) => {}
+            State::Placed(
+                Placement::View
+                | Placement::Proc
+                | Placement::Writable { .. }
+                | Placement::ReadOnly { .. },
+            ) => {}
             State::Covered { by } => {
                 let _ = writeln!(
                     out,
@@ -323,6 +397,7 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
         out,
         "  ({absent} other known locations do not exist and cannot be created in the run)"
     );
+    write_scope_text(prepared, &mut out);
     let impossible = prepared.impossible_mask().is_some();
     let outcome = if impossible {
         Outcome::Blocked

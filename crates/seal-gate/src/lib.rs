@@ -484,7 +484,11 @@ impl Gate {
     pub fn may_change(&self, path: &ViewPath, change: Change, op: &'static str, who: Who) -> bool {
         let view = self.lock_view();
         let place = self.place(view.patterns_source(), path);
-        let decision = decide_change(&place, change, self.guard(path));
+        let mut decision = decide_change(&place, change, self.guard(path));
+        if decision.allowed {
+            // The built-in git rules, which the machine policy may lift.
+            decision = decide_change(&place, change, self.machine.git_guard(path.names()));
+        }
         if !decision.allowed {
             self.record_denied_write(op, &place, path, decision.reason, who);
         }
@@ -495,7 +499,9 @@ impl Gate {
     /// the view (hard links): an ordinary path the machine policy leaves
     /// open, so that no request through it needs a decision of its own.
     pub fn shares_inodes(&self, path: &ViewPath) -> bool {
-        matches!(self.cached_place(path), Place::Ordinary) && self.guard(path) == Guard::Open
+        matches!(self.cached_place(path), Place::Ordinary)
+            && self.guard(path) == Guard::Open
+            && self.machine.git_guard(path.names()) == Guard::Open
     }
 
     /// What the machine policy adds to the write rules at `path`.
