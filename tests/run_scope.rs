@@ -347,3 +347,28 @@ fn git_side_doors_in_the_project_stay_shut_for_the_host_git() {
     let log = host_git(&w.project, &["log", "--format=%s"]);
     assert_eq!(String::from_utf8_lossy(&log.stdout), "later\nedit\nstart\n");
 }
+
+#[test]
+fn the_repository_around_the_project_is_read_only() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    // The project is a subdirectory of a repository whose root is in a
+    // place the run may write (/tmp); and a linked worktree's gitdir.
+    let parent = w.project.parent().unwrap().to_path_buf();
+    assert!(host_git(&parent, &["init", "-q"]).status.success());
+    let script = r#"
+        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
+        try hook 'mkdir -p ../.git/hooks && echo "touch /tmp/pwned" > ../.git/hooks/pre-commit'
+        try config 'echo "[core] fsmonitor = x" >> ../.git/config'
+        try beside 'echo x > ../beside.txt && rm ../beside.txt'
+        git -C .. rev-parse --git-dir >/dev/null && echo read:ok
+    "#;
+    let (out, err) = run_ok(&w, script);
+    assert_eq!(
+        out, "hook:refused\nconfig:refused\nbeside:written\nread:ok\n",
+        "{err}"
+    );
+    assert!(!parent.join(".git/hooks/pre-commit").exists());
+}

@@ -632,6 +632,13 @@ fn decide(inputs: &Inputs, scope: &WriteScope, location: &Path, show: Show) -> (
 /// Plans the run's filesystem.
 pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
     let mut scope = inputs.scope();
+    for dir in git_dirs_outside(&inputs.project) {
+        scope.protected.push(super::scope::ProtectedPlace {
+            path: dir,
+            dir: true,
+            why: "protected: a git directory of the project outside the view".to_string(),
+        });
+    }
     let candidates = candidates(inputs);
     // Where agents keep state files of their own (`~/.claude.json`).
     scope.state_dirs = candidates
@@ -857,6 +864,48 @@ fn protect(inputs: &Inputs, scope: &WriteScope, planned: &mut Vec<Planned>) {
             rule: None,
         });
     }
+}
+
+/// The git directories the project's git uses that are outside the project
+/// (the view protects its own): the repository around a project in a
+/// subdirectory, and where a gitfile (a linked worktree, a submodule) and
+/// its `commondir` lead. Written from the run, their hooks and
+/// configuration would run on the host; they are read-only in the run.
+fn git_dirs_outside(project: &Path) -> Vec<PathBuf> {
+    fn follow(dot_git: &Path, out: &mut Vec<PathBuf>) {
+        out.push(dot_git.to_path_buf());
+        let Ok(text) = std::fs::read_to_string(dot_git) else {
+            return;
+        };
+        let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
+            return;
+        };
+        let base = dot_git.parent().unwrap_or(Path::new("/"));
+        let gitdir = std::fs::canonicalize(base.join(target.trim())).ok();
+        if let Some(gitdir) = gitdir {
+            if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+                if let Ok(c) = std::fs::canonicalize(gitdir.join(common.trim())) {
+                    out.push(c);
+                }
+            }
+            out.push(gitdir);
+        }
+    }
+    let mut out = Vec::new();
+    let own = project.join(".git");
+    if std::fs::symlink_metadata(&own).is_ok_and(|m| m.is_file()) {
+        follow(&own, &mut out);
+    }
+    if let Some(around) = project
+        .ancestors()
+        .skip(1)
+        .map(|a| a.join(".git"))
+        .find(|g| std::fs::symlink_metadata(g).is_ok())
+    {
+        follow(&around, &mut out);
+    }
+    out.retain(|p| !p.starts_with(project));
+    out
 }
 
 /// An absent protected place: occupied where the command could create it.
