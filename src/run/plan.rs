@@ -533,11 +533,7 @@ fn filtered_file(inputs: &Inputs, rule: &'static FilterRule, location: &Path) ->
                 rule,
                 original: None,
                 filtered: Filtered {
-                    bytes: if exists {
-                        Vec::new()
-                    } else {
-                        filter::empty_document(rule.format).to_vec()
-                    },
+                    bytes: filter::empty_document(rule.format).to_vec(),
                     removed: Vec::new(),
                     unparsed: exists.then_some(reason),
                 },

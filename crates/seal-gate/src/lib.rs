@@ -28,6 +28,7 @@ pub mod audit;
 pub mod cache;
 pub mod decision;
 pub mod feed;
+pub mod filters;
 pub mod flight;
 pub mod links;
 pub mod live;

@@ -133,7 +133,7 @@ fn extension_locations_are_placed_by_location() {
     match state(&plan, &home.join(".claude.json")) {
         State::Placed(Placement::Filtered(f)) => {
             assert_eq!(f.rule, &CLAUDE_STATE);
-            assert_eq!(f.filtered.bytes, br#"{"numStartups": 1}"#);
+            assert_eq!(f.filtered.bytes, b"{\n  \"numStartups\": 1\n}\n");
             assert_eq!(f.uid, 4242);
         }
         other => panic!("{other:?}"),
