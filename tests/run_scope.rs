@@ -372,3 +372,33 @@ fn the_repository_around_the_project_is_read_only() {
     );
     assert!(!parent.join(".git/hooks/pre-commit").exists());
 }
+
+#[test]
+fn an_agent_seal_does_not_know_gets_one_line() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let (_, err) = run_ok(&w, "true");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("is not an agent seal knows"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("seal: run: sh is not an agent"),
+        "{err}"
+    );
+    // A known agent's name (here a script so named): no such line.
+    let bin = w.root.join("bin");
+    write(&bin.join("codex"), "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(
+        bin.join("codex"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let codex = bin.join("codex");
+    let (code, _, err) = w.seal(&["run", "--", codex.to_str().unwrap()], "", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("is not an agent"), "{err}");
+}

@@ -80,8 +80,26 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         "seal: run: the project is the sealed view ({})",
         crate::mount::describe_mode(prepared.request.writable, prepared.request.kernel_opens)
     );
+    if let Some(line) = unknown_agent_line(&prepared.request.command) {
+        eprintln!("{line}");
+    }
     let code = execute(prepared).map_err(CliError::Run)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))
+}
+
+/// One line when the command is not an agent of the tables: it runs sealed
+/// all the same, but seal cannot know where else it loads from.
+fn unknown_agent_line(command: &[OsString]) -> Option<String> {
+    let name = std::path::Path::new(command.first()?).file_name()?;
+    let name = name.to_string_lossy();
+    if seal_gate::surfaces::agent_of_command(&name).is_some() {
+        return None;
+    }
+    Some(format!(
+        "seal: run: {} is not an agent seal knows (docs/SURFACES.md): the locations of the agents \
+         it knows are sealed, anything it loads from elsewhere is not",
+        escaped(&name)
+    ))
 }
 
 /// What "Blocked" means for this run, in the words both the real run and

@@ -3,8 +3,10 @@
 //!
 //! One root-owned JSON file, at a path fixed when the binary is built
 //! ([`DEFAULT_PATH`], `/etc/seal/policy.json` unless `SEAL_POLICY_PATH` was set
-//! at build time). Debug builds also honour [`TEST_PATH_VAR`], so the tests can
-//! point a binary at a file of their own; a release build has no such door.
+//! at build time). Test builds (the `test-hooks` feature, which only `cargo
+//! test` turns on) read [`TEST_PATH_VAR`] instead, and no policy when it is
+//! unset, so the tests never read the host's file; a binary `cargo build` or
+//! `cargo install` makes has no such door, debug or release.
 //! An absent file means no machine policy. A file that anyone but root could
 //! change (owner not root, group or other write bits, a directory on its way
 //! that others may write), a symlink, or a file that does not parse strictly
@@ -39,14 +41,23 @@ pub const DEFAULT_PATH: &str = match option_env!("SEAL_POLICY_PATH") {
     None => "/etc/seal/policy.json",
 };
 
-/// Debug builds only: the environment variable that points the binary at
-/// another policy file (for the tests).
-#[cfg(debug_assertions)]
+/// Whether this build has the tests' hooks ([`TEST_PATH_VAR`],
+/// [`TEST_SYSLOG_VAR`]); `seal --version` says so.
+pub const TEST_HOOKS: bool = cfg!(any(test, feature = "test-hooks"));
+
+/// Test builds only: the environment variable naming the policy file (no
+/// machine policy when unset).
+#[cfg(any(test, feature = "test-hooks"))]
 pub const TEST_PATH_VAR: &str = "SEAL_TEST_POLICY_PATH";
 
-/// Debug builds only: the environment variable that replaces `/dev/log` as
-/// the syslog socket (for the tests).
-#[cfg(debug_assertions)]
+/// Test builds only: where the machine policy is when [`TEST_PATH_VAR`] is
+/// unset: nowhere (a path that does not exist), never the host's.
+#[cfg(any(test, feature = "test-hooks"))]
+pub const TEST_NO_POLICY: &str = "/nonexistent/sealfs-test-build/policy.json";
+
+/// Test builds only: the environment variable that replaces `/dev/log` as
+/// the syslog socket.
+#[cfg(any(test, feature = "test-hooks"))]
 pub const TEST_SYSLOG_VAR: &str = "SEAL_TEST_SYSLOG_SOCKET";
 
 /// The syslog socket the journal and syslog daemons listen on.
@@ -58,20 +69,20 @@ const MAX_SIZE: u64 = 1 << 20;
 /// The only schema version this build reads.
 pub const VERSION: u64 = 1;
 
-/// The machine policy file this binary reads: [`DEFAULT_PATH`], or in a debug
-/// build the file [`TEST_PATH_VAR`] names.
+/// The machine policy file this binary reads: [`DEFAULT_PATH`], or in a test
+/// build the file [`TEST_PATH_VAR`] names (none when unset).
 pub fn policy_path() -> PathBuf {
-    #[cfg(debug_assertions)]
-    if let Some(p) = std::env::var_os(TEST_PATH_VAR) {
-        return PathBuf::from(p);
-    }
+    #[cfg(any(test, feature = "test-hooks"))]
+    return std::env::var_os(TEST_PATH_VAR)
+        .map_or_else(|| PathBuf::from(TEST_NO_POLICY), PathBuf::from);
+    #[cfg(not(any(test, feature = "test-hooks")))]
     PathBuf::from(DEFAULT_PATH)
 }
 
-/// The syslog socket audit events go to: `/dev/log`, or in a debug build the
+/// The syslog socket audit events go to: `/dev/log`, or in a test build the
 /// socket [`TEST_SYSLOG_VAR`] names.
 pub fn syslog_socket() -> PathBuf {
-    #[cfg(debug_assertions)]
+    #[cfg(any(test, feature = "test-hooks"))]
     if let Some(p) = std::env::var_os(TEST_SYSLOG_VAR) {
         return PathBuf::from(p);
     }

@@ -1099,6 +1099,31 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
     ),
 ];
 
+/// The commands of the agents the tables know, by the name they are run by,
+/// with the agent's name. `seal run` says so in one line when the command it
+/// starts is none of them (the tables still hold whatever it is).
+pub static AGENT_COMMANDS: &[(&str, &str)] = &[
+    ("claude", "Claude Code"),
+    ("codex", "Codex CLI"),
+    ("gemini", "Gemini CLI"),
+    ("copilot", "Copilot CLI"),
+    ("opencode", "OpenCode"),
+    ("qwen", "Qwen Code"),
+    ("cursor-agent", "Cursor CLI"),
+    ("amp", "Amp"),
+    ("cn", "Continue CLI"),
+    ("cline", "Cline CLI"),
+    ("kilocode", "Kilo Code CLI"),
+];
+
+/// The agent a command name is, if the tables know it.
+pub fn agent_of_command(name: &str) -> Option<&'static str> {
+    AGENT_COMMANDS
+        .iter()
+        .find(|(c, _)| *c == name)
+        .map(|(_, agent)| *agent)
+}
+
 /// Claude Code's per-project auto memory: `<config dir>/projects/<the
 /// project's path, each character other than a letter or digit made '-'>/memory`,
 /// loaded into the prompt like `CLAUDE.md`. `seal run` empties it for the
