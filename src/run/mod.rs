@@ -21,6 +21,7 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use nix::unistd::{Gid, Uid, User};
 
@@ -164,6 +165,26 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
             writable: false,
         });
     }
+    // The audit sinks cannot be written, renamed or removed from inside
+    // (each is a read-only place; a directory holding one is a skeleton,
+    // which cannot be moved either). One inside the project would be the
+    // command's to change: refused.
+    let sinks: Vec<PathBuf> = request
+        .audit_log
+        .iter()
+        .chain(machine.audit.file.iter())
+        .map(|p| plan::locate(&crate::mount::absolute(p)))
+        .collect();
+    for sink in &sinks {
+        if sink.starts_with(&project_path) {
+            return Err(RunError::Bind(format!(
+                "the audit log {} is inside the project, where the command could change it; \
+                 name one outside",
+                seal_core::escape::escaped_os(sink.as_os_str())
+            )));
+        }
+    }
+    target.inputs.sinks = sinks;
     let plan = plan::plan(&target.inputs).map_err(RunError::Bind)?;
     // seal runs from the project root (or -C DIR): the command starts there,
     // inside the view.
@@ -296,6 +317,7 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
         extra_masks,
         allow_write,
         protected_in_home: machine.protected_in_home(),
+        sinks: Vec::new(),
     };
     Ok(Target {
         identity,
@@ -436,6 +458,24 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
     let gate =
         crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)
             .map_err(RunError::Mount)?;
+    let audit_gate = Arc::clone(&gate);
+    let audit = audit_gate.audit();
+    if let Some(audit) = audit {
+        audit.set_run(
+            prepared.identity.uid.as_raw(),
+            prepared
+                .request
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        );
+        audit.lifecycle(
+            seal_gate::audit::Event::RunStart,
+            prepared.report.outcome.as_str(),
+            None,
+        );
+    }
     namespace::enter_namespaces(unprivileged).map_err(|e| {
         if unprivileged {
             RunError::Unprivileged(format!(
@@ -509,6 +549,13 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         return give_up(init, RunError::Command(e));
     }
     let code = namespace::supervise(init.pid);
+    if let Some(audit) = audit {
+        audit.lifecycle(
+            seal_gate::audit::Event::RunEnd,
+            "the command ended",
+            Some(code),
+        );
+    }
     drop(view);
     let outcome = merge::merge_back(&prepared.plan, dirs, &prepared.identity);
     for line in &outcome.done {

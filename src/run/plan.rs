@@ -92,6 +92,8 @@ pub struct Inputs {
     /// The built-in protected paths under each home the machine policy
     /// leaves protected: (relative path, directory).
     pub protected_in_home: Vec<(&'static str, bool)>,
+    /// The audit log files of the run (protected).
+    pub sinks: Vec<PathBuf>,
 }
 
 impl Inputs {
@@ -628,6 +630,13 @@ fn decide(inputs: &Inputs, scope: &WriteScope, location: &Path, show: Show) -> (
 /// Plans the run's filesystem.
 pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
     let mut scope = inputs.scope();
+    for sink in &inputs.sinks {
+        scope.protected.push(super::scope::ProtectedPlace {
+            path: sink.clone(),
+            dir: false,
+            why: "protected: an audit log of the run".to_string(),
+        });
+    }
     for dir in git_dirs_outside(&inputs.project) {
         scope.protected.push(super::scope::ProtectedPlace {
             path: dir,

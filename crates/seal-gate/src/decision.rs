@@ -277,6 +277,9 @@ pub enum ChangeReason {
     GitRepository,
     /// A `HEAD` file outside `.git` would make its directory a bare repository.
     BareRepository,
+    /// The view is read-only (`seal run --read-only`, `seal mount` without
+    /// `--writable`).
+    ReadOnlyView,
 }
 
 impl ChangeReason {
@@ -312,6 +315,7 @@ impl ChangeReason {
             ChangeReason::BareRepository => {
                 "a HEAD file outside .git would make its directory a bare git repository"
             }
+            ChangeReason::ReadOnlyView => "the view is read-only",
         }
     }
 
@@ -328,7 +332,8 @@ impl ChangeReason {
             | ChangeReason::HoldsProtected
             | ChangeReason::GitSideDoor
             | ChangeReason::GitRepository
-            | ChangeReason::BareRepository => crate::policy::Source::BuiltIn,
+            | ChangeReason::BareRepository
+            | ChangeReason::ReadOnlyView => crate::policy::Source::BuiltIn,
         }
     }
 }

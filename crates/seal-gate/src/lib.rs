@@ -218,6 +218,19 @@ impl Gate {
         self.cache.release_kept();
     }
 
+    /// The audit log, when the view has one (for the records of a view's
+    /// and a run's start and end).
+    pub fn audit(&self) -> Option<&AuditLog> {
+        self.audit.as_ref()
+    }
+
+    /// Records a change the view refused without asking the table (a
+    /// read-only view): a `deny-write` record.
+    pub fn refused_in_read_only_view(&self, path: &ViewPath, op: &'static str, who: Who) {
+        let place = self.cached_place(path);
+        self.record_denied_write(op, &place, path, ChangeReason::ReadOnlyView, who);
+    }
+
     pub fn project_fd(&self) -> BorrowedFd<'_> {
         self.project.as_fd()
     }
@@ -723,7 +736,12 @@ impl Gate {
         };
         let shown = seal_core::escape::escaped(&path.display()).into_owned();
         match event {
-            Event::Allow | Event::DenyWrite => {}
+            Event::Allow
+            | Event::DenyWrite
+            | Event::MountStart
+            | Event::MountEnd
+            | Event::RunStart
+            | Event::RunEnd => {}
             Event::FailClosed => tracing::warn!("fail closed on {op} {shown}: {outcome}"),
             Event::Hide | Event::Warn => tracing::info!(
                 "{} {op} {shown} ({outcome}; {})",

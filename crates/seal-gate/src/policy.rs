@@ -597,6 +597,8 @@ pub struct MachinePolicy {
     /// `allowWriteProtected`: built-in protected paths ([`PROTECTED`]) this
     /// machine leaves to the write scope.
     pub allow_write_protected: Vec<&'static str>,
+    /// `sha256:` of the file's bytes (audit records name the policy in force).
+    pub digest: Option<String>,
 }
 
 impl MachinePolicy {
@@ -744,6 +746,7 @@ pub fn load_from(path: &Path) -> Result<MachinePolicy, PolicyError> {
     }
     let mut policy = parse(&bytes, path).map_err(|(rule, detail)| refuse(rule, detail))?;
     policy.file = Some(path.to_path_buf());
+    policy.digest = Some(seal_core::digest::Digest::of(&bytes).to_string());
     Ok(policy)
 }
 

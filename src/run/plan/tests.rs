@@ -54,6 +54,7 @@ fn world() -> World {
         extra_masks: Vec::new(),
         allow_write: Vec::new(),
         protected_in_home: seal_gate::policy::MachinePolicy::default().protected_in_home(),
+        sinks: Vec::new(),
     };
     World {
         _t: t,
