@@ -402,3 +402,42 @@ fn an_agent_seal_does_not_know_gets_one_line() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("is not an agent"), "{err}");
 }
+
+#[test]
+fn qwen_roo_kilo_and_vs_code_user_locations_are_masked() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    write(&w.home.join(".qwen/QWEN.md"), "QWEN USER MEMORY");
+    write(
+        &w.home.join(".qwen/.env"),
+        "NODE_OPTIONS=--require /tmp/x.js",
+    );
+    write(&w.home.join(".qwen/skills/s/SKILL.md"), "QWEN USER SKILL");
+    write(
+        &w.home.join(".qwen/settings.json"),
+        r#"{"model": {"name": "m"}, "mcpServers": {"s": {"command": "x"}}, "hooks": {}}"#,
+    );
+    write(&w.home.join(".roo/rules/r.md"), "ROO RULE");
+    write(&w.home.join(".kilocode/rules/r.md"), "KILO RULE");
+    write(
+        &w.home.join(".config/Code/User/mcp.json"),
+        r#"{"servers": {"s": {"command": "x"}}}"#,
+    );
+    let alt = w.root.join("qwen-home");
+    write(&alt.join("QWEN.md"), "RELOCATED QWEN");
+    let script = r#"
+        echo "[$(cat ~/.qwen/QWEN.md)$(cat ~/.qwen/.env)$(ls -A ~/.qwen/skills)]"
+        cat ~/.qwen/settings.json
+        echo "[$(ls -A ~/.roo)$(ls -A ~/.kilocode/rules)]"
+        cat ~/.config/Code/User/mcp.json
+        echo "[$(cat "$QWEN_HOME/QWEN.md")]"
+    "#;
+    let (code, out, err) = w.run_sh(script, &[("QWEN_HOME", alt.as_path())]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "[]\n{\n  \"model\": {\n    \"name\": \"m\"\n  }\n}\n[]\n{}\n[]\n",
+        "{err}"
+    );
+}

@@ -114,7 +114,9 @@ pub struct ScopeInputs<'a> {
 /// variable.
 fn agent_dirs(inputs: &ScopeInputs<'_>) -> Vec<(PathBuf, String, bool)> {
     let mut out = Vec::new();
-    for g in EXTERNAL_GROUPS {
+    // An agent's own directory (`.claude`, `opencode`); not an editor's
+    // storage that holds an agent's files among others (`Code/User`).
+    for g in EXTERNAL_GROUPS.iter().filter(|g| !g.dir.contains('/')) {
         let bases: Vec<PathBuf> = match g.base {
             Base::Home => inputs.homes.to_vec(),
             Base::XdgConfig => match (inputs.var)("XDG_CONFIG_HOME") {

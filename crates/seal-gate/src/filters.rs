@@ -443,6 +443,18 @@ pub static GEMINI_SETTINGS: FilterRule = FilterRule {
     source: "gemini-config",
 };
 
+/// Qwen Code's settings (user, system): Gemini CLI's schema, which it
+/// keeps. Writable: Qwen Code rewrites the user's file when it migrates it.
+pub static QWEN_SETTINGS: FilterRule = FilterRule {
+    id: "qwen-settings",
+    format: Format::Json,
+    keep: &[GEMINI_KEPT],
+    writable: true,
+    agents: "Qwen Code",
+    versions: "Qwen Code 0.24",
+    source: "qwen-config",
+};
+
 /// Copilot CLI's state and settings: trusted folders, logged-in users, the
 /// model and interface. Dropped, among the rest: `hooks`, `mcpServers`,
 /// `enabledPlugins`, `plugins`, `marketplaces`, `statusLine`,
@@ -596,6 +608,7 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &HOOKS_JSON,
     &MCP_SERVERS_JSON,
     &GEMINI_SETTINGS,
+    &QWEN_SETTINGS,
     &COPILOT_SETTINGS,
     &COPILOT_CONFIG,
     &OPENCODE_CONFIG,

@@ -19,7 +19,7 @@
 pub use crate::filters::{
     AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CODEX_SYSTEM_CONFIG, CONTINUE_JSON,
     CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS, FILTER_RULES, FilterRule, Format,
-    GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
+    GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, QWEN_SETTINGS,
 };
 use seal_core::discovery::{DiscoveryError, Listings, has_trackable_entry};
 use seal_core::fs::{EntryKind, RawPath, nfc_name};
@@ -825,6 +825,28 @@ const OPENCODE_USER: &[Loc] = &[
     dir("tools"),
 ];
 
+const QWEN_USER: &[Loc] = &[
+    file("QWEN.md"),
+    file("AGENTS.md"),
+    filtered("settings.json", &QWEN_SETTINGS),
+    dir("skills"),
+    dir("agents"),
+    dir("commands"),
+    dir("hooks"),
+    dir("extensions"),
+    dir("output-styles"),
+    // Read into the environment at every start (it could relocate or
+    // inject): shown empty.
+    file(".env"),
+];
+
+/// VS Code extensions' global storage that holds agent configuration.
+const ROO_STORAGE: &[Loc] = &[
+    filtered("settings/mcp_settings.json", &MCP_SERVERS_JSON),
+    file("settings/custom_modes.yaml"),
+    file("settings/custom_modes.json"),
+];
+
 /// Rows that are a fixed list of names under one directory per base.
 const fn group(
     base: Base,
@@ -924,6 +946,52 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         OPENCODE_USER,
         "OpenCode",
         "opencode-config",
+    ),
+    group(Base::Home, ".qwen", QWEN_USER, "Qwen Code", "qwen-config"),
+    group(
+        Base::EnvDir("QWEN_HOME"),
+        "",
+        QWEN_USER,
+        "Qwen Code",
+        "qwen-config",
+    ),
+    group(
+        Base::Root,
+        "/etc/qwen-code",
+        &[
+            filtered("settings.json", &QWEN_SETTINGS),
+            filtered("system-defaults.json", &QWEN_SETTINGS),
+        ],
+        "Qwen Code (system settings and defaults)",
+        "qwen-config",
+    ),
+    group(
+        Base::XdgConfig,
+        "Code/User",
+        &[filtered("mcp.json", &MCP_SERVERS_JSON)],
+        "VS Code (user MCP servers, agent mode)",
+        "vscode-mcp",
+    ),
+    group(
+        Base::XdgConfig,
+        "Code - Insiders/User",
+        &[filtered("mcp.json", &MCP_SERVERS_JSON)],
+        "VS Code Insiders (user MCP servers)",
+        "vscode-mcp",
+    ),
+    group(
+        Base::XdgConfig,
+        "Code/User/globalStorage/rooveterinaryinc.roo-cline",
+        ROO_STORAGE,
+        "Roo Code (global MCP servers and modes)",
+        "roo-modes",
+    ),
+    group(
+        Base::XdgConfig,
+        "Code/User/globalStorage/kilocode.kilo-code",
+        ROO_STORAGE,
+        "Kilo Code (global MCP servers and modes)",
+        "kilo-rules",
     ),
     group(
         Base::Home,
@@ -1054,6 +1122,41 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         Show::EmptyDir,
         "Cline",
         "cline-rules",
+    ),
+    ext(
+        Base::Home,
+        ".roo",
+        Show::EmptyDir,
+        "Roo Code (global rules, rules-<mode> directories)",
+        "roo-rules",
+    ),
+    ext(
+        Base::Home,
+        ".kilocode/rules",
+        Show::EmptyDir,
+        "Kilo Code (global rules)",
+        "kilo-rules",
+    ),
+    ext(
+        Base::Home,
+        ".kilocode/workflows",
+        Show::EmptyDir,
+        "Kilo Code (global workflows)",
+        "kilo-rules",
+    ),
+    ext(
+        Base::EnvFile("QWEN_CODE_SYSTEM_SETTINGS_PATH"),
+        "",
+        Show::Filtered(&QWEN_SETTINGS),
+        "Qwen Code",
+        "qwen-config",
+    ),
+    ext(
+        Base::EnvFile("QWEN_CODE_SYSTEM_DEFAULTS_PATH"),
+        "",
+        Show::Filtered(&QWEN_SETTINGS),
+        "Qwen Code",
+        "qwen-config",
     ),
     ext(
         Base::EnvFile("OPENCODE_CONFIG"),
