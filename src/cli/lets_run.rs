@@ -23,10 +23,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 use seal_core::escape::escaped;
 use seal_core::paths::{BundleKey, FilePath};
-use seal_gate::surfaces::{
-    AMP_SETTINGS, CLAUDE_SETTINGS, CODEX_CONFIG, CONTINUE_JSON, COPILOT_SETTINGS, FilterRule,
-    Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
-};
+use seal_gate::surfaces::Format;
 use serde_json::Value;
 
 /// What kind of thing an approval lets run.
@@ -94,10 +91,116 @@ pub struct Runnable {
 /// kilobytes; a larger one is listed as unreadable).
 const MAX_BYTES: u64 = 4 << 20;
 
+/// What one kind of configuration file can make run: its format and the
+/// key paths (`*` for every key at its level) that hold MCP servers, hooks,
+/// plugins and commands. These are the entries a reviewer must see; `seal
+/// run`'s filters are the other side of the coin (allow-lists of what is
+/// safe to keep), so the two are written apart on purpose.
+pub struct ConfigReading {
+    pub id: &'static str,
+    pub format: Format,
+    pub runnable: &'static [&'static [&'static str]],
+}
+
+const fn reading_of(
+    id: &'static str,
+    format: Format,
+    runnable: &'static [&'static [&'static str]],
+) -> ConfigReading {
+    ConfigReading {
+        id,
+        format,
+        runnable,
+    }
+}
+
+static MCP_SERVERS_JSON: ConfigReading =
+    reading_of("mcp-json", Format::Json, &[&["mcpServers"], &["servers"]]);
+static HOOKS_JSON: ConfigReading = reading_of("hooks-json", Format::Json, &[&["hooks"]]);
+static CLAUDE_SETTINGS: ConfigReading = reading_of(
+    "claude-settings",
+    Format::Json,
+    &[
+        &["hooks"],
+        &["statusLine"],
+        &["enabledPlugins"],
+        &["extraKnownMarketplaces"],
+        &["mcpServers"],
+        &["fileSuggestion"],
+    ],
+);
+/// Gemini CLI's settings, and Qwen Code's (a fork that keeps their shape).
+static GEMINI_SETTINGS: ConfigReading = reading_of(
+    "gemini-settings",
+    Format::Json,
+    &[
+        &["mcpServers"],
+        &["mcp", "serverCommand"],
+        &["hooks"],
+        &["tools", "discoveryCommand"],
+        &["tools", "callCommand"],
+        &["toolDiscoveryCommand"],
+        &["toolCallCommand"],
+    ],
+);
+static COPILOT_SETTINGS: ConfigReading = reading_of(
+    "copilot-settings",
+    Format::Json,
+    &[
+        &["hooks"],
+        &["mcpServers"],
+        &["enabledPlugins"],
+        &["plugins"],
+        &["marketplaces"],
+        &["statusLine"],
+    ],
+);
+static AMP_SETTINGS: ConfigReading =
+    reading_of("amp-settings", Format::Json, &[&["amp.mcpServers"]]);
+static CODEX_CONFIG: ConfigReading = reading_of(
+    "codex-config",
+    Format::Toml,
+    &[
+        &["mcp_servers"],
+        &["notify"],
+        &["hooks"],
+        &["plugins"],
+        &["marketplaces"],
+        &["zsh_path"],
+        &["js_repl_node_path"],
+        &["profiles", "*", "mcp_servers"],
+        &["profiles", "*", "notify"],
+        &["profiles", "*", "zsh_path"],
+        &["profiles", "*", "js_repl_node_path"],
+    ],
+);
+static OPENCODE_CONFIG: ConfigReading = reading_of(
+    "opencode-config",
+    Format::Json,
+    &[
+        &["mcp"],
+        &["plugin"],
+        &["command"],
+        &["formatter"],
+        &["lsp"],
+        &["experimental", "hook"],
+    ],
+);
+static CONTINUE_JSON: ConfigReading = reading_of(
+    "continue-json",
+    Format::Json,
+    &[
+        &["mcpServers"],
+        &["experimental", "modelContextProtocolServers"],
+        &["slashCommands"],
+        &["customCommands"],
+        &["contextProviders"],
+    ],
+);
+
 /// The project files read as configuration, by where they are (`*` is one
-/// name), with the rule that names their extension entries. The first match
-/// wins.
-pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
+/// name), with what in them can make something run. The first match wins.
+pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     // MCP server files: Claude Code, Copilot, Cursor, VS Code.
     (".mcp.json", &MCP_SERVERS_JSON),
     (".github/mcp.json", &MCP_SERVERS_JSON),
@@ -110,7 +213,6 @@ pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
     (".claude/settings.json", &CLAUDE_SETTINGS),
     (".claude/settings.local.json", &CLAUDE_SETTINGS),
     (".gemini/settings.json", &GEMINI_SETTINGS),
-    // Qwen Code is a fork of Gemini CLI and keeps its settings' shape.
     (".qwen/settings.json", &GEMINI_SETTINGS),
     (".github/copilot/settings.json", &COPILOT_SETTINGS),
     (".amp/settings.json", &AMP_SETTINGS),
@@ -134,14 +236,11 @@ pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
 
 /// A Claude Code plugin's manifest (`.claude-plugin/plugin.json`): its
 /// hooks and MCP servers, inline or as paths of files in the plugin.
-pub static CLAUDE_PLUGIN: FilterRule = FilterRule {
-    id: "claude-plugin",
-    format: Format::Json,
-    remove: &[&["hooks"], &["mcpServers"], &["lspServers"]],
-    writable: false,
-    agents: "Claude Code",
-    source: "claude-plugins",
-};
+pub static CLAUDE_PLUGIN: ConfigReading = reading_of(
+    "claude-plugin",
+    Format::Json,
+    &[&["hooks"], &["mcpServers"], &["lspServers"]],
+);
 
 /// Directories whose files are code an agent loads as plugins or tools.
 const PLUGIN_DIRS: &[&str] = &[".opencode/plugins", ".opencode/tools"];
@@ -211,8 +310,8 @@ fn matches(pattern: &str, path: &str) -> bool {
     p.len() == s.len() && p.iter().zip(&s).all(|(p, s)| *p == "*" || p == s)
 }
 
-/// The rule a project file is read with, if it is a configuration file.
-pub fn config_rule(path: &str) -> Option<&'static FilterRule> {
+/// How a project file is read, if it is a configuration file.
+pub fn config_reading(path: &str) -> Option<&'static ConfigReading> {
     CONFIG_FILES
         .iter()
         .find(|(pattern, _)| matches(pattern, path))
@@ -224,7 +323,7 @@ pub fn config_rule(path: &str) -> Option<&'static FilterRule> {
 /// it is a script or a plugin's code.
 pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
     let mut out = Vec::new();
-    if let Some(rule) = config_rule(path) {
+    if let Some(rule) = config_reading(path) {
         if std::ptr::eq(rule, &CLAUDE_PLUGIN) {
             // The plugin itself: its manifest names it.
             let name = jsonc_value(bytes)
@@ -286,7 +385,7 @@ pub fn in_bundle<'f>(
         };
         match read(project, &path) {
             Ok((bytes, mode)) => out.extend(in_file(&path, &bytes, mode)),
-            Err(e) if config_rule(&path).is_some() => out.push(Runnable {
+            Err(e) if config_reading(&path).is_some() => out.push(Runnable {
                 kind: Kind::Unreadable,
                 file: path,
                 name: String::new(),
@@ -312,7 +411,7 @@ fn read(project: BorrowedFd<'_>, path: &str) -> std::io::Result<(Vec<u8>, u32)> 
 
 /// The entries of a configuration file that `rule` names, read for what
 /// they run.
-fn in_config(path: &str, bytes: &[u8], rule: &FilterRule, out: &mut Vec<Runnable>) {
+fn in_config(path: &str, bytes: &[u8], rule: &ConfigReading, out: &mut Vec<Runnable>) {
     let unreadable = |why: String| Runnable {
         kind: Kind::Unreadable,
         file: path.to_string(),
@@ -341,7 +440,7 @@ fn in_config(path: &str, bytes: &[u8], rule: &FilterRule, out: &mut Vec<Runnable
         }
     };
     let extensions = rule
-        .remove
+        .runnable
         .iter()
         .map(|path| (*path, reading(path.last().copied().unwrap_or_default())));
     let also = ALSO_RUN

@@ -425,9 +425,9 @@ fn every_mcp_hook_plugin_and_settings_row_of_the_surface_table_is_read() {
             format!("{base}/x.ts"),
         ];
         let read = candidates.iter().any(|p| {
-            config_rule(p).is_some()
+            config_reading(p).is_some()
                 || PLUGIN_DIRS.iter().any(|d| p.starts_with(&format!("{d}/")))
-                || config_rule(&format!("{p}/.claude-plugin/plugin.json")).is_some()
+                || config_reading(&format!("{p}/.claude-plugin/plugin.json")).is_some()
         });
         assert!(read, "surface row {} has no reading", row.pattern);
         checked += 1;
