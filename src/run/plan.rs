@@ -641,7 +641,9 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
         scope.protected.push(super::scope::ProtectedPlace {
             path: dir,
             dir: true,
-            why: "protected: a git directory of the project outside the view".to_string(),
+            why: "protected: a git directory of the project outside the view; git reads it, \
+                  but commits need the repository's root sealed as the project"
+                .to_string(),
         });
     }
     let candidates = candidates(inputs);
@@ -876,6 +878,14 @@ fn protect(inputs: &Inputs, scope: &WriteScope, planned: &mut Vec<Planned>) {
 /// subdirectory, and where a gitfile (a linked worktree, a submodule) and
 /// its `commondir` lead. Written from the run, their hooks and
 /// configuration would run on the host; they are read-only in the run.
+/// Read-only whole, not writable but for those side doors: an absent
+/// `commondir` or `config.worktree` can only be kept from being made by a
+/// placeholder, which turns the directory into a skeleton of binds where
+/// git's lock-and-rename of its index fails; and an agent that could write
+/// there could make one. So in a package of a repository git reads
+/// (status, log, diff) and does not commit; a project that seals the
+/// repository's root has its `.git` in the view, which guards each side
+/// door by name and lets git commit.
 fn git_dirs_outside(project: &Path) -> Vec<PathBuf> {
     fn follow(dot_git: &Path, out: &mut Vec<PathBuf>) {
         out.push(dot_git.to_path_buf());
