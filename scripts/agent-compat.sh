@@ -259,7 +259,7 @@ workspace="$work/workspace" # the git root holding the project (monorepo style)
 project="$workspace/project"
 nested="$project/packages/app" # a package of the project, with surfaces of its own
 relocated="$work/relocated"    # config dirs named by the relocating variables
-traces="$home/sealtest-traces" # hooks and MCP servers append here
+traces="$work/traces" # hooks and MCP servers append here (outside the home, which is read-only in a run)
 manifest="$work/manifest.tsv"  # ID, kind (marker/trace), class, label, file
 mkdir -p "$home" "$project" "$nested" "$relocated" "$traces"
 : >"$manifest"

@@ -21,6 +21,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "scripts/test.sh: the tests that need them will print SKIPPED" >&2
 fi
+# The `seal` the integration tests run is the one with the tests' hooks
+# (seal-gate's test-hooks feature): link it, in case a plain `cargo build`
+# replaced it at target/debug/seal.
+cargo build --all-targets --quiet
 if cargo nextest --version >/dev/null 2>&1; then
   exec cargo nextest run --all-targets --no-fail-fast "$@"
 else

@@ -268,7 +268,13 @@ fn run_action_on(
         assert!(ctx.inputs.contains_key(*k), "the action has no input {k}");
         ctx.inputs.insert(k.to_string(), v.to_string());
     }
-    let target_dir = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{REPO}/target"));
+    // Not the test build's target directory: `cargo install` links a `seal`
+    // without the tests' hooks, which must not replace the one the other
+    // tests run (target/debug/seal). tests/policy_build.rs builds the same
+    // binary there, so the two share what they compile.
+    let target_dir = std::env::var("CARGO_TARGET_DIR")
+        .map(|t| format!("{t}/plain-build"))
+        .unwrap_or_else(|_| format!("{REPO}/target/plain-build"));
     let base_path = std::env::var("PATH").unwrap_or_default();
     let mut added_path: Vec<String> = Vec::new();
     let mut job = JobRun {
@@ -436,9 +442,10 @@ fn a_blocked_project_gets_annotations_a_failed_job_and_an_uploaded_report() {
     );
     let install = job.step("Install seal from the action's checkout");
     assert_eq!(install.code, 0, "{}", install.stderr);
+    // What `cargo install` makes: no test hooks (tests/policy_build.rs).
     assert_eq!(
         install.stdout,
-        format!("seal {}\n", env!("CARGO_PKG_VERSION"))
+        format!("seal {} (debug build)\n", env!("CARGO_PKG_VERSION"))
     );
     let verify = job.step("Verify seal.json");
     assert_eq!(verify.code, 1, "{verify:?}");

@@ -79,8 +79,9 @@ fn git(dir: &Path, args: &[&str]) -> String {
 // The workflows, each a shell script run in a directory (the view, or the
 // project under `seal run`) and a check of the disk.
 
+/// Run where `git init -q -b main` was run on the disk beforehand: no
+/// repository is made inside a view (docs/SECURITY.md).
 const GIT_SCRIPT: &str = "set -e
-git init -q -b main
 git add -A
 git commit -q -m init
 echo 'print(2)' >> src/app.py
@@ -228,6 +229,7 @@ fn git_in_a_writable_mount() {
         return;
     }
     let v = Rw::new();
+    git(v.disk(), &["init", "-q", "-b", "main"]);
     let log = sh(v.view(), GIT_SCRIPT);
     check_git(v.disk(), &log, " M src/app.py\n");
     assert_eq!(
@@ -463,6 +465,7 @@ fn git_atomic_saves_and_concurrent_writers_inside_seal_run() {
     }
     let p = project();
     prepare_save(p.path());
+    git(p.path(), &["init", "-q", "-b", "main"]);
     let lockfile = fs::read(p.path().join("seal.json")).unwrap();
     let script =
         format!("set -e\n{GIT_SCRIPT}\necho ---\n{SAVE_SCRIPT}\necho\necho ---\n{WRITERS_SCRIPT}");

@@ -272,7 +272,10 @@ fn refused<T>(v: &Rw, what: &str, audited: &str, op: impl FnOnce() -> io::Result
     );
     for r in &new {
         assert!(r["op"].is_string() && r["outcome"].is_string(), "{r}");
-        let line = r.to_string();
+        // The project's path is named once, in its own field.
+        let mut rest = r.clone();
+        rest.as_object_mut().unwrap().remove("project");
+        let line = rest.to_string();
         assert!(
             !line.contains(&v.p.path().display().to_string()),
             "a host path in {line}"
@@ -1939,6 +1942,94 @@ fn fstat_of_an_open_file_whose_name_went_away_describes_that_file() {
 // What the writable view does not protect (docs/SECURITY.md says so; each
 // statement there is checked here).
 
+/// git on the disk, outside any view, without system or global config.
+fn disk_git(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn git_side_doors_are_immutable_and_no_repository_is_made() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture("block");
+    // The project's repository, a nested one (a vendored checkout) and a
+    // submodule's git directory, all made on the disk.
+    assert!(disk_git(p.path(), &["init", "-q"]).status.success());
+    p.write(".git/hooks/pre-commit", "#!/bin/sh\nexit 0\n")
+        .write(".git/modules/sub/config", "[core]\n")
+        .write(".git/modules/sub/hooks/post-checkout", "#!/bin/sh\n")
+        .write(".git/worktrees/w/HEAD", "ref: refs/heads/w\n")
+        .write(".gitmodules", "")
+        .write("vendor/lib/x.c", "int x;\n")
+        .write("fixtures/bare/refs/heads/.keep", "")
+        .write("fixtures/bare/objects/.keep", "");
+    assert!(
+        disk_git(&p.path().join("vendor/lib"), &["init", "-q"])
+            .status
+            .success()
+    );
+    let v = Rw::new(p, &[]);
+
+    // Every kind of change to each side door is refused and audited.
+    every_file_change_refused(&v, ".git/config", "src/main.rs");
+    every_file_change_refused(&v, ".git/modules/sub/config", "src/main.rs");
+    every_file_change_refused(&v, "vendor/lib/.git/config", "src/main.rs");
+    every_file_change_refused(&v, ".gitmodules", "src/main.rs");
+    every_dir_change_refused(&v, ".git/hooks", "pre-commit");
+    every_dir_change_refused(&v, ".git/modules/sub/hooks", "post-checkout");
+    every_dir_change_refused(&v, ".git/info", "exclude");
+    // The side doors: a commondir pointing at a git directory the
+    // agent built, and a repository of its own in a subdirectory (git
+    // init; a gitfile; a bare repository's HEAD).
+    every_making_refused(&v, ".git/commondir");
+    every_making_refused(&v, ".git/worktrees/w/commondir");
+    every_making_refused(&v, "src/.git");
+    every_making_refused(&v, "fixtures/bare/HEAD");
+    refused(&v, "rename .git away", ".git", || {
+        fs::rename(v.v(".git"), v.v("src/dot-git"))
+    });
+    refused(&v, "rewrite a gitfile", "vendor/lib/.git", || {
+        fs::rename(v.v("vendor/lib/.git"), v.v("vendor/lib/old-git"))
+    });
+    let out = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(v.v("src"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "git init in src must fail");
+    assert!(!v.d("src/.git").exists());
+    for r in v.deny_writes() {
+        if r["path"].as_str().is_some_and(|p| p.contains(".git")) {
+            assert_eq!(r["policy_source"], "built-in", "{r}");
+        }
+    }
+    // Everything else of git works through the view: objects, refs, the
+    // index, logs.
+    fs::write(v.v("src/main.rs"), "fn main() { }\n").unwrap();
+    let commit = disk_git(&v.v(""), &["add", "src"]);
+    assert!(commit.status.success(), "{commit:?}");
+    let commit = disk_git(
+        &v.v(""),
+        &["commit", "-q", "--no-verify", "-m", "in the view"],
+    );
+    assert!(commit.status.success(), "{commit:?}");
+    let log = disk_git(v.p.path(), &["log", "--format=%s"]);
+    assert_eq!(String::from_utf8_lossy(&log.stdout), "in the view\n");
+}
+
 #[test]
 fn what_the_writable_view_does_not_protect() {
     if !fuse_available() {
@@ -1970,27 +2061,8 @@ fn what_the_writable_view_does_not_protect() {
         OpenOptions::new().append(true).open(v.v(".mcp.json"))
     });
 
-    // .git/hooks and .git/config are ordinary...
-    fs::write(v.v(".git/hooks/pre-commit"), "#!/bin/sh\necho hook\n").unwrap();
-    fs::write(v.v(".git/config"), "[core]\n\tbare = false\n").unwrap();
-    assert_eq!(
-        fs::read(v.d(".git/hooks/pre-commit")).unwrap(),
-        b"#!/bin/sh\necho hook\n"
-    );
-    let Rw { p, m, .. } = v;
-    drop(m);
-    // ... unless the lockfile seals them (here the hooks).
-    p.pin(&[".git/hooks"]);
-    let v = Rw::new(p, &[]);
-    refused(&v, "write a pinned hook", ".git/hooks/pre-commit", || {
-        OpenOptions::new()
-            .append(true)
-            .open(v.v(".git/hooks/pre-commit"))
-    });
-    refused(&v, "add a pinned hook", ".git/hooks/post-checkout", || {
-        File::create(v.v(".git/hooks/post-checkout"))
-    });
-    fs::write(v.v(".git/config"), "[core]\n\tbare = false\n\n").unwrap();
+    // (git's configuration and hooks are not ordinary: see
+    // git_side_doors_are_immutable_and_no_repository_is_made.)
     drop(v);
 
     // Hard links made on the disk, outside the view: the alias is an

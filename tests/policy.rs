@@ -498,7 +498,9 @@ fn seal_policy_shows_every_setting_and_its_source() {
   "protectedPaths": [".git/hooks/**", ".github/workflows/**"],
   "readOnly": true,
   "rehashEveryOpen": true,
-  "strictVerify": true
+  "strictVerify": true,
+  "allowWrite": ["~/work"],
+  "allowWriteProtected": ["~/.ssh"]
 }"#,
     );
     let p = tampered("warn");
@@ -537,6 +539,12 @@ fn seal_policy_shows_every_setting_and_its_source() {
         ("readOnly", serde_json::json!(true), "machine"),
         ("rehashEveryOpen", serde_json::json!(true), "machine"),
         ("strictVerify", serde_json::json!(true), "machine"),
+        ("allowWrite", serde_json::json!(["~/work"]), "machine"),
+        (
+            "allowWriteProtected",
+            serde_json::json!(["~/.ssh"]),
+            "machine",
+        ),
     ];
     for (key, value, source) in expect {
         assert_eq!(s[key]["value"], value, "{key}");
@@ -544,7 +552,7 @@ fn seal_policy_shows_every_setting_and_its_source() {
     }
     assert_eq!(s["auditSyslog"]["value"]["format"], "rfc5424");
     assert_eq!(s["auditSyslog"]["value"]["facility"], "authpriv");
-    assert_eq!(s.as_object().unwrap().len(), 12);
+    assert_eq!(s.as_object().unwrap().len(), 14);
     let (code, out, err) = seal(p.path(), &file, &["policy"]);
     assert_eq!(code, 0);
     assert!(out.is_empty(), "people's output goes to stderr");

@@ -156,7 +156,7 @@ fn a_warn_project_under_a_block_machine_policy_hides_its_mismatched_bundle() {
         .collect();
     assert!(!hidden.is_empty());
     for r in &hidden {
-        assert_eq!(r["schema"], "seal.audit/1", "{r}");
+        assert_eq!(r["schema"], "seal.audit/2", "{r}");
         assert_eq!(r["event"], "hide", "{r}");
         assert_eq!(r["outcome"], "Mismatch", "{r}");
         assert_eq!(r["policy"], "block", "{r}");
@@ -201,6 +201,13 @@ fn syslog_receives_every_decision() {
     .unwrap();
     assert!(!view.path(".claude/skills/review").exists());
     let mut buf = vec![0u8; 65536];
+    // First the view's start: auth (4) * 8 + info (6) = 38.
+    let n = socket.recv(&mut buf).unwrap();
+    let line = String::from_utf8(buf[..n].to_vec()).unwrap();
+    assert!(
+        line.starts_with("<38>seal[") && line.contains("\"event\":\"mount-start\""),
+        "{line}"
+    );
     let n = socket.recv(&mut buf).unwrap();
     let line = String::from_utf8(buf[..n].to_vec()).unwrap();
     // auth (4) * 8 + notice (5) = 37, then "seal[PID]: " and the JSON record.

@@ -358,7 +358,7 @@ fn configuration_files_are_filtered_and_the_agents_state_survives() {
     write(&w.home.join(".codex/config.toml"), CODEX_TOML);
     write(
         &w.home.join(".claude/settings.json"),
-        r#"{"model": "opus", "hooks": {"SessionStart": []}, "env": {"A": "1"}}"#,
+        r#"{"model": "opus", "hooks": {"SessionStart": []}, "env": {"ANTHROPIC_MODEL": "1", "NODE_OPTIONS": "--require x"}}"#,
     );
     // Run 1: the agent reads its filtered configuration, updates its state
     // (by a temporary file and a rename), gives itself a server, and makes
@@ -388,13 +388,16 @@ EOF
     let parts: Vec<&str> = out.split("---\n").collect();
     assert_eq!(
         parts[0],
-        "{\n  \"numStartups\": 1,\n  \"userID\": \"u-1\",\n  \"projects\": {\n    \"/elsewhere\": {\"allowedTools\": []}\n  }\n}\n"
+        "{\n  \"numStartups\": 1,\n  \"userID\": \"u-1\",\n  \"projects\": {\n    \"/elsewhere\": {\n      \"allowedTools\": []\n    }\n  }\n}\n"
     );
     assert_eq!(
         parts[1],
         "# my settings\nmodel = \"gpt-test\"   # keep\n\n[model_providers.local]\nbase_url = \"http://127.0.0.1:9/v1\"\n"
     );
-    assert_eq!(parts[2], "{\"model\": \"opus\", \"env\": {\"A\": \"1\"}}");
+    assert_eq!(
+        parts[2],
+        "{\n  \"model\": \"opus\",\n  \"env\": {\n    \"ANTHROPIC_MODEL\": \"1\"\n  }\n}\n"
+    );
     // On the host: the state merged, the host's servers kept, nothing the
     // run gave itself.
     let host: serde_json::Value =
@@ -419,9 +422,12 @@ EOF
         std::fs::read_to_string(w.home.join(".codex/sessions/2026/s.jsonl")).unwrap(),
         "session\n"
     );
-    assert_eq!(
-        std::fs::read_to_string(w.home.join(".newtool")).unwrap(),
-        "state\n"
+    // A new file at the top of the home is outside the write scope: it
+    // lived in the run's memory only, and the run says so.
+    assert!(!w.home.join(".newtool").exists());
+    assert!(
+        err.contains("not kept") && err.contains(".newtool"),
+        "{err}"
     );
     // Run 2 behaves like run 1, with the state the first left.
     let (code, out, err) = w.run_sh(
@@ -444,8 +450,9 @@ fn a_file_that_does_not_parse_is_shown_empty_and_the_dry_run_says_so() {
         .find(|l| l.contains(".claude.json"))
         .unwrap_or_default();
     assert!(line.contains("shown empty: it does not parse"), "{err}");
-    let (code, out, err) = w.run_sh("wc -c < ~/.claude.json", &[]);
-    assert_eq!((code, out.trim()), (0, "0"), "{err}");
+    // An empty document: the agent's reader finds nothing in it.
+    let (code, out, err) = w.run_sh("cat ~/.claude.json", &[]);
+    assert_eq!((code, out.as_str()), (0, "{}\n"), "{err}");
     let (_, _, err) = w.seal(
         &["why", w.home.join(".claude.json").to_str().unwrap()],
         "",
@@ -579,7 +586,7 @@ fn under_sudo_the_command_and_the_merge_back_are_the_invoking_user() {
     let out = Command::new(seal_bin())
         .args(["run", "--", "sh", "-c"])
         .arg(
-            "id -u; echo state > ~/.from-run; \
+            "id -u; echo state > ~/.claude/from-run; \
              sed 's/\"numStartups\": 1/\"numStartups\": 5/' ~/.claude.json > ~/.claude.json.new && \
              mv ~/.claude.json.new ~/.claude.json; grep -c evil ~/.claude.json",
         )
@@ -593,7 +600,7 @@ fn under_sudo_the_command_and_the_merge_back_are_the_invoking_user() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "grep finds no server: {stderr}");
     assert_eq!(stdout, "4242\n0\n", "{stderr}");
-    let state = w.home.join(".from-run");
+    let state = w.home.join(".claude/from-run");
     assert_eq!(std::fs::read_to_string(&state).unwrap(), "state\n");
     assert_eq!(
         std::fs::metadata(&state).unwrap().uid(),

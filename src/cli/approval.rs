@@ -140,7 +140,7 @@ fn keep_for<'a>(
     diffed: impl Fn(&FilePath) -> bool + Sync + 'a,
 ) -> KeepBytes<'a> {
     KeepBytes::with(move |path: &FilePath| {
-        if lets_run::config_rule(&diff::project_path(key, path)).is_some() {
+        if lets_run::config_reading(&diff::project_path(key, path)).is_some() {
             Some(lets_run::MAX_BYTES.max(DIFF_LIMIT))
         } else if diffed(path) {
             Some(DIFF_LIMIT)
@@ -440,7 +440,7 @@ fn approved_against(
                     &found.blob.seen.head,
                     0,
                 ),
-                None if lets_run::config_rule(at).is_some() => vec![lets_run::unknown(
+                None if lets_run::config_reading(at).is_some() => vec![lets_run::unknown(
                     at,
                     "the approved bytes are neither on disk nor in HEAD's history",
                 )],

@@ -1,19 +1,22 @@
 //! What approving a bundle lets run: the MCP servers (commands and URLs),
 //! hook commands, plugins and other commands its configuration files name,
 //! and the executable scripts and shebang files it holds. `seal pin` and
-//! `seal init` are to show this, apart and prominent, before they ask (one
-//! `y` must not approve a `.mcp.json` whose `command` is `evil` unseen).
+//! `seal init` show this, apart and prominent, before they ask (one `y`
+//! must not approve a `.mcp.json` whose `command` is `evil` unseen;
+//! [`super::approval`]), and `seal diff --base` for a pull request.
 //!
-//! Which keys of a configuration file are extension entries is not decided
-//! here: it is the filter rule `seal run` applies to the same kind of file
-//! (crates/seal-gate/src/surfaces.rs, docs/SURFACES.md). [`CONFIG_FILES`]
-//! only says which rule a project file is read with; this module finds, in
-//! the entries the rule names, what an agent would start or connect to. A
-//! few settings run commands without being extensions (Claude Code's
-//! `apiKeyHelper`, ...): [`ALSO_RUN`] names those.
+//! Which keys of a configuration file can make something run is said here,
+//! per kind of file ([`ConfigReading`]): `seal run`'s filters are
+//! allow-lists of what is safe to keep, the other side of the coin, so the
+//! two are written apart. [`CONFIG_FILES`] says which reading a project
+//! file gets, at any depth; this module finds, in the entries it names,
+//! what an agent would start or connect to. A few settings run commands
+//! without being extensions (Claude Code's `apiKeyHelper`, ...):
+//! [`ALSO_RUN`] names those.
 //!
-//! Everything here is pure (bytes in, list out) but [`in_bundle`], which
-//! reads a bundle's files below the project without following links.
+//! Everything here is pure (bytes in, list out) but [`mode_of`], which
+//! looks at a file's mode below the project without following links: the
+//! bytes come from the hashing that approves them ([`in_read`]).
 //! A file that does not parse is listed as such: what it would run is
 //! unknown, which a reviewer must see rather than an empty list.
 
@@ -21,10 +24,7 @@ use std::fmt::Write as _;
 use std::os::fd::{AsFd, BorrowedFd};
 
 use seal_core::escape::escaped;
-use seal_gate::surfaces::{
-    AMP_SETTINGS, CLAUDE_SETTINGS, CODEX_CONFIG, CONTINUE_JSON, COPILOT_SETTINGS, FilterRule,
-    Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
-};
+use seal_gate::surfaces::Format;
 use serde_json::Value;
 
 /// What kind of thing an approval lets run.
@@ -92,11 +92,118 @@ pub struct Runnable {
 /// kilobytes; a larger one is listed as unreadable).
 pub const MAX_BYTES: u64 = 4 << 20;
 
+/// What one kind of configuration file can make run: its format and the
+/// key paths (`*` for every key at its level) that hold MCP servers, hooks,
+/// plugins and commands. These are the entries a reviewer must see; `seal
+/// run`'s filters are the other side of the coin (allow-lists of what is
+/// safe to keep), so the two are written apart on purpose.
+pub struct ConfigReading {
+    pub id: &'static str,
+    pub format: Format,
+    pub runnable: &'static [&'static [&'static str]],
+}
+
+const fn reading_of(
+    id: &'static str,
+    format: Format,
+    runnable: &'static [&'static [&'static str]],
+) -> ConfigReading {
+    ConfigReading {
+        id,
+        format,
+        runnable,
+    }
+}
+
+static MCP_SERVERS_JSON: ConfigReading =
+    reading_of("mcp-json", Format::Json, &[&["mcpServers"], &["servers"]]);
+static HOOKS_JSON: ConfigReading = reading_of("hooks-json", Format::Json, &[&["hooks"]]);
+static CLAUDE_SETTINGS: ConfigReading = reading_of(
+    "claude-settings",
+    Format::Json,
+    &[
+        &["hooks"],
+        &["statusLine"],
+        &["enabledPlugins"],
+        &["extraKnownMarketplaces"],
+        &["mcpServers"],
+        &["fileSuggestion"],
+    ],
+);
+/// Gemini CLI's settings, and Qwen Code's (a fork that keeps their shape).
+static GEMINI_SETTINGS: ConfigReading = reading_of(
+    "gemini-settings",
+    Format::Json,
+    &[
+        &["mcpServers"],
+        &["mcp", "serverCommand"],
+        &["hooks"],
+        &["tools", "discoveryCommand"],
+        &["tools", "callCommand"],
+        &["toolDiscoveryCommand"],
+        &["toolCallCommand"],
+    ],
+);
+static COPILOT_SETTINGS: ConfigReading = reading_of(
+    "copilot-settings",
+    Format::Json,
+    &[
+        &["hooks"],
+        &["mcpServers"],
+        &["enabledPlugins"],
+        &["plugins"],
+        &["marketplaces"],
+        &["statusLine"],
+    ],
+);
+static AMP_SETTINGS: ConfigReading =
+    reading_of("amp-settings", Format::Json, &[&["amp.mcpServers"]]);
+static CODEX_CONFIG: ConfigReading = reading_of(
+    "codex-config",
+    Format::Toml,
+    &[
+        &["mcp_servers"],
+        &["notify"],
+        &["hooks"],
+        &["plugins"],
+        &["marketplaces"],
+        &["zsh_path"],
+        &["js_repl_node_path"],
+        &["profiles", "*", "mcp_servers"],
+        &["profiles", "*", "notify"],
+        &["profiles", "*", "zsh_path"],
+        &["profiles", "*", "js_repl_node_path"],
+    ],
+);
+static OPENCODE_CONFIG: ConfigReading = reading_of(
+    "opencode-config",
+    Format::Json,
+    &[
+        &["mcp"],
+        &["plugin"],
+        &["command"],
+        &["formatter"],
+        &["lsp"],
+        &["experimental", "hook"],
+    ],
+);
+static CONTINUE_JSON: ConfigReading = reading_of(
+    "continue-json",
+    Format::Json,
+    &[
+        &["mcpServers"],
+        &["experimental", "modelContextProtocolServers"],
+        &["slashCommands"],
+        &["customCommands"],
+        &["contextProviders"],
+    ],
+);
+
 /// The project files read as configuration, by where they are (`*` is one
 /// name), with the rule that names their extension entries. A pattern
 /// matches at any depth (agents load a monorepo package's `.mcp.json` and
 /// `.claude/` as they load the root's; surfaces.rs). The first match wins.
-pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
+pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     // MCP server files: Claude Code (also inside a plugin), Copilot,
     // Cursor, VS Code, Continue, Roo, Kilo.
     (".mcp.json", &MCP_SERVERS_JSON),
@@ -139,24 +246,15 @@ pub const CONFIG_FILES: &[(&str, &FilterRule)] = &[
 
 /// A plugin's manifest (`.claude-plugin/plugin.json` and its kin): its
 /// hooks and MCP servers, inline or as paths of files in the plugin.
-pub static PLUGIN_MANIFEST: FilterRule = FilterRule {
-    id: "plugin-manifest",
-    format: Format::Json,
-    remove: &[&["hooks"], &["mcpServers"], &["lspServers"]],
-    writable: false,
-    agents: "Claude Code, Copilot CLI, Cursor, Codex CLI",
-    source: "claude-plugins",
-};
+pub static PLUGIN_MANIFEST: ConfigReading = reading_of(
+    "plugin-manifest",
+    Format::Json,
+    &[&["hooks"], &["mcpServers"], &["lspServers"]],
+);
 
 /// A marketplace manifest: the plugins it offers, each with its source.
-pub static MARKETPLACE: FilterRule = FilterRule {
-    id: "plugin-marketplace",
-    format: Format::Json,
-    remove: &[&["plugins"]],
-    writable: false,
-    agents: "Claude Code, Copilot CLI, Cursor",
-    source: "claude-plugins",
-};
+pub static MARKETPLACE: ConfigReading =
+    reading_of("plugin-marketplace", Format::Json, &[&["plugins"]]);
 
 /// Directories whose files are code an agent loads as plugins or tools.
 const PLUGIN_DIRS: &[&str] = &[".opencode/plugins", ".opencode/tools"];
@@ -245,8 +343,8 @@ fn below(dir: &str, path: &str) -> bool {
             .any(|w| w == d.as_slice())
 }
 
-/// The rule a project file is read with, if it is a configuration file.
-pub fn config_rule(path: &str) -> Option<&'static FilterRule> {
+/// How a project file is read, if it is a configuration file.
+pub fn config_reading(path: &str) -> Option<&'static ConfigReading> {
     CONFIG_FILES
         .iter()
         .find(|(pattern, _)| matches(pattern, path))
@@ -258,7 +356,7 @@ pub fn config_rule(path: &str) -> Option<&'static FilterRule> {
 /// it is a script or a plugin's code.
 pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
     let mut out = Vec::new();
-    if let Some(rule) = config_rule(path) {
+    if let Some(rule) = config_reading(path) {
         if std::ptr::eq(rule, &PLUGIN_MANIFEST) {
             // The plugin itself: its manifest names it.
             let name = jsonc_value(bytes)
@@ -310,7 +408,7 @@ pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
 pub fn in_read(path: &str, bytes: Option<&[u8]>, head: &[u8], mode: u32) -> Vec<Runnable> {
     match bytes {
         Some(bytes) => in_file(path, bytes, mode),
-        None if config_rule(path).is_some() => {
+        None if config_reading(path).is_some() => {
             vec![unknown(
                 path,
                 &format!("larger than {} MiB", MAX_BYTES >> 20),
@@ -348,7 +446,7 @@ pub fn mode_of(project: BorrowedFd<'_>, path: &str) -> u32 {
 
 /// The entries of a configuration file that `rule` names, read for what
 /// they run.
-fn in_config(path: &str, bytes: &[u8], rule: &FilterRule, out: &mut Vec<Runnable>) {
+fn in_config(path: &str, bytes: &[u8], rule: &ConfigReading, out: &mut Vec<Runnable>) {
     let unreadable = |why: String| unknown(path, &why);
     let yaml = path.ends_with(".yaml") || path.ends_with(".yml");
     if bytes.len() as u64 > MAX_BYTES {
@@ -372,7 +470,7 @@ fn in_config(path: &str, bytes: &[u8], rule: &FilterRule, out: &mut Vec<Runnable
         }
     };
     let extensions = rule
-        .remove
+        .runnable
         .iter()
         .map(|path| (*path, reading(path.last().copied().unwrap_or_default())));
     let also = ALSO_RUN

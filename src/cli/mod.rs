@@ -39,10 +39,26 @@ use seal_core::discovery::DiscoveryError;
 use seal_core::lockfile::LockfileError;
 use seal_core::store::StoreError;
 
+/// `seal --version`: the version and the build profile, and whether the
+/// tests' hooks are built in (only `cargo test` builds them; a machine
+/// policy is never read from anywhere else in a binary without them).
+const VERSION: &str = match (cfg!(debug_assertions), seal_gate::policy::TEST_HOOKS) {
+    (true, true) => concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (debug build, with test hooks: the machine policy is $SEAL_TEST_POLICY_PATH)"
+    ),
+    (true, false) => concat!(env!("CARGO_PKG_VERSION"), " (debug build)"),
+    (false, true) => concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (release build, with test hooks: the machine policy is $SEAL_TEST_POLICY_PATH)"
+    ),
+    (false, false) => concat!(env!("CARGO_PKG_VERSION"), " (release build)"),
+};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "seal",
-    version,
+    version = VERSION,
     about = "Pin and verify AI-agent extensions with a Seal v1 seal.json, and serve only verified ones",
     long_about = None
 )]
@@ -165,6 +181,11 @@ struct RunArgs {
     /// Bind the host path SRC writable at DEST in the run (repeatable)
     #[arg(long = "bind", num_args = 2, value_names = ["SRC", "DEST"])]
     bind: Vec<PathBuf>,
+    /// Let the command write the host path PATH too (repeatable); the rest of
+    /// the home and of the filesystem is read-only outside the project, /tmp,
+    /// the agents' state and build caches (see --dry-run)
+    #[arg(long = "allow-write", value_name = "PATH")]
+    allow_write: Vec<PathBuf>,
     /// The command and its arguments
     #[arg(
         value_name = "CMD",
@@ -590,6 +611,7 @@ pub fn main() -> ExitCode {
                     .into_iter()
                     .chain(run::pairs(&a.bind, true))
                     .collect(),
+                allow_write: a.allow_write,
                 command: a.command,
             },
         ),

@@ -219,6 +219,32 @@ fn settings(m: &MachinePolicy, project: &ProjectLock) -> Vec<Setting> {
         ),
         source: set(!protected.is_empty()),
     });
+    let allow: Vec<String> = m.allow_write.iter().map(|x| x.as_text()).collect();
+    rows.push(Setting {
+        key: "allowWrite",
+        label: "run may write",
+        value: json!(allow),
+        text: format!(
+            "{} (besides the project, /tmp, agent state and caches; seal run --dry-run lists all)",
+            listed(&allow, "nothing more")
+        ),
+        source: set(!allow.is_empty()),
+    });
+    let lifted: Vec<String> = m
+        .allow_write_protected
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    rows.push(Setting {
+        key: "allowWriteProtected",
+        label: "unprotected",
+        value: json!(lifted),
+        text: format!(
+            "{} (built-in protected paths the write scope may reach)",
+            listed(&lifted, "none: every built-in protection holds")
+        ),
+        source: set(!lifted.is_empty()),
+    });
     rows.push(Setting {
         key: "readOnly",
         label: "read-only views",

@@ -25,6 +25,8 @@ pub struct RunArgs {
     pub json: bool,
     /// (source, destination, writable)
     pub binds: Vec<(PathBuf, PathBuf, bool)>,
+    /// `--allow-write PATH`
+    pub allow_write: Vec<PathBuf>,
     pub command: Vec<OsString>,
 }
 
@@ -58,6 +60,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         audit_log: args.audit_log,
         user: args.user,
         binds: args.binds,
+        allow_write: args.allow_write,
         writable: !args.read_only && !machine.read_only,
         rehash_every_open: args.rehash_every_open || machine.rehash_every_open,
         kernel_opens: args.kernel_opens && args.read_only,
@@ -83,8 +86,26 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         "seal: run: the project is the sealed view ({})",
         crate::mount::describe_mode(prepared.request.writable, prepared.request.kernel_opens)
     );
+    if let Some(line) = unknown_agent_line(&prepared.request.command) {
+        eprintln!("{line}");
+    }
     let code = execute(prepared).map_err(CliError::Run)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))
+}
+
+/// One line when the command is not an agent of the tables: it runs sealed
+/// all the same, but seal cannot know where else it loads from.
+fn unknown_agent_line(command: &[OsString]) -> Option<String> {
+    let name = std::path::Path::new(command.first()?).file_name()?;
+    let name = name.to_string_lossy();
+    if seal_gate::surfaces::agent_of_command(&name).is_some() {
+        return None;
+    }
+    Some(format!(
+        "seal: run: {} is not an agent seal knows (docs/SURFACES.md): the locations of the agents \
+         it knows are sealed, anything it loads from elsewhere is not",
+        escaped(&name)
+    ))
 }
 
 /// What "Blocked" means for this run, in the words both the real run and
@@ -133,6 +154,7 @@ fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, C
             "policy": prepared.lockfile.policy.as_str(),
             "entries": seen,
             "masks": prepared.plan.planned.iter().map(location_json).collect::<Vec<_>>(),
+            "writeScope": write_scope_json(prepared),
         });
         for (key, value) in decided.json_keys() {
             doc[key] = serde_json::Value::from(value);
@@ -148,6 +170,61 @@ fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, C
     } else {
         Done::Success
     })
+}
+
+/// Where the command may write: the project (through the view), each
+/// writable place, and the protected places inside them.
+fn write_scope_json(prepared: &Prepared) -> serde_json::Value {
+    let scope = &prepared.plan.scope;
+    serde_json::json!({
+        "project": prepared.request.writable,
+        "writable": scope.writable.iter().map(|w| serde_json::json!({
+            "path": w.path.to_string_lossy(),
+            "why": w.why,
+        })).collect::<Vec<_>>(),
+        "protected": scope.protected.iter().map(|p| p.path.to_string_lossy()).collect::<Vec<_>>(),
+    })
+}
+
+/// The dry run's lines on the write scope.
+fn write_scope_text(prepared: &Prepared, out: &mut String) {
+    use std::fmt::Write as _;
+    let scope = &prepared.plan.scope;
+    out.push_str("\nWhere the command may write (everything else is read-only):\n");
+    let _ = writeln!(
+        out,
+        "  {} {}  [the project, through the sealed view{}]",
+        if prepared.request.writable {
+            "writable"
+        } else {
+            "read-only"
+        },
+        escaped_os(prepared.project_path.as_os_str()),
+        if prepared.request.writable {
+            "; never seal.json, sealed roots, agent surfaces or git's side doors"
+        } else {
+            ""
+        }
+    );
+    for w in &scope.writable {
+        if w.path.starts_with(&prepared.project_path) {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  writable {}  [{}]",
+            escaped_os(w.path.as_os_str()),
+            escaped(&w.why)
+        );
+    }
+    for p in &scope.protected {
+        let _ = writeln!(
+            out,
+            "  never    {}  [{}]",
+            escaped_os(p.path.as_os_str()),
+            escaped(&p.why)
+        );
+    }
 }
 
 /// The state name, the kind (dir/file) and the extra fields of one location.
@@ -179,6 +256,16 @@ fn location_json(p: &Planned) -> serde_json::Value {
                     })),
                 ),
                 Placement::Proc => ("proc", Some(kind), None),
+                Placement::Writable { source } => (
+                    "writable",
+                    Some(kind),
+                    Some(serde_json::json!({ "source": source.to_string_lossy() })),
+                ),
+                Placement::ReadOnly { source } => (
+                    "protected",
+                    Some(kind),
+                    Some(serde_json::json!({ "source": source.to_string_lossy() })),
+                ),
             }
         }
         State::Absent => ("absent", None, None),
@@ -292,7 +379,12 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
                     escaped_os(source.as_os_str())
                 );
             }
-            State::Placed(Placement::View | Placement::Proc) => {}
+            State::Placed(
+                Placement::View
+                | Placement::Proc
+                | Placement::Writable { .. }
+                | Placement::ReadOnly { .. },
+            ) => {}
             State::Covered { by } => {
                 let _ = writeln!(
                     out,
@@ -329,6 +421,7 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
         out,
         "  ({absent} other known locations do not exist and cannot be created in the run)"
     );
+    write_scope_text(prepared, &mut out);
     let impossible = prepared.impossible_mask().is_some();
     let outcome = if impossible {
         Outcome::Blocked

@@ -76,6 +76,20 @@ pub fn prepare_gate(
         real.push(canonical);
     }
     let audit = open_audit_sinks(request.audit_log.as_deref(), machine)?;
+    if let Some(audit) = &audit {
+        // What every record of this view carries; `seal run` names its
+        // command on top.
+        audit.set_session(seal_gate::audit::Session {
+            project: Some(shown_path(&real[real.len() - 1])),
+            lockfile_digest: (!implied).then(|| seal_core::digest::Digest::of(&bytes).to_string()),
+            policy_digest: machine.digest.clone(),
+            run_uid: Some(nix::unistd::getuid().as_raw()),
+            run_command: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            ..Default::default()
+        });
+    }
     let feed = if request.rehash_every_open || machine.rehash_every_open {
         tracing::info!(
             "every open verifies its bundle in full (rehash every open, asked by the {})",
@@ -108,6 +122,11 @@ pub fn prepare_gate(
         })
         .with_machine(Arc::new(machine.clone()), implied),
     ))
+}
+
+/// A host path as audit records name it (lossy for names that are not UTF-8).
+fn shown_path(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
 }
 
 /// The audit sinks: the file the command line names, and those the machine
@@ -640,13 +659,31 @@ pub fn run_mount(
         notify_systemd("STOPPING=1");
         std::process::exit(0);
     });
+    let ended = Arc::clone(&gate);
+    let last_words: fuse::LastWords = Box::new(move || {
+        if let Some(audit) = ended.audit() {
+            audit.lifecycle(seal_gate::audit::Event::MountEnd, "unmounted", None);
+        }
+        last_words()
+    });
+    let started = Arc::clone(&gate);
     let session = mount_request(gate, request, Some(last_words))?;
+    if let Some(audit) = started.audit() {
+        audit.lifecycle(
+            seal_gate::audit::Event::MountStart,
+            describe_mode(request.writable, request.kernel_opens),
+            None,
+        );
+    }
     on_ready(&view_root);
     notify_systemd(&format!("READY=1\nMAINPID={}", std::process::id()));
     if let Some(detached) = detached {
         detached.ready();
     }
     let result = serve_until_unmounted(session, signals);
+    if let Some(audit) = started.audit() {
+        audit.lifecycle(seal_gate::audit::Event::MountEnd, "unmounted", None);
+    }
     notify_systemd("STOPPING=1");
     result
 }

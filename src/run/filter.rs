@@ -1,20 +1,30 @@
 //! Filtered copies of agent configuration files that mix extensions with
 //! settings and state (`~/.claude.json`, `~/.codex/config.toml`, ...).
 //!
-//! [`filter`] removes the entries a [`FilterRule`] names (MCP servers, hooks,
-//! plugins, notify commands, ...) and leaves everything else byte-for-byte:
-//! JSON (and JSONC) by cutting the removed members' spans out of the original
-//! text, TOML through `toml_edit`, which keeps comments and layout. A document
-//! that does not parse is shown empty. [`merge_back`] is the way back at the
-//! end of a run: the agent's own changes to its copy are applied to the host
-//! file, entry by entry, never an extension entry, and never over a change
-//! the host made meanwhile to the same entry.
+//! [`filter`] keeps only the keys a [`FilterRule`] lists
+//! ([`seal_gate::filters`]: an allow-list per agent and version); every other
+//! key is dropped. Each document is read in the agent's own grammar, by one
+//! reader per grammar: JSON and JSONC by the core reader
+//! ([`seal_core::json`], in its JSONC dialect), TOML by `toml_edit` (TOML
+//! 1.0, as Codex's `toml` reads it). A document that reader cannot read
+//! exactly as the agent would (a `//` comment whose end readers disagree on,
+//! a duplicated key, anything outside the grammar) is shown as an empty
+//! document, with a message naming it.
+//!
+//! A JSON copy is written anew from what was kept (no comment, no layout of
+//! the original survives: nothing an agent could read otherwise); a TOML copy
+//! keeps the layout and comments of what was kept. [`merge_back`] is the way
+//! back at the end of a run: the agent's changes to kept keys are applied to
+//! the host file, entry by entry, as values written anew, never over a change
+//! the host made meanwhile to the same entry, and never a key the rule does
+//! not keep.
 //!
 //! This module is pure: bytes in, bytes out.
 
 use std::fmt;
 
-use seal_gate::surfaces::{FilterRule, Format};
+use seal_core::json::{self, Dialect, Kind, Member, Value};
+use seal_gate::filters::{FilterRule, Format, Verdict};
 
 /// Files larger than this are not filtered (shown empty): agent configuration
 /// files are kilobytes.
@@ -25,14 +35,14 @@ pub const MAX_BYTES: usize = 16 << 20;
 pub struct Filtered {
     /// What the run shows.
     pub bytes: Vec<u8>,
-    /// The removed entries, as dotted key paths with the names of their
+    /// The dropped entries, as dotted key paths with the names of their
     /// children (`mcpServers: github, evil`), unescaped.
     pub removed: Vec<String>,
     /// Why the document is shown empty, when it is.
     pub unparsed: Option<String>,
 }
 
-/// Why a document could not be read as its format.
+/// Why a document could not be read as its agent reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError(pub String);
 
@@ -42,17 +52,18 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// Filters `input` by `rule`: the same document without the entries the rule
-/// names; empty (with the reason) when it does not parse.
+/// Filters `input` by `rule`: the document with only the keys the rule
+/// keeps; an empty document (with the reason) when it cannot be read as the
+/// agent reads it.
 pub fn filter(rule: &FilterRule, input: &[u8]) -> Filtered {
     let result = if input.len() > MAX_BYTES {
-        Err(ParseError(format!("larger than {} bytes", MAX_BYTES)))
+        Err(ParseError(format!("larger than {MAX_BYTES} bytes")))
     } else {
         match rule.format {
-            Format::Json => json_filter(rule.remove, input),
-            Format::Toml => toml_filter(rule.remove, input),
+            Format::Json => json_filter(rule, input),
+            Format::Toml => toml_filter(rule, input),
             Format::Yaml => Err(ParseError(
-                "YAML files are not filtered (no format-preserving editor)".into(),
+                "YAML files are not filtered (no reader here reads YAML as the agent does)".into(),
             )),
         }
     };
@@ -63,15 +74,15 @@ pub fn filter(rule: &FilterRule, input: &[u8]) -> Filtered {
             unparsed: None,
         },
         Err(e) => Filtered {
-            bytes: Vec::new(),
+            bytes: empty_document(rule.format).to_vec(),
             removed: Vec::new(),
             unparsed: Some(e.0),
         },
     }
 }
 
-/// What a run shows for a filtered file that does not exist on the host when
-/// its copy must be read-only: an empty document of the format.
+/// An empty document of the format: what a run shows for a filtered file
+/// that is masked whole, or absent where the command could create it.
 pub fn empty_document(format: Format) -> &'static [u8] {
     match format {
         Format::Json => b"{}\n",
@@ -79,24 +90,7 @@ pub fn empty_document(format: Format) -> &'static [u8] {
     }
 }
 
-/// Does `path` (concrete keys) match the rule path `pattern` (`*` = any key)?
-fn matches(pattern: &[&str], path: &[&str]) -> bool {
-    pattern.len() == path.len() && pattern.iter().zip(path).all(|(p, k)| *p == "*" || p == k)
-}
-
-/// Is `path` a proper prefix of some rule path (so extension entries may lie
-/// below it)?
-fn leads_to_removed(rules: &[&[&str]], path: &[&str]) -> bool {
-    rules
-        .iter()
-        .any(|r| r.len() > path.len() && matches(&r[..path.len()], path))
-}
-
-fn is_removed(rules: &[&[&str]], path: &[&str]) -> bool {
-    rules.iter().any(|r| matches(r, path))
-}
-
-fn describe(path: &[&str], children: &[String]) -> String {
+fn describe(path: &[String], children: &[String]) -> String {
     let mut s = path.join(".");
     if !children.is_empty() {
         s.push_str(": ");
@@ -105,219 +99,251 @@ fn describe(path: &[&str], children: &[String]) -> String {
     s
 }
 
+/// The rule's verdict on the value at `path` (the document itself is an
+/// object whose members are decided).
+fn verdict(rule: &FilterRule, path: &[String]) -> Verdict {
+    if path.is_empty() {
+        return Verdict::Inside;
+    }
+    let refs: Vec<&str> = path.iter().map(String::as_str).collect();
+    rule.verdict(&refs)
+}
+
 // ---------------------------------------------------------------------------
-// JSON and JSONC, by spans of the original text
+// JSON and JSONC
 
-/// A parsed JSON value with byte spans into the source.
-#[derive(Debug)]
-struct Node {
-    start: usize,
-    end: usize,
-    kind: Kind,
+fn parse_jsonc(input: &[u8]) -> Result<Value, ParseError> {
+    json::parse_as(input, Dialect::Jsonc).map_err(|e| ParseError(e.to_string()))
 }
 
-#[derive(Debug)]
-enum Kind {
-    Object { members: Vec<Member>, close: usize },
-    Array,
-    Scalar,
-}
-
-#[derive(Debug)]
-struct Member {
-    key: String,
-    key_start: usize,
-    value: Node,
-}
-
-const MAX_DEPTH: usize = 512;
-
-/// A tolerant JSON reader: JSON plus `//` and `/* */` comments and trailing
-/// commas (JSONC, as VS Code-style configuration files use).
-struct Parser<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl<'a> Parser<'a> {
-    fn err<T>(&self, what: &str) -> Result<T, ParseError> {
-        let line = self.s[..self.i.min(self.s.len())]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1;
-        Err(ParseError(format!("{what} at line {line}")))
+fn members(v: &Value) -> &[Member] {
+    match &v.kind {
+        Kind::Object(m) => m,
+        _ => &[],
     }
+}
 
-    fn skip_ws(&mut self) -> Result<(), ParseError> {
-        loop {
-            match self.s.get(self.i) {
-                Some(b' ' | b'\t' | b'\n' | b'\r') => self.i += 1,
-                Some(b'/') => match self.s.get(self.i + 1) {
-                    Some(b'/') => {
-                        while self.i < self.s.len() && self.s[self.i] != b'\n' {
-                            self.i += 1;
-                        }
-                    }
-                    Some(b'*') => {
-                        self.i += 2;
-                        loop {
-                            if self.i + 1 >= self.s.len() {
-                                return self.err("unterminated comment");
-                            }
-                            if self.s[self.i] == b'*' && self.s[self.i + 1] == b'/' {
-                                self.i += 2;
-                                break;
-                            }
-                            self.i += 1;
-                        }
-                    }
-                    _ => return Ok(()),
-                },
-                _ => return Ok(()),
+fn child_names(v: &Value) -> Vec<String> {
+    members(v).iter().map(|m| m.key.clone()).collect()
+}
+
+/// What `rule` keeps of `v` (at `path`), noting what it drops.
+fn keep_json(
+    rule: &FilterRule,
+    v: &Value,
+    path: &mut Vec<String>,
+    removed: &mut Vec<String>,
+) -> Option<Value> {
+    match (verdict(rule, path), &v.kind) {
+        (Verdict::Whole(None), _) => Some(v.clone()),
+        (Verdict::Whole(Some(prefix)), Kind::String(s)) if s.starts_with(prefix) => Some(v.clone()),
+        (Verdict::Inside, Kind::Object(members)) => {
+            let mut kept = Vec::new();
+            for m in members {
+                path.push(m.key.clone());
+                if let Some(value) = keep_json(rule, &m.value, path, removed) {
+                    kept.push(Member { value, ..m.clone() });
+                }
+                path.pop();
             }
+            Some(Value {
+                kind: Kind::Object(kept),
+                ..v.clone()
+            })
+        }
+        _ => {
+            removed.push(describe(path, &child_names(v)));
+            None
         }
     }
+}
 
-    fn value(&mut self, depth: usize) -> Result<Node, ParseError> {
-        if depth > MAX_DEPTH {
-            return self.err("nested too deeply");
+/// Two spaces per level.
+fn indent(out: &mut String, depth: usize) {
+    for _ in 0..depth {
+        out.push_str("  ");
+    }
+}
+
+/// `v` as JSON laid out as `JSON.stringify(v, null, 2)` lays it out, at
+/// nesting `depth`.
+fn write_json(v: &Value, depth: usize, out: &mut String) {
+    match &v.kind {
+        Kind::Null => out.push_str("null"),
+        Kind::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Kind::Number(n) => out.push_str(n),
+        Kind::String(s) => json::write_json_string(out, s),
+        Kind::Array(items) if items.is_empty() => out.push_str("[]"),
+        Kind::Object(members) if members.is_empty() => out.push_str("{}"),
+        Kind::Array(items) => {
+            out.push_str("[\n");
+            for (i, item) in items.iter().enumerate() {
+                indent(out, depth + 1);
+                write_json(item, depth + 1, out);
+                out.push_str(if i + 1 < items.len() { ",\n" } else { "\n" });
+            }
+            indent(out, depth);
+            out.push(']');
         }
-        self.skip_ws()?;
-        let start = self.i;
-        match self.s.get(self.i) {
-            Some(b'{') => {
-                self.i += 1;
-                let mut members = Vec::new();
-                loop {
-                    self.skip_ws()?;
-                    match self.s.get(self.i) {
-                        Some(b'}') => {
-                            let close = self.i;
-                            self.i += 1;
-                            return Ok(Node {
-                                start,
-                                end: self.i,
-                                kind: Kind::Object { members, close },
-                            });
-                        }
-                        Some(b'"') => {
-                            let key_start = self.i;
-                            let key = self.string()?;
-                            self.skip_ws()?;
-                            if self.s.get(self.i) != Some(&b':') {
-                                return self.err("expected ':'");
-                            }
-                            self.i += 1;
-                            let value = self.value(depth + 1)?;
-                            members.push(Member {
-                                key,
-                                key_start,
-                                value,
-                            });
-                            self.skip_ws()?;
-                            match self.s.get(self.i) {
-                                Some(b',') => self.i += 1,
-                                Some(b'}') => {}
-                                _ => return self.err("expected ',' or '}'"),
-                            }
-                        }
-                        _ => return self.err("expected a key or '}'"),
-                    }
-                }
+        Kind::Object(members) => {
+            out.push_str("{\n");
+            for (i, m) in members.iter().enumerate() {
+                indent(out, depth + 1);
+                json::write_json_string(out, &m.key);
+                out.push_str(": ");
+                write_json(&m.value, depth + 1, out);
+                out.push_str(if i + 1 < members.len() { ",\n" } else { "\n" });
             }
-            Some(b'[') => {
-                self.i += 1;
-                loop {
-                    self.skip_ws()?;
-                    if self.s.get(self.i) == Some(&b']') {
-                        self.i += 1;
-                        return Ok(Node {
-                            start,
-                            end: self.i,
-                            kind: Kind::Array,
-                        });
-                    }
-                    self.value(depth + 1)?;
-                    self.skip_ws()?;
-                    match self.s.get(self.i) {
-                        Some(b',') => self.i += 1,
-                        Some(b']') => {}
-                        _ => return self.err("expected ',' or ']'"),
-                    }
-                }
+            indent(out, depth);
+            out.push('}');
+        }
+    }
+}
+
+fn json_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
+    let root = parse_jsonc(input)?;
+    if !matches!(root.kind, Kind::Object(_)) {
+        return Err(ParseError("the document is not an object".into()));
+    }
+    let mut removed = Vec::new();
+    let kept =
+        keep_json(rule, &root, &mut Vec::new(), &mut removed).expect("an object is kept inside");
+    let mut out = String::new();
+    write_json(&kept, 0, &mut out);
+    out.push('\n');
+    Ok((out.into_bytes(), removed))
+}
+
+// ---------------------------------------------------------------------------
+// TOML, through a format-preserving editor
+
+/// Removes from `table` what `rule` does not keep.
+fn toml_keep(
+    rule: &FilterRule,
+    table: &mut dyn toml_edit::TableLike,
+    path: &mut Vec<String>,
+    removed: &mut Vec<String>,
+) {
+    let keys: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
+    for key in keys {
+        path.push(key.clone());
+        let item = table.get_mut(&key).expect("listed");
+        let keep = match verdict(rule, path) {
+            Verdict::Whole(None) => true,
+            Verdict::Whole(Some(prefix)) => {
+                item.as_str().is_some_and(|s: &str| s.starts_with(prefix))
             }
-            Some(b'"') => {
-                self.string()?;
-                Ok(Node {
-                    start,
-                    end: self.i,
-                    kind: Kind::Scalar,
+            Verdict::Inside => match item.as_table_like_mut() {
+                Some(sub) => {
+                    toml_keep(rule, sub, path, removed);
+                    true
+                }
+                None => false,
+            },
+            Verdict::Drop => false,
+        };
+        if !keep {
+            let children: Vec<String> = table
+                .get(&key)
+                .and_then(|i| i.as_table_like())
+                .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+                .unwrap_or_default();
+            table.remove(&key);
+            removed.push(describe(path, &children));
+        }
+        path.pop();
+    }
+}
+
+fn parse_toml(input: &[u8]) -> Result<toml_edit::DocumentMut, ParseError> {
+    let text = std::str::from_utf8(input).map_err(|_| ParseError("not UTF-8".into()))?;
+    text.parse::<toml_edit::DocumentMut>()
+        .map_err(|e| ParseError(e.message().to_string()))
+}
+
+fn toml_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
+    let mut doc = parse_toml(input)?;
+    let mut removed = Vec::new();
+    toml_keep(rule, doc.as_table_mut(), &mut Vec::new(), &mut removed);
+    if removed.is_empty() {
+        return Ok((input.to_vec(), removed));
+    }
+    Ok((doc.to_string().into_bytes(), removed))
+}
+
+// ---------------------------------------------------------------------------
+// Merge-back
+
+/// What [`merge_back`] decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merged {
+    /// The run did not change its copy: nothing to write.
+    Unchanged,
+    /// The new host document, and the entries taken from the run.
+    Write {
+        bytes: Vec<u8>,
+        changed: Vec<String>,
+    },
+}
+
+/// Applies the run's changes to the host file.
+///
+/// `start` is the host document as it was when the run started, `run` the
+/// run's copy at the end, `host` the host document now. The changes are the
+/// kept entries that differ between what the run was shown (`start`
+/// filtered) and `run`; each is written over `host`'s entry, objects entry by
+/// entry. Nothing the rule does not keep is taken from the run, and the
+/// host's own entries of that kind stay. Every document must parse.
+pub fn merge_back(
+    rule: &FilterRule,
+    start: &[u8],
+    run: &[u8],
+    host: &[u8],
+) -> Result<Merged, ParseError> {
+    let shown = filter(rule, start);
+    if shown.unparsed.is_some() || run == shown.bytes.as_slice() {
+        // A document shown empty is never merged: the agent saw nothing of it.
+        return Ok(Merged::Unchanged);
+    }
+    match rule.format {
+        Format::Json => json_merge(rule, &shown.bytes, run, host),
+        Format::Toml => toml_merge(rule, &shown.bytes, run, host),
+        Format::Yaml => Ok(Merged::Unchanged),
+    }
+}
+
+/// Whether two values hold the same data (object members in any order).
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (&a.kind, &b.kind) {
+        (Kind::Object(x), Kind::Object(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|m| {
+                    y.iter()
+                        .any(|n| n.key == m.key && same_json(&m.value, &n.value))
                 })
-            }
-            Some(c) if c.is_ascii_alphanumeric() || *c == b'-' || *c == b'+' || *c == b'.' => {
-                while self
-                    .s
-                    .get(self.i)
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || b"+-.".contains(c))
-                {
-                    self.i += 1;
-                }
-                let word = &self.s[start..self.i];
-                let ok = matches!(word, b"true" | b"false" | b"null")
-                    || std::str::from_utf8(word)
-                        .ok()
-                        .is_some_and(|w| w.parse::<f64>().is_ok() && !w.starts_with('+'));
-                if !ok {
-                    return self.err("unexpected token");
-                }
-                Ok(Node {
-                    start,
-                    end: self.i,
-                    kind: Kind::Scalar,
-                })
-            }
-            None => self.err("unexpected end"),
-            _ => self.err("unexpected character"),
         }
-    }
-
-    /// A string literal at `self.i`, decoded.
-    fn string(&mut self) -> Result<String, ParseError> {
-        let start = self.i;
-        self.i += 1;
-        loop {
-            match self.s.get(self.i) {
-                None => return self.err("unterminated string"),
-                Some(b'"') => {
-                    self.i += 1;
-                    break;
-                }
-                Some(b'\\') => self.i += 2,
-                Some(c) if *c < 0x20 => return self.err("control character in a string"),
-                Some(_) => self.i += 1,
-            }
+        (Kind::Array(x), Kind::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
         }
-        let text = std::str::from_utf8(&self.s[start..self.i])
-            .map_err(|_| ParseError("a string is not UTF-8".into()))?;
-        serde_json::from_str::<String>(text).map_err(|e| ParseError(format!("bad string: {e}")))
+        (x, y) => x == y,
     }
 }
 
-fn parse_json(input: &[u8]) -> Result<Node, ParseError> {
-    let mut p = Parser { s: input, i: 0 };
-    if input.starts_with(b"\xEF\xBB\xBF") {
-        p.i = 3;
+fn find<'v>(v: &'v Value, key: &str) -> Option<(usize, &'v Member)> {
+    members(v).iter().enumerate().find(|(_, m)| m.key == key)
+}
+
+fn is_object(v: &Value) -> bool {
+    matches!(v.kind, Kind::Object(_))
+}
+
+/// The object at `path` below `v`.
+fn object_at<'v>(v: &'v Value, path: &[String]) -> Option<&'v Value> {
+    let mut n = v;
+    for k in path {
+        n = &find(n, k)?.1.value;
     }
-    let root = p.value(0)?;
-    p.skip_ws()?;
-    if p.i != input.len() {
-        return p.err("trailing content");
-    }
-    if std::str::from_utf8(input).is_err() {
-        return Err(ParseError("not UTF-8".into()));
-    }
-    Ok(root)
+    is_object(n).then_some(n)
 }
 
 /// One change to a source text: replace `start..end` with `text`.
@@ -345,11 +371,11 @@ fn apply(src: &[u8], mut edits: Vec<Edit>) -> Vec<u8> {
     out
 }
 
-/// The edits that remove the members of an object whose indices are in
-/// `gone` (ascending), each with its comma and the whitespace that belonged to
-/// it, so that the rest keeps its layout. Consecutive members go in one edit,
-/// so the edits never overlap.
-fn cut_members(node: &Node, members: &[Member], gone: &[usize]) -> Vec<Edit> {
+/// The edits that remove the members of object `node` whose indices are in
+/// `gone` (ascending), each with its comma and the whitespace that belonged
+/// to it. Consecutive members go in one edit, so edits never overlap.
+fn cut_members(node: &Value, gone: &[usize]) -> Vec<Edit> {
+    let members = members(node);
     let mut edits = Vec::new();
     let mut i = 0;
     while i < gone.len() {
@@ -376,169 +402,6 @@ fn cut_members(node: &Node, members: &[Member], gone: &[usize]) -> Vec<Edit> {
     edits
 }
 
-fn child_names(node: &Node) -> Vec<String> {
-    match &node.kind {
-        Kind::Object { members, .. } => members.iter().map(|m| m.key.clone()).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Collects the edits removing every member at a rule path below `node`.
-fn json_cuts(
-    rules: &[&[&str]],
-    node: &Node,
-    path: &mut Vec<String>,
-    edits: &mut Vec<Edit>,
-    removed: &mut Vec<String>,
-) {
-    let Kind::Object { members, .. } = &node.kind else {
-        return;
-    };
-    let mut gone = Vec::new();
-    for (i, m) in members.iter().enumerate() {
-        path.push(m.key.clone());
-        let refs: Vec<&str> = path.iter().map(String::as_str).collect();
-        if is_removed(rules, &refs) {
-            gone.push(i);
-            removed.push(describe(&refs, &child_names(&m.value)));
-        } else if leads_to_removed(rules, &refs) {
-            json_cuts(rules, &m.value, path, edits, removed);
-        }
-        path.pop();
-    }
-    edits.extend(cut_members(node, members, &gone));
-}
-
-fn json_filter(rules: &[&[&str]], input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
-    let root = parse_json(input)?;
-    let mut edits = Vec::new();
-    let mut removed = Vec::new();
-    json_cuts(rules, &root, &mut Vec::new(), &mut edits, &mut removed);
-    Ok((apply(input, edits), removed))
-}
-
-// ---------------------------------------------------------------------------
-// TOML, through a format-preserving editor
-
-fn toml_remove(
-    rules: &[&[&str]],
-    table: &mut dyn toml_edit::TableLike,
-    path: &mut Vec<String>,
-    removed: &mut Vec<String>,
-) {
-    let keys: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
-    for key in keys {
-        path.push(key.clone());
-        let refs: Vec<&str> = path.iter().map(String::as_str).collect();
-        if is_removed(rules, &refs) {
-            let children: Vec<String> = table
-                .get(&key)
-                .and_then(|i| i.as_table_like())
-                .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
-                .unwrap_or_default();
-            table.remove(&key);
-            removed.push(describe(&refs, &children));
-        } else if leads_to_removed(rules, &refs) {
-            if let Some(sub) = table.get_mut(&key).and_then(|i| i.as_table_like_mut()) {
-                toml_remove(rules, sub, path, removed);
-            }
-        }
-        path.pop();
-    }
-}
-
-fn parse_toml(input: &[u8]) -> Result<toml_edit::DocumentMut, ParseError> {
-    let text = std::str::from_utf8(input).map_err(|_| ParseError("not UTF-8".into()))?;
-    text.parse::<toml_edit::DocumentMut>()
-        .map_err(|e| ParseError(e.message().to_string()))
-}
-
-fn toml_filter(rules: &[&[&str]], input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
-    let mut doc = parse_toml(input)?;
-    let mut removed = Vec::new();
-    toml_remove(rules, doc.as_table_mut(), &mut Vec::new(), &mut removed);
-    if removed.is_empty() {
-        return Ok((input.to_vec(), removed));
-    }
-    Ok((doc.to_string().into_bytes(), removed))
-}
-
-// ---------------------------------------------------------------------------
-// Merge-back
-
-/// What [`merge_back`] decided.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Merged {
-    /// The run did not change its copy: nothing to write.
-    Unchanged,
-    /// The new host document, and the entries taken from the run.
-    Write {
-        bytes: Vec<u8>,
-        changed: Vec<String>,
-    },
-}
-
-/// Applies the run's changes to the host file.
-///
-/// `start` is the host document as it was when the run started, `run` the
-/// run's copy at the end, `host` the host document now. The changes are the
-/// entries (at the level where extension entries can sit below, otherwise
-/// whole values) that differ between the filtered `start` (what the run was
-/// shown) and the filtered `run`; each is written over `host`'s entry.
-/// Extension entries are never taken from the run; the host's stay as they
-/// are. Both documents must parse.
-pub fn merge_back(
-    rule: &FilterRule,
-    start: &[u8],
-    run: &[u8],
-    host: &[u8],
-) -> Result<Merged, ParseError> {
-    let shown = filter(rule, start);
-    if shown.unparsed.is_some() || run == shown.bytes.as_slice() {
-        // A document shown empty is never merged: the agent saw nothing of it.
-        return Ok(Merged::Unchanged);
-    }
-    match rule.format {
-        Format::Json => json_merge(rule.remove, &shown.bytes, run, host),
-        Format::Toml => toml_merge(rule.remove, &shown.bytes, run, host),
-        Format::Yaml => Ok(Merged::Unchanged),
-    }
-}
-
-fn json_value(src: &[u8], node: &Node) -> Option<serde_json::Value> {
-    let text = std::str::from_utf8(&src[node.start..node.end]).ok()?;
-    serde_json::from_str(text).ok()
-}
-
-fn same_json(a_src: &[u8], a: &Node, b_src: &[u8], b: &Node) -> bool {
-    match (json_value(a_src, a), json_value(b_src, b)) {
-        (Some(x), Some(y)) => x == y,
-        // JSONC with comments: fall back to the text.
-        _ => a_src[a.start..a.end] == b_src[b.start..b.end],
-    }
-}
-
-fn find<'n>(node: &'n Node, key: &str) -> Option<(usize, &'n Member)> {
-    match &node.kind {
-        Kind::Object { members, .. } => members.iter().enumerate().rfind(|(_, m)| m.key == key),
-        _ => None,
-    }
-}
-
-fn is_object(node: &Node) -> bool {
-    matches!(node.kind, Kind::Object { .. })
-}
-
-/// The object at `path` below `node` (the last of duplicate keys, as
-/// `JSON.parse` takes).
-fn object_at<'n>(node: &'n Node, path: &[String]) -> Option<&'n Node> {
-    let mut n = node;
-    for k in path {
-        n = &find(n, k)?.1.value;
-    }
-    is_object(n).then_some(n)
-}
-
 /// The indentation of the line `pos` is on.
 fn indent_at(src: &[u8], pos: usize) -> String {
     let line_start = src[..pos]
@@ -554,15 +417,19 @@ fn indent_at(src: &[u8], pos: usize) -> String {
 
 /// The edit that adds `"key": value` members at the end of object `node`,
 /// laid out like its other members.
-fn insert_members(src: &[u8], node: &Node, new: &[(String, String)]) -> Option<Edit> {
-    let Kind::Object { members, close } = &node.kind else {
+fn insert_members(src: &[u8], node: &Value, new: &[(String, String)]) -> Option<Edit> {
+    let Kind::Object(members) = &node.kind else {
         return None;
     };
-    let key = |k: &str| serde_json::to_string(k).unwrap_or_default();
+    let key = |k: &str| {
+        let mut s = String::new();
+        json::write_json_string(&mut s, k);
+        s
+    };
     match members.last() {
         Some(last) => {
-            // Laid out one member per line when the first member is on a
-            // line of its own.
+            // One member per line when the first member is on a line of its
+            // own.
             let multiline = src[node.start..members[0].key_start].contains(&b'\n');
             let sep = if multiline {
                 format!(",\n{}", indent_at(src, last.key_start))
@@ -587,7 +454,7 @@ fn insert_members(src: &[u8], node: &Node, new: &[(String, String)]) -> Option<E
                 .collect();
             Some(Edit {
                 start: node.start + 1,
-                end: *close,
+                end: node.end - 1,
                 text: format!("\n{}\n{outer}", body.join(",\n")),
             })
         }
@@ -599,12 +466,9 @@ type Members = Vec<(String, String)>;
 
 /// One change the run made, to be applied to the host document.
 enum Change {
-    Replace {
-        parent: Vec<String>,
-        key: String,
-        value: String,
-    },
-    Insert {
+    /// Write `value` (JSON text) at `parent.key`, over the host's entry or as
+    /// a new one.
+    Set {
         parent: Vec<String>,
         key: String,
         value: String,
@@ -615,28 +479,28 @@ enum Change {
     },
 }
 
-const EMPTY_OBJECT: Node = Node {
-    start: 0,
-    end: 2,
-    kind: Kind::Object {
-        members: Vec::new(),
-        close: 1,
-    },
-};
+/// A value as the text the merge writes: written anew (never the run's own
+/// text, which could carry comments), at the nesting of `path`.
+fn value_text(v: &Value, path: &[String]) -> String {
+    let mut s = String::new();
+    write_json(v, path.len(), &mut s);
+    s
+}
 
-/// Compares the run's object with what it was shown and records the changes,
-/// descending where extension entries may sit below (those are never
-/// changed, and a host value holding them is never replaced whole).
+/// Compares the run's object with what it was shown, kept key by kept key,
+/// and records the changes; objects with kept members are compared member
+/// by member (so the agent's change to one entry never overwrites the host's
+/// change to another).
 fn json_changes(
-    rules: &[&[&str]],
-    shown: (&[u8], &Node),
-    run: (&[u8], &Node),
-    host: (&[u8], &Node),
+    rule: &FilterRule,
+    shown: &Value,
+    run: &Value,
+    host: Option<&Value>,
     path: &mut Vec<String>,
     out: &mut Vec<Change>,
 ) {
     let mut keys: Vec<String> = Vec::new();
-    for n in [shown.1, run.1] {
+    for n in [shown, run] {
         for k in child_names(n) {
             if !keys.contains(&k) {
                 keys.push(k);
@@ -645,63 +509,74 @@ fn json_changes(
     }
     for key in keys {
         path.push(key.clone());
-        let refs: Vec<&str> = path.iter().map(String::as_str).collect();
-        let removed = is_removed(rules, &refs);
-        let descend = leads_to_removed(rules, &refs);
+        let v = verdict(rule, path);
         path.pop();
-        if removed {
-            continue;
-        }
-        let s = find(shown.1, &key).map(|(_, m)| &m.value);
-        let r = find(run.1, &key).map(|(_, m)| &m.value);
-        let h = find(host.1, &key).map(|(_, m)| &m.value);
+        let s = find(shown, &key).map(|(_, m)| &m.value);
+        let r = find(run, &key).map(|(_, m)| &m.value);
+        let h = host.and_then(|h| find(h, &key)).map(|(_, m)| &m.value);
         let parent = path.clone();
-        // Objects on both sides are merged member by member, so that the
-        // agent's change to one entry never overwrites the host's change to
-        // another. Where extension entries may sit below, the host's object
-        // is only ever edited inside.
-        let both_objects = h.is_some_and(is_object) && r.is_some_and(is_object);
-        if both_objects || (descend && h.is_some_and(is_object)) {
-            if let Some(r) = r.filter(|r| is_object(r)) {
-                let s = s.filter(|s| is_object(s));
-                let (s_src, s) = match s {
-                    Some(s) => (shown.0, s),
-                    None => (&b"{}"[..], &EMPTY_OBJECT),
+        match v {
+            Verdict::Drop => {}
+            Verdict::Inside => {
+                // An object the run removed loses what the run was shown of
+                // it; the host's other members (never shown) stay.
+                let removed = Value {
+                    kind: Kind::Object(Vec::new()),
+                    ..shown.clone()
+                };
+                let r = match r {
+                    Some(r) if is_object(r) => r,
+                    None if s.is_some() => &removed,
+                    _ => continue,
                 };
                 path.push(key.clone());
-                json_changes(
-                    rules,
-                    (s_src, s),
-                    (run.0, r),
-                    (host.0, h.expect("checked")),
-                    path,
-                    out,
-                );
+                match h.filter(|h| is_object(h)) {
+                    Some(h) => {
+                        let empty = Value {
+                            kind: Kind::Object(Vec::new()),
+                            ..r.clone()
+                        };
+                        let s = s.filter(|s| is_object(s)).unwrap_or(&empty);
+                        json_changes(rule, s, r, Some(h), path, out);
+                    }
+                    None => {
+                        // Nothing of it on the host: the run's kept part.
+                        let mut dropped = Vec::new();
+                        if let Some(kept) = keep_json(rule, r, path, &mut dropped) {
+                            let value = value_text(&kept, path);
+                            out.push(Change::Set { parent, key, value });
+                        }
+                    }
+                }
                 path.pop();
             }
-            continue;
-        }
-        let unchanged = match (s, r) {
-            (Some(s), Some(r)) => same_json(shown.0, s, run.0, r),
-            (None, None) => true,
-            _ => false,
-        };
-        if unchanged {
-            continue;
-        }
-        match (r, h) {
-            (Some(r), Some(_)) => out.push(Change::Replace {
-                parent,
-                key,
-                value: String::from_utf8_lossy(&run.0[r.start..r.end]).into_owned(),
-            }),
-            (Some(r), None) => out.push(Change::Insert {
-                parent,
-                key,
-                value: String::from_utf8_lossy(&run.0[r.start..r.end]).into_owned(),
-            }),
-            (None, Some(_)) => out.push(Change::Delete { parent, key }),
-            (None, None) => {}
+            Verdict::Whole(prefix) => {
+                let unchanged = match (s, r) {
+                    (Some(s), Some(r)) => same_json(s, r),
+                    (None, None) => true,
+                    _ => false,
+                };
+                if unchanged {
+                    continue;
+                }
+                match r {
+                    Some(r) => {
+                        let allowed = match (prefix, &r.kind) {
+                            (None, _) => true,
+                            (Some(p), Kind::String(text)) => text.starts_with(p),
+                            (Some(_), _) => false,
+                        };
+                        if allowed {
+                            path.push(key.clone());
+                            let value = value_text(r, path);
+                            path.pop();
+                            out.push(Change::Set { parent, key, value });
+                        }
+                    }
+                    None if h.is_some() => out.push(Change::Delete { parent, key }),
+                    None => {}
+                }
+            }
         }
     }
 }
@@ -713,28 +588,26 @@ fn change_name(parent: &[String], key: &str) -> String {
 }
 
 fn json_merge(
-    rules: &[&[&str]],
+    rule: &FilterRule,
     shown: &[u8],
     run: &[u8],
     host: &[u8],
 ) -> Result<Merged, ParseError> {
-    // What the run wrote, without any extension entry it may have added.
-    let (run_clean, _) = json_filter(rules, run)?;
-    let shown_root = parse_json(shown)?;
-    let run_root = parse_json(&run_clean)?;
-    let host_root = parse_json(host)?;
+    let shown_root = parse_jsonc(shown)?;
+    let run_root = parse_jsonc(run)?;
+    let host_root = parse_jsonc(host)?;
     if ![&shown_root, &run_root, &host_root]
         .iter()
-        .all(|n| is_object(n))
+        .all(|v| is_object(v))
     {
         return Err(ParseError("the document is not an object".into()));
     }
     let mut changes = Vec::new();
     json_changes(
-        rules,
-        (shown, &shown_root),
-        (&run_clean, &run_root),
-        (host, &host_root),
+        rule,
+        &shown_root,
+        &run_root,
+        Some(&host_root),
         &mut Vec::new(),
         &mut changes,
     );
@@ -745,53 +618,46 @@ fn json_merge(
     // Replacements and deletions by the spans of the host text ...
     let mut edits = Vec::new();
     let mut deletions: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
-    for c in &changes {
+    let mut inserts: Vec<(Vec<String>, Members)> = Vec::new();
+    for c in changes {
         match c {
-            Change::Replace { parent, key, value } => {
-                if let Some((_, m)) = object_at(&host_root, parent).and_then(|o| find(o, key)) {
-                    edits.push(Edit {
+            Change::Set { parent, key, value } => {
+                let at = object_at(&host_root, &parent).and_then(|o| find(o, &key));
+                changed.push(change_name(&parent, &key));
+                match at {
+                    Some((_, m)) => edits.push(Edit {
                         start: m.value.start,
                         end: m.value.end,
-                        text: value.clone(),
-                    });
-                    changed.push(change_name(parent, key));
+                        text: value,
+                    }),
+                    None => match inserts.iter_mut().find(|(p, _)| *p == parent) {
+                        Some((_, v)) => v.push((key, value)),
+                        None => inserts.push((parent, vec![(key, value)])),
+                    },
                 }
             }
             Change::Delete { parent, key } => {
-                if let Some((i, _)) = object_at(&host_root, parent).and_then(|o| find(o, key)) {
-                    match deletions.iter_mut().find(|(p, _)| p == parent) {
+                if let Some((i, _)) = object_at(&host_root, &parent).and_then(|o| find(o, &key)) {
+                    match deletions.iter_mut().find(|(p, _)| *p == parent) {
                         Some((_, v)) => v.push(i),
                         None => deletions.push((parent.clone(), vec![i])),
                     }
-                    changed.push(format!("{} (removed)", change_name(parent, key)));
+                    changed.push(format!("{} (removed)", change_name(&parent, &key)));
                 }
             }
-            Change::Insert { .. } => {}
         }
     }
     for (parent, mut gone) in deletions {
         if let Some(obj) = object_at(&host_root, &parent) {
-            if let Kind::Object { members, .. } = &obj.kind {
-                gone.sort_unstable();
-                gone.dedup();
-                edits.extend(cut_members(obj, members, &gone));
-            }
+            gone.sort_unstable();
+            gone.dedup();
+            edits.extend(cut_members(obj, &gone));
         }
     }
     let mut text = apply(host, edits);
     // ... then insertions into the result, an object at a time.
-    let mut inserts: Vec<(Vec<String>, Members)> = Vec::new();
-    for c in changes {
-        if let Change::Insert { parent, key, value } = c {
-            changed.push(change_name(&parent, &key));
-            match inserts.iter_mut().find(|(p, _)| *p == parent) {
-                Some((_, v)) => v.push((key, value)),
-                None => inserts.push((parent, vec![(key, value)])),
-            }
-        }
-    }
     if !inserts.is_empty() {
-        let root = parse_json(&text)?;
+        let root = parse_jsonc(&text)?;
         let edits: Vec<Edit> = inserts
             .iter()
             .filter_map(|(parent, new)| {
@@ -800,7 +666,7 @@ fn json_merge(
             .collect();
         text = apply(&text, edits);
     }
-    parse_json(&text)?;
+    parse_jsonc(&text)?;
     Ok(Merged::Write {
         bytes: text,
         changed,
@@ -850,7 +716,7 @@ fn toml_canon(item: &toml_edit::Item) -> String {
 }
 
 fn toml_merge_table(
-    rules: &[&[&str]],
+    rule: &FilterRule,
     shown: &dyn toml_edit::TableLike,
     run: &dyn toml_edit::TableLike,
     host: &mut dyn toml_edit::TableLike,
@@ -868,66 +734,72 @@ fn toml_merge_table(
     let empty = toml_edit::Table::new();
     for key in keys {
         path.push(key.clone());
-        let refs: Vec<&str> = path.iter().map(String::as_str).collect();
-        let name = refs.join(".");
-        let removed = is_removed(rules, &refs);
-        let descend = leads_to_removed(rules, &refs);
-        if removed {
-            path.pop();
-            continue;
-        }
+        let name = path.join(".");
+        let v = verdict(rule, path);
         let s = shown.get(&key);
         let r = run.get(&key);
-        // Tables on both sides are merged entry by entry; where extension
-        // entries may sit below, the host's table is only ever edited inside.
-        let host_table = host.get(&key).is_some_and(|h| h.is_table_like());
-        let run_table = r.is_some_and(|r| r.is_table_like());
-        if host_table && (run_table || descend) {
-            if let Some(r) = r.and_then(|r| r.as_table_like()) {
-                let s = s.and_then(|s| s.as_table_like()).unwrap_or(&empty);
-                if let Some(h) = host.get_mut(&key).and_then(|i| i.as_table_like_mut()) {
-                    toml_merge_table(rules, s, r, h, path, changed);
+        match v {
+            Verdict::Drop => {}
+            Verdict::Inside => {
+                let host_table = host.get(&key).is_some_and(|h| h.is_table_like());
+                match r.and_then(|r| r.as_table_like()) {
+                    Some(r) if host_table => {
+                        let s = s.and_then(|s| s.as_table_like()).unwrap_or(&empty);
+                        if let Some(h) = host.get_mut(&key).and_then(|i| i.as_table_like_mut()) {
+                            toml_merge_table(rule, s, r, h, path, changed);
+                        }
+                    }
+                    Some(_) if host.get(&key).is_none() => {
+                        // The run's (already filtered) table, whole.
+                        host.insert(&key, run.get(&key).expect("present").clone());
+                        changed.push(name);
+                    }
+                    _ => {}
                 }
             }
-            path.pop();
-            continue;
+            Verdict::Whole(prefix) => {
+                let unchanged = match (s, r) {
+                    (Some(s), Some(r)) => toml_canon(s) == toml_canon(r),
+                    (None, None) => true,
+                    _ => false,
+                };
+                let allowed = match (prefix, r) {
+                    (Some(p), Some(r)) => r.as_str().is_some_and(|s| s.starts_with(p)),
+                    _ => true,
+                };
+                if !unchanged && allowed {
+                    match r {
+                        Some(r) => {
+                            host.insert(&key, r.clone());
+                            changed.push(name);
+                        }
+                        None => {
+                            if host.remove(&key).is_some() {
+                                changed.push(format!("{name} (removed)"));
+                            }
+                        }
+                    }
+                }
+            }
         }
         path.pop();
-        let unchanged = match (s, r) {
-            (Some(s), Some(r)) => toml_canon(s) == toml_canon(r),
-            (None, None) => true,
-            _ => false,
-        };
-        if unchanged {
-            continue;
-        }
-        match r {
-            Some(r) => {
-                host.insert(&key, r.clone());
-                changed.push(name);
-            }
-            None => {
-                if host.remove(&key).is_some() {
-                    changed.push(format!("{name} (removed)"));
-                }
-            }
-        }
     }
 }
 
 fn toml_merge(
-    rules: &[&[&str]],
+    rule: &FilterRule,
     shown: &[u8],
     run: &[u8],
     host: &[u8],
 ) -> Result<Merged, ParseError> {
-    let (run_clean, _) = toml_filter(rules, run)?;
+    // What the run wrote, without anything the rule does not keep.
+    let (run_kept, _) = toml_filter(rule, run)?;
     let shown = parse_toml(shown)?;
-    let run = parse_toml(&run_clean)?;
+    let run = parse_toml(&run_kept)?;
     let mut host_doc = parse_toml(host)?;
     let mut changed = Vec::new();
     toml_merge_table(
-        rules,
+        rule,
         shown.as_table(),
         run.as_table(),
         host_doc.as_table_mut(),

@@ -6,9 +6,11 @@
 //! the user owns on the host (`~`, `~/.claude`, `~/.codex`, ...):
 //!
 //! * a new entry (a file, a directory tree, a symlink) is copied to the host
-//!   directory, unless the host has an entry of that name by now (the host's
-//!   wins), or the name is an extension location (never written back); a new
-//!   configuration file of the filter table is written filtered;
+//!   directory when the directory is in the write scope ([`super::scope`]),
+//!   unless the host has an entry of that name by now (the host's wins), or
+//!   the name is an extension location (never written back); a new
+//!   configuration file of the filter table is written filtered; new entries
+//!   outside the write scope (at the top of the home, say) are dropped;
 //! * a writable filtered copy (`~/.claude.json`, `~/.codex/config.toml`) that
 //!   the agent changed is merged into the host file entry by entry
 //!   ([`super::filter::merge_back`]): extension entries are never taken from
@@ -46,6 +48,8 @@ pub struct MergeDir<'p> {
 pub struct Outcome {
     pub done: Vec<String>,
     pub problems: Vec<String>,
+    /// New entries outside the write scope, left behind with the run.
+    pub dropped: Vec<std::path::PathBuf>,
 }
 
 fn shown(p: &Path) -> String {
@@ -61,6 +65,7 @@ pub fn merge_back(plan: &Plan, dirs: Vec<MergeDir<'_>>, identity: &Identity) -> 
             if identity.switch {
                 if let Err(e) = become_user(identity) {
                     return Outcome {
+                        dropped: Vec::new(),
                         done: Vec::new(),
                         problems: vec![format!(
                             "cannot take the user's identity to merge the agent's state back: {e}"
@@ -315,6 +320,12 @@ fn merge_dir(plan: &Plan, d: &MergeDir<'_>, out: &mut Outcome) {
             }
             continue;
         }
+        let configuration = absent_filter(plan, &location);
+        if !d.dir.entries_writable && configuration.is_none() {
+            // Outside the write scope: it lived in the run's memory only.
+            out.dropped.push(location);
+            continue;
+        }
         if extension_location(plan, &location) {
             out.problems.push(format!(
                 "{} is an extension location: not written back",
@@ -333,7 +344,7 @@ fn merge_dir(plan: &Plan, d: &MergeDir<'_>, out: &mut Outcome) {
             ));
             continue;
         }
-        if let Some(rule) = absent_filter(plan, &location) {
+        if let Some(rule) = configuration {
             // A configuration file the agent created: written filtered.
             let Ok(bytes) = read_at(d.fd.as_fd(), &e.name, false) else {
                 continue;

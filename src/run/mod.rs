@@ -13,6 +13,7 @@ pub mod mountinfo;
 pub mod namespace;
 pub mod plan;
 pub mod root;
+pub mod scope;
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -20,6 +21,7 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use nix::unistd::{Gid, Uid, User};
 
@@ -97,6 +99,8 @@ pub struct RunRequest {
     pub user: Option<String>,
     /// Extra host paths bound into the run: (source, destination, writable).
     pub binds: Vec<(PathBuf, PathBuf, bool)>,
+    /// `--allow-write PATH`: places added to the write scope.
+    pub allow_write: Vec<PathBuf>,
     /// Serve the writable view (the default; `--read-only` turns it off).
     pub writable: bool,
     /// `--rehash-every-open`.
@@ -139,6 +143,13 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
     let project_path = std::fs::canonicalize(&request.project_dir).map_err(RunError::Project)?;
     let mut target = target_user(request.user.as_deref(), &project_path)?;
     target.inputs.binds = user_binds(&request.binds)?;
+    for path in &request.allow_write {
+        let place = allowed_write(path, &project_path)?;
+        target
+            .inputs
+            .allow_write
+            .push((place, "--allow-write".to_string()));
+    }
     // The machine policy holds for the command too: its file and directory
     // are shown read-only (the command cannot change the rules it runs
     // under), and its extra masks are masked like the built-in ones.
@@ -154,6 +165,26 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
             writable: false,
         });
     }
+    // The audit sinks cannot be written, renamed or removed from inside
+    // (each is a read-only place; a directory holding one is a skeleton,
+    // which cannot be moved either). One inside the project would be the
+    // command's to change: refused.
+    let sinks: Vec<PathBuf> = request
+        .audit_log
+        .iter()
+        .chain(machine.audit.file.iter())
+        .map(|p| plan::locate(&crate::mount::absolute(p)))
+        .collect();
+    for sink in &sinks {
+        if sink.starts_with(&project_path) {
+            return Err(RunError::Bind(format!(
+                "the audit log {} is inside the project, where the command could change it; \
+                 name one outside",
+                seal_core::escape::escaped_os(sink.as_os_str())
+            )));
+        }
+    }
+    target.inputs.sinks = sinks;
     let plan = plan::plan(&target.inputs).map_err(RunError::Bind)?;
     // seal runs from the project root (or -C DIR): the command starts there,
     // inside the view.
@@ -177,6 +208,27 @@ pub struct Target {
     pub identity: Identity,
     pub env: Vec<(OsString, OsString)>,
     pub inputs: plan::Inputs,
+}
+
+/// An `--allow-write` place: an existing path (used canonical), outside the
+/// project (which the sealed view decides) and the system directories
+/// (read-only in every run).
+fn allowed_write(path: &Path, project: &Path) -> Result<PathBuf, RunError> {
+    let shown = seal_core::escape::escaped_os(path.as_os_str());
+    let place = std::fs::canonicalize(path)
+        .map_err(|e| RunError::Bind(format!("cannot allow writing {shown}: {e}")))?;
+    if place.starts_with(project) {
+        return Err(RunError::Bind(format!(
+            "cannot allow writing {shown}: it is inside the project, which the sealed view decides"
+        )));
+    }
+    if place == Path::new("/") || plan::read_only_system(&place) {
+        return Err(RunError::Bind(format!(
+            "cannot allow writing {shown}: the root and system directories are read-only in \
+             every run"
+        )));
+    }
+    Ok(place)
 }
 
 /// Checks the extra binds: the source must exist (it is used canonical), the
@@ -252,10 +304,17 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
             .collect()
     };
     // A policy that cannot be read is reported by whoever runs: here it adds
-    // nothing.
-    let extra_masks = seal_gate::policy::machine()
-        .map(|m| m.extra_mask_paths(&canonical))
-        .unwrap_or_default();
+    // nothing (and lifts no protection).
+    let machine = seal_gate::policy::machine().ok();
+    let default_policy = seal_gate::policy::MachinePolicy::default();
+    let machine = machine.unwrap_or(&default_policy);
+    let extra_masks = machine.extra_mask_paths(&canonical);
+    let allow_write = machine
+        .allow_write_paths(&canonical)
+        .into_iter()
+        .filter_map(|p| std::fs::canonicalize(&p).ok())
+        .map(|p| (p, "machine policy (allowWrite)".to_string()))
+        .collect();
     let inputs = plan::Inputs {
         homes: canonical,
         env: env
@@ -271,6 +330,9 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
         binds: Vec::new(),
         mounts: mountinfo::read().map_err(RunError::Project)?,
         extra_masks,
+        allow_write,
+        protected_in_home: machine.protected_in_home(),
+        sinks: Vec::new(),
     };
     Ok(Target {
         identity,
@@ -411,6 +473,24 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
     let gate =
         crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)
             .map_err(RunError::Mount)?;
+    let audit_gate = Arc::clone(&gate);
+    let audit = audit_gate.audit();
+    if let Some(audit) = audit {
+        audit.set_run(
+            prepared.identity.uid.as_raw(),
+            prepared
+                .request
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        );
+        audit.lifecycle(
+            seal_gate::audit::Event::RunStart,
+            prepared.report.outcome.as_str(),
+            None,
+        );
+    }
     namespace::enter_namespaces(unprivileged).map_err(|e| {
         if unprivileged {
             RunError::Unprivileged(format!(
@@ -484,6 +564,13 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         return give_up(init, RunError::Command(e));
     }
     let code = namespace::supervise(init.pid);
+    if let Some(audit) = audit {
+        audit.lifecycle(
+            seal_gate::audit::Event::RunEnd,
+            "the command ended",
+            Some(code),
+        );
+    }
     drop(view);
     let outcome = merge::merge_back(&prepared.plan, dirs, &prepared.identity);
     for line in &outcome.done {
@@ -492,7 +579,30 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
     for line in &outcome.problems {
         eprintln!("seal: run: {line}");
     }
+    if let Some(line) = dropped_line(&outcome.dropped) {
+        eprintln!("seal: run: {line}");
+    }
     Ok(code)
+}
+
+/// The one line saying which new entries outside the write scope were left
+/// behind with the run (at most eight named).
+fn dropped_line(dropped: &[PathBuf]) -> Option<String> {
+    if dropped.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = dropped
+        .iter()
+        .take(8)
+        .map(|p| seal_core::escape::escaped_os(p.as_os_str()))
+        .collect();
+    if dropped.len() > 8 {
+        names.push(format!("and {} more", dropped.len() - 8));
+    }
+    Some(format!(
+        "not kept (outside the write scope, they lived in the run's memory): {}",
+        names.join(", ")
+    ))
 }
 
 /// One line of `--dry-run`: a bundle or artifact and whether the command

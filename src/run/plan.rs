@@ -23,6 +23,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::filter::{self, Filtered};
 use super::mountinfo::{self, Alias, MountEntry};
+use super::scope::{Access, ScopeInputs, WriteScope};
 use seal_gate::surfaces::{
     AGENT_DIRS, Base, CLAUDE_PROJECT_MEMORY, EXTERNAL_GROUPS, EXTERNAL_ROWS, FilterRule, Show,
     SurfaceClass, claude_project_dir_name, parent_locations,
@@ -85,9 +86,27 @@ pub struct Inputs {
     pub mounts: Vec<MountEntry>,
     /// Locations the machine policy masks on top of the built-in tables.
     pub extra_masks: Vec<PathBuf>,
+    /// Places added to the write scope (`--allow-write`, the machine
+    /// policy's `allowWrite`), canonical, with where each comes from.
+    pub allow_write: Vec<(PathBuf, String)>,
+    /// The built-in protected paths under each home the machine policy
+    /// leaves protected: (relative path, directory).
+    pub protected_in_home: Vec<(&'static str, bool)>,
+    /// The audit log files of the run (protected).
+    pub sinks: Vec<PathBuf>,
 }
 
 impl Inputs {
+    /// The run's write scope.
+    pub fn scope(&self) -> WriteScope {
+        WriteScope::new(&ScopeInputs {
+            homes: &self.homes,
+            var: &|name| self.var(name),
+            allow_write: &self.allow_write,
+            protected_in_home: &self.protected_in_home,
+        })
+    }
+
     fn var(&self, name: &str) -> Option<PathBuf> {
         self.env
             .get(name)
@@ -153,6 +172,11 @@ pub enum Placement {
     Bind { source: PathBuf, writable: bool },
     /// The `/proc` of the run's PID namespace.
     Proc,
+    /// A host place of the write scope, bound writable where the rest is
+    /// read-only.
+    Writable { source: PathBuf },
+    /// A protected host place, bound read-only where the rest is writable.
+    ReadOnly { source: PathBuf },
 }
 
 impl Placement {
@@ -190,6 +214,8 @@ impl Placement {
                 }
             }
             Placement::Proc => "the run's own /proc".into(),
+            Placement::Writable { .. } => "writable (the run's write scope)".into(),
+            Placement::ReadOnly { .. } => "read-only (protected)".into(),
         }
     }
 }
@@ -235,8 +261,13 @@ pub struct Dir {
     pub gid: u32,
     /// The command may create entries in it (a tmpfs mounted read-write).
     pub writable: bool,
-    /// New entries the command makes in it are copied to the host at the end
-    /// (a writable directory the user owns).
+    /// Its host entries are bound writable (it is inside the write scope);
+    /// else read-only.
+    pub entries_writable: bool,
+    /// The run reads it back at the end (a writable directory the user
+    /// owns): its writable filtered copies are merged into the host's, and,
+    /// when its entries are writable, new entries are copied to the host
+    /// (outside the write scope they are dropped).
     pub merge: bool,
     pub children: BTreeMap<OsString, Node>,
 }
@@ -252,6 +283,7 @@ pub enum Node {
 pub struct Plan {
     pub planned: Vec<Planned>,
     pub root: Dir,
+    pub scope: WriteScope,
 }
 
 impl Plan {
@@ -442,15 +474,21 @@ fn nearest_dir(path: &Path) -> (PathBuf, std::fs::Metadata) {
 }
 
 /// Whether the command could create entries in the run's copy of the
-/// directory at `path`, or, when it is not on the host, of its nearest
-/// existing ancestor. The root and system directories are read-only in the
-/// run whatever the host says.
-fn writable_for(inputs: &Inputs, path: &Path) -> bool {
+/// directory at `path`: the user may write it on the host (or, when it is
+/// not on the host, its nearest existing ancestor), and it is in the write
+/// scope, or holds an agent's state file (the top of the home: the agent
+/// writes that file through a temporary file and a rename; new entries
+/// there stay in the run's memory), or it is made up inside such a
+/// directory. The root, system directories and protected places are
+/// read-only in the run whatever the host says.
+fn writable_for(inputs: &Inputs, scope: &WriteScope, path: &Path) -> bool {
     let (near, m) = nearest_dir(path);
-    if near == Path::new("/") || read_only_system(&near) {
+    if near == Path::new("/") || read_only_system(&near) || scope.access(path) == Access::Protected
+    {
         return false;
     }
     inputs.who.may_write(m.uid(), m.gid(), m.mode())
+        && (scope.writable(path) || scope.writable(&near) || scope.holds_state(&near))
 }
 
 /// Reads a configuration file for filtering, following symlinks (the agent
@@ -497,11 +535,7 @@ fn filtered_file(inputs: &Inputs, rule: &'static FilterRule, location: &Path) ->
                 rule,
                 original: None,
                 filtered: Filtered {
-                    bytes: if exists {
-                        Vec::new()
-                    } else {
-                        filter::empty_document(rule.format).to_vec()
-                    },
+                    bytes: filter::empty_document(rule.format).to_vec(),
                     removed: Vec::new(),
                     unparsed: exists.then_some(reason),
                 },
@@ -515,7 +549,7 @@ fn filtered_file(inputs: &Inputs, rule: &'static FilterRule, location: &Path) ->
 
 /// The state of one candidate: placed (how), absent, left to the view, or
 /// impossible.
-fn decide(inputs: &Inputs, location: &Path, show: Show) -> (State, bool) {
+fn decide(inputs: &Inputs, scope: &WriteScope, location: &Path, show: Show) -> (State, bool) {
     let project = &inputs.project;
     let existed = match std::fs::symlink_metadata(location) {
         Ok(_) => true,
@@ -569,7 +603,7 @@ fn decide(inputs: &Inputs, location: &Path, show: Show) -> (State, bool) {
         };
     }
     let parent = location.parent().unwrap_or(Path::new("/"));
-    let creatable = writable_for(inputs, parent);
+    let creatable = writable_for(inputs, scope, parent);
     let placement = match show {
         Show::EmptyDir => Placement::EmptyDir,
         Show::EmptyFile => Placement::EmptyFile,
@@ -595,10 +629,34 @@ fn decide(inputs: &Inputs, location: &Path, show: Show) -> (State, bool) {
 
 /// Plans the run's filesystem.
 pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
-    let mut planned: Vec<Planned> = candidates(inputs)
+    let mut scope = inputs.scope();
+    for sink in &inputs.sinks {
+        scope.protected.push(super::scope::ProtectedPlace {
+            path: sink.clone(),
+            dir: false,
+            why: "protected: an audit log of the run".to_string(),
+        });
+    }
+    for dir in git_dirs_outside(&inputs.project) {
+        scope.protected.push(super::scope::ProtectedPlace {
+            path: dir,
+            dir: true,
+            why: "protected: a git directory of the project outside the view; git reads it, \
+                  but commits need the repository's root sealed as the project"
+                .to_string(),
+        });
+    }
+    let candidates = candidates(inputs);
+    // Where agents keep state files of their own (`~/.claude.json`).
+    scope.state_dirs = candidates
+        .iter()
+        .filter(|(_, show, _)| matches!(show, Show::Filtered(rule) if rule.writable))
+        .filter_map(|(location, _, _)| location.parent().map(Path::to_path_buf))
+        .collect();
+    let mut planned: Vec<Planned> = candidates
         .into_iter()
         .map(|(location, show, why)| {
-            let (state, existed) = decide(inputs, &location, show);
+            let (state, existed) = decide(inputs, &scope, &location, show);
             Planned {
                 location,
                 why,
@@ -689,6 +747,7 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
             }
         }
     }
+    protect(inputs, &scope, &mut planned);
     for b in &inputs.binds {
         check_bind(inputs, &planned, b)?;
         planned.push(Planned {
@@ -702,8 +761,176 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
             rule: None,
         });
     }
-    let root = tree(inputs, &planned);
-    Ok(Plan { planned, root })
+    for w in scope.own_binds() {
+        let inside_placed = planned.iter().any(|p| {
+            w.path.starts_with(&p.location)
+                && matches!(
+                    p.state,
+                    State::Placed(
+                        Placement::View
+                            | Placement::Proc
+                            | Placement::EmptyDir
+                            | Placement::EmptyFile
+                            | Placement::Filtered(_)
+                            | Placement::Cover
+                            | Placement::Bind { .. }
+                    )
+                )
+        });
+        // One with placements inside is a skeleton (its entries writable):
+        // nothing to bind.
+        let holds_placed = planned
+            .iter()
+            .any(|p| p.location != w.path && p.location.starts_with(&w.path));
+        let on_host = std::fs::symlink_metadata(&w.path).is_ok_and(|m| !m.is_symlink());
+        if inside_placed || holds_placed || !on_host || read_only_system(&w.path) {
+            continue;
+        }
+        planned.push(Planned {
+            location: w.path.clone(),
+            why: format!("write scope: {}", w.why),
+            state: State::Placed(Placement::Writable {
+                source: w.path.clone(),
+            }),
+            existed: true,
+            rule: None,
+        });
+    }
+    let mut root = tree(inputs, &scope, &planned);
+    // An agent's state directory or a cache that is not on the host yet is
+    // made up, writable, so that the agent can start; what it writes there
+    // is copied to the host at the end.
+    for w in scope.writable.iter().filter(|w| w.made_up) {
+        let absent = std::fs::symlink_metadata(&w.path).is_err();
+        let in_home = inputs.homes.iter().any(|h| w.path.starts_with(h));
+        let inside_placed = planned.iter().any(|p| {
+            w.path.starts_with(&p.location)
+                && matches!(p.state, State::Placed(_))
+                && !matches!(
+                    p.state,
+                    State::Placed(Placement::Writable { .. } | Placement::ReadOnly { .. })
+                )
+        });
+        if absent && in_home && !inside_placed {
+            made_up(inputs, &scope, &mut root, &w.path);
+        }
+    }
+    Ok(Plan {
+        planned,
+        root,
+        scope,
+    })
+}
+
+/// Places the protected places: an existing one bound read-only (a symlink
+/// shown as what it leads to, which is protected too), an absent one
+/// occupied by an empty read-only file or directory where the command could
+/// create it.
+fn protect(inputs: &Inputs, scope: &WriteScope, planned: &mut Vec<Planned>) {
+    let mut todo: Vec<(PathBuf, bool, String)> = scope
+        .protected
+        .iter()
+        .map(|p| (locate(&p.path), p.dir, p.why.clone()))
+        .collect();
+    let mut seen = 0;
+    while seen < todo.len() {
+        let (location, dir, why) = todo[seen].clone();
+        seen += 1;
+        if location.starts_with(&inputs.project) || planned.iter().any(|p| p.location == location) {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&location);
+        let state = match &meta {
+            Ok(m) if m.is_symlink() => {
+                // What it leads to is what the shell or git reads: that is
+                // protected too, wherever it is.
+                let target = std::fs::read_link(&location)
+                    .map(|t| locate(&location.parent().unwrap_or(Path::new("/")).join(t)));
+                match (std::fs::canonicalize(&location), target) {
+                    (Ok(real), _) => {
+                        todo.push((real.clone(), dir, format!("{why} (its target)")));
+                        State::Placed(Placement::ReadOnly { source: real })
+                    }
+                    (Err(_), Ok(lexical)) => {
+                        todo.push((lexical, dir, format!("{why} (its target)")));
+                        occupied(inputs, scope, &location, dir)
+                    }
+                    (Err(_), Err(_)) => occupied(inputs, scope, &location, dir),
+                }
+            }
+            Ok(_) => State::Placed(Placement::ReadOnly {
+                source: location.clone(),
+            }),
+            Err(_) => occupied(inputs, scope, &location, dir),
+        };
+        planned.push(Planned {
+            location,
+            why,
+            state,
+            existed: meta.is_ok(),
+            rule: None,
+        });
+    }
+}
+
+/// The git directories the project's git uses that are outside the project
+/// (the view protects its own): the repository around a project in a
+/// subdirectory, and where a gitfile (a linked worktree, a submodule) and
+/// its `commondir` lead. Written from the run, their hooks and
+/// configuration would run on the host; they are read-only in the run.
+/// Read-only whole, not writable but for those side doors: an absent
+/// `commondir` or `config.worktree` can only be kept from being made by a
+/// placeholder, which turns the directory into a skeleton of binds where
+/// git's lock-and-rename of its index fails; and an agent that could write
+/// there could make one. So in a package of a repository git reads
+/// (status, log, diff) and does not commit; a project that seals the
+/// repository's root has its `.git` in the view, which guards each side
+/// door by name and lets git commit.
+fn git_dirs_outside(project: &Path) -> Vec<PathBuf> {
+    fn follow(dot_git: &Path, out: &mut Vec<PathBuf>) {
+        out.push(dot_git.to_path_buf());
+        let Ok(text) = std::fs::read_to_string(dot_git) else {
+            return;
+        };
+        let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir: ")) else {
+            return;
+        };
+        let base = dot_git.parent().unwrap_or(Path::new("/"));
+        let gitdir = std::fs::canonicalize(base.join(target.trim())).ok();
+        if let Some(gitdir) = gitdir {
+            if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+                if let Ok(c) = std::fs::canonicalize(gitdir.join(common.trim())) {
+                    out.push(c);
+                }
+            }
+            out.push(gitdir);
+        }
+    }
+    let mut out = Vec::new();
+    let own = project.join(".git");
+    if std::fs::symlink_metadata(&own).is_ok_and(|m| m.is_file()) {
+        follow(&own, &mut out);
+    }
+    if let Some(around) = project
+        .ancestors()
+        .skip(1)
+        .map(|a| a.join(".git"))
+        .find(|g| std::fs::symlink_metadata(g).is_ok())
+    {
+        follow(&around, &mut out);
+    }
+    out.retain(|p| !p.starts_with(project));
+    out
+}
+
+/// An absent protected place: occupied where the command could create it.
+fn occupied(inputs: &Inputs, scope: &WriteScope, location: &Path, dir: bool) -> State {
+    let parent = location.parent().unwrap_or(Path::new("/"));
+    match (writable_for(inputs, scope, parent), dir) {
+        (false, _) => State::Absent,
+        (true, true) => State::Placed(Placement::EmptyDir),
+        (true, false) => State::Placed(Placement::EmptyFile),
+    }
 }
 
 /// Refuses an extra bind that would expose the real project or an extension
@@ -766,10 +993,10 @@ fn check_bind(inputs: &Inputs, planned: &[Planned], b: &UserBind) -> Result<(), 
 }
 
 /// A skeleton directory for `path`, described from the host.
-fn skeleton(inputs: &Inputs, path: &Path) -> Dir {
+fn skeleton(inputs: &Inputs, scope: &WriteScope, path: &Path) -> Dir {
     let (near, m) = nearest_dir(path);
     let on_host = near == path;
-    let writable = writable_for(inputs, path);
+    let writable = writable_for(inputs, scope, path);
     let mode = if on_host {
         m.mode() & 0o7777
     } else {
@@ -782,6 +1009,7 @@ fn skeleton(inputs: &Inputs, path: &Path) -> Dir {
         uid: m.uid(),
         gid: m.gid(),
         writable,
+        entries_writable: scope.writable(path) && !read_only_system(path),
         merge: writable && m.uid() == inputs.who.uid,
         children: BTreeMap::new(),
     }
@@ -790,7 +1018,14 @@ fn skeleton(inputs: &Inputs, path: &Path) -> Dir {
 /// Adds `placement` at `names` below `dir` (whose path is `at`), making a
 /// skeleton of every directory on the way. Inside something placed whole
 /// there is nothing more to place.
-fn insert(inputs: &Inputs, dir: &mut Dir, at: &Path, names: &[&OsStr], placement: &Placement) {
+fn insert(
+    inputs: &Inputs,
+    scope: &WriteScope,
+    dir: &mut Dir,
+    at: &Path,
+    names: &[&OsStr],
+    placement: &Placement,
+) {
     match names {
         [] => {}
         [last] => {
@@ -803,18 +1038,50 @@ fn insert(inputs: &Inputs, dir: &mut Dir, at: &Path, names: &[&OsStr], placement
             let next = dir
                 .children
                 .entry(first.to_os_string())
-                .or_insert_with(|| Node::Dir(skeleton(inputs, &path)));
+                .or_insert_with(|| Node::Dir(skeleton(inputs, scope, &path)));
             if let Node::Dir(d) = next {
-                insert(inputs, d, &path, rest, placement);
+                insert(inputs, scope, d, &path, rest, placement);
             }
         }
     }
 }
 
-/// The skeleton tree holding every placement.
-fn tree(inputs: &Inputs, planned: &[Planned]) -> Dir {
-    let mut root = skeleton(inputs, Path::new("/"));
-    for p in planned {
+/// Makes skeletons down to `path` (a directory not on the host).
+fn made_up(inputs: &Inputs, scope: &WriteScope, root: &mut Dir, path: &Path) {
+    let mut dir = root;
+    let mut at = PathBuf::from("/");
+    for name in path.components().filter_map(|c| match c {
+        Component::Normal(n) => Some(n),
+        _ => None,
+    }) {
+        at.push(name);
+        let next = dir
+            .children
+            .entry(name.to_os_string())
+            .or_insert_with(|| Node::Dir(skeleton(inputs, scope, &at)));
+        match next {
+            Node::Dir(d) => dir = d,
+            Node::Place(_) => return,
+        }
+    }
+}
+
+/// The skeleton tree holding every placement. The places of the write
+/// scope come last (and the deepest first): each only where nothing else is
+/// placed, so a mask or the view inside one keeps it a skeleton.
+fn tree(inputs: &Inputs, scope: &WriteScope, planned: &[Planned]) -> Dir {
+    let mut root = skeleton(inputs, scope, Path::new("/"));
+    let scoped = |p: &&Planned| {
+        matches!(
+            p.state,
+            State::Placed(Placement::Writable { .. } | Placement::ReadOnly { .. })
+        )
+    };
+    let order = planned
+        .iter()
+        .filter(|p| !scoped(p))
+        .chain(planned.iter().filter(scoped));
+    for p in order {
         let State::Placed(placement) = &p.state else {
             continue;
         };
@@ -826,7 +1093,7 @@ fn tree(inputs: &Inputs, planned: &[Planned]) -> Dir {
                 _ => None,
             })
             .collect();
-        insert(inputs, &mut root, Path::new("/"), &names, placement);
+        insert(inputs, scope, &mut root, Path::new("/"), &names, placement);
     }
     root
 }

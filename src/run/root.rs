@@ -308,7 +308,8 @@ impl Builder {
                     {
                         continue;
                     }
-                    if let Err(err) = self.entry(&host, &d.path, &e.name, e.kind, at) {
+                    let writable = d.entries_writable;
+                    if let Err(err) = self.entry(&host, &d.path, &e.name, e.kind, at, writable) {
                         warn(&d.path.join(&e.name), &err);
                     }
                 }
@@ -322,6 +323,13 @@ impl Builder {
                     mkdir(&target, 0o755).map_err(failed)?;
                     self.dir(c, &target)?;
                 }
+                // A writable place that cannot be bound is left out (the
+                // command then cannot write there): never a failure.
+                Node::Place(p @ Placement::Writable { .. }) => {
+                    if let Err(e) = self.place(p, &location, &target) {
+                        warn(&location, &e);
+                    }
+                }
                 Node::Place(p) => self
                     .place(p, &location, &target)
                     .map_err(|e| placement_error(p, &location, e))?,
@@ -333,8 +341,9 @@ impl Builder {
         Ok(())
     }
 
-    /// One host entry of a skeleton, shown as it is: a bind (read-only in
-    /// system directories), or a copy of a symlink.
+    /// One host entry of a skeleton, shown as it is: a bind (read-only
+    /// outside the write scope and in system directories), or a copy of a
+    /// symlink.
     fn entry(
         &self,
         host: &OwnedFd,
@@ -342,6 +351,7 @@ impl Builder {
         name: &OsStr,
         kind: EntryKind,
         at: &Path,
+        writable: bool,
     ) -> io::Result<()> {
         let target = at.join(name);
         if kind == EntryKind::Symlink {
@@ -366,7 +376,7 @@ impl Builder {
             _ => drop(touch(&target, 0o644)?),
         }
         bind_fd(&fd, &target)?;
-        if read_only_system(&dir.join(name)) {
+        if !writable || read_only_system(&dir.join(name)) {
             remount_tree_read_only(&target)?;
         }
         Ok(())
@@ -397,20 +407,9 @@ impl Builder {
                 mkdir(target, 0o755)?;
                 bind_fd(&fd, target)
             }
-            Placement::Bind { source, writable } => {
-                let fd = self.open_beneath(source, OFlag::empty())?;
-                let st = nix::sys::stat::fstat(&fd).map_err(io::Error::from)?;
-                if EntryKind::from_mode(st.st_mode) == EntryKind::Dir {
-                    mkdir(target, 0o755)?;
-                } else {
-                    drop(touch(target, 0o644)?);
-                }
-                bind_fd(&fd, target)?;
-                if !writable {
-                    remount_tree_read_only(target)?;
-                }
-                Ok(())
-            }
+            Placement::Writable { source } => self.bind_host(source, target, true),
+            Placement::ReadOnly { source } => self.bind_host(source, target, false),
+            Placement::Bind { source, writable } => self.bind_host(source, target, *writable),
             Placement::Proc => {
                 mkdir(target, 0o555)?;
                 mount(
@@ -423,6 +422,23 @@ impl Builder {
                 .map_err(io::Error::from)
             }
         }
+    }
+
+    /// Binds the host object at `source` (reached without following any
+    /// symlink) at `target`, read-only unless `writable`.
+    fn bind_host(&self, source: &Path, target: &Path, writable: bool) -> io::Result<()> {
+        let fd = self.open_beneath(source, OFlag::empty())?;
+        let st = nix::sys::stat::fstat(&fd).map_err(io::Error::from)?;
+        if EntryKind::from_mode(st.st_mode) == EntryKind::Dir {
+            mkdir(target, 0o755)?;
+        } else {
+            drop(touch(target, 0o644)?);
+        }
+        bind_fd(&fd, target)?;
+        if !writable {
+            remount_tree_read_only(target)?;
+        }
+        Ok(())
     }
 
     /// A filtered copy: a file of the skeleton's tmpfs with the host file's
@@ -453,21 +469,21 @@ impl Builder {
 fn placement_error(p: &Placement, location: &Path, e: io::Error) -> BuildError {
     let shown = |p: &Path| seal_core::escape::escaped_os(p.as_os_str());
     match p {
-        Placement::EmptyDir | Placement::EmptyFile | Placement::Filtered(_) | Placement::Cover => {
-            BuildError::At {
-                location: location.to_path_buf(),
-                reason: e.to_string(),
-            }
-        }
+        Placement::EmptyDir
+        | Placement::EmptyFile
+        | Placement::Filtered(_)
+        | Placement::Cover
+        | Placement::ReadOnly { .. } => BuildError::At {
+            location: location.to_path_buf(),
+            reason: e.to_string(),
+        },
         Placement::View => BuildError::Setup(format!(
             "cannot place the sealed view at {}: {e}",
             shown(location)
         )),
-        Placement::Bind { source, .. } => BuildError::Setup(format!(
-            "cannot bind {} at {}: {e}",
-            shown(source),
-            shown(location)
-        )),
+        Placement::Bind { source, .. } | Placement::Writable { source } => BuildError::Setup(
+            format!("cannot bind {} at {}: {e}", shown(source), shown(location)),
+        ),
         Placement::Proc => BuildError::Setup(format!("cannot mount the run's own /proc: {e}")),
     }
 }

@@ -12,8 +12,25 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `seal` the tests run: the one with the tests' hooks (no machine
+/// policy but the one SEAL_TEST_POLICY_PATH names). A plain `cargo build`
+/// links a `seal` without them at the same path; that is refused here rather
+/// than let a test read the host's /etc/seal (`cargo build --all-targets`
+/// puts the test one back).
 pub fn seal_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_seal")
+    static CHECKED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    let bin = env!("CARGO_BIN_EXE_seal");
+    CHECKED.get_or_init(|| {
+        let out = Command::new(bin).arg("--version").output().unwrap();
+        let version = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            version.contains("with test hooks"),
+            "{bin} is a binary without the tests' hooks ({}): a plain `cargo build` replaced it; \
+             run `cargo build --all-targets` (scripts/test.sh does)",
+            version.trim()
+        );
+    });
+    bin
 }
 
 /// True when FUSE tests can run here. Under `CI=true`, panics instead of

@@ -1,11 +1,20 @@
-//! A strict JSON reader and a Go-compatible string writer, both for `seal.json`.
+//! The one JSON reader of sealfs, and a Go-compatible string writer for
+//! `seal.json`.
 //!
 //! The reader exists because a general-purpose deserializer forgives things SPEC
 //! §Lockfile Validity forbids: duplicated object keys (serde keeps the last one),
 //! a byte-order mark, lone UTF-16 surrogates. It yields a small tree that keeps
-//! object members in source order with their line and column, so that every
-//! validity error can point at the offending value. Nesting is capped so hostile
-//! input cannot exhaust the stack.
+//! object members in source order with their line and column (and byte span),
+//! so that every validity error can point at the offending value. Nesting is
+//! capped so hostile input cannot exhaust the stack.
+//!
+//! It reads two grammars ([`Dialect`]): strict JSON (`seal.json`, the machine
+//! policy) and JSONC, JSON with comments and trailing commas, as agents'
+//! configuration files are written (`seal run` filters them). In JSONC a
+//! comment whose end some reader sees elsewhere than another (a `//` comment
+//! holding a lone carriage return, U+2028, a form feed, ...) is an error:
+//! text that one agent reads as a comment and another as a member is never
+//! taken for either.
 //!
 //! The writer reproduces Go `encoding/json` string escaping (the reference CLI's
 //! encoder, see docs/LOCKFILE.md), which is what makes our `seal.json` bytes
@@ -13,9 +22,39 @@
 
 use std::fmt;
 
-/// Deepest nesting accepted. A valid lockfile needs 4 levels; the margin keeps
-/// error messages about shape (not depth) for mildly wrong files.
+/// Deepest nesting accepted in strict JSON. A valid lockfile needs 4 levels;
+/// the margin keeps error messages about shape (not depth) for mildly wrong
+/// files.
 const MAX_DEPTH: usize = 64;
+
+/// Deepest nesting accepted in JSONC (agents' state files nest deeper than a
+/// lockfile; the cap still keeps the stack safe).
+const MAX_DEPTH_JSONC: usize = 512;
+
+/// Which grammar [`parse_as`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// RFC 8259, strictly: no comments, no trailing commas, no byte-order mark.
+    Strict,
+    /// JSON with `//` and `/* */` comments and trailing commas; a UTF-8
+    /// byte-order mark at the start is skipped. A `//` comment ends at a line
+    /// feed (or at a carriage return and line feed). Readers disagree on
+    /// where a `//` comment ends when it holds another line terminator (a
+    /// lone carriage return, U+2028, U+2029, U+0085, a vertical tab, a form
+    /// feed, U+001C to U+001E): such a comment is an error
+    /// ([`SyntaxError::AmbiguousComment`]), never read one way.
+    Jsonc,
+}
+
+/// Characters some reader takes for the end of a line (JavaScript's line
+/// terminators, and what Python's `splitlines` and others split at): a `//`
+/// comment holding one of them is ambiguous.
+fn ends_a_line_somewhere(c: char) -> bool {
+    matches!(
+        c,
+        '\r' | '\u{2028}' | '\u{2029}' | '\u{85}' | '\u{b}' | '\u{c}' | '\u{1c}'..='\u{1e}'
+    )
+}
 
 /// A position in the source text, 1-based, counted in characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,18 +69,23 @@ impl fmt::Display for Pos {
     }
 }
 
-/// One JSON value with the position where it starts.
+/// One JSON value with the position where it starts and its byte span in
+/// the source (`start..end`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Value {
     pub pos: Pos,
+    pub start: usize,
+    pub end: usize,
     pub kind: Kind,
 }
 
-/// An object member: its key (with the key's position) and its value.
+/// An object member: its key (with the key's position and byte offset) and
+/// its value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Member {
     pub key: String,
     pub key_pos: Pos,
+    pub key_start: usize,
     pub value: Value,
 }
 
@@ -101,6 +145,15 @@ pub enum SyntaxError {
     ControlCharacterInString {
         pos: Pos,
     },
+    /// JSONC: a `//` comment holding a character some reader ends a line at.
+    AmbiguousComment {
+        pos: Pos,
+        found: char,
+    },
+    /// JSONC: a `/*` comment without its `*/`.
+    UnterminatedComment {
+        pos: Pos,
+    },
 }
 
 impl fmt::Display for SyntaxError {
@@ -138,13 +191,29 @@ impl fmt::Display for SyntaxError {
             SyntaxError::ControlCharacterInString { pos } => {
                 write!(f, "{pos}: unescaped control character in string")
             }
+            SyntaxError::AmbiguousComment { pos, found } => write!(
+                f,
+                "{pos}: a // comment holds U+{:04X}, where some readers end the comment and \
+                 others do not",
+                *found as u32
+            ),
+            SyntaxError::UnterminatedComment { pos } => {
+                write!(f, "{pos}: a /* comment is never closed")
+            }
         }
     }
 }
 
-/// Parses exactly one JSON value (surrounded by optional whitespace).
+/// Parses exactly one strict JSON value (surrounded by optional whitespace).
 pub fn parse(bytes: &[u8]) -> Result<Value, SyntaxError> {
-    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+    parse_as(bytes, Dialect::Strict)
+}
+
+/// Parses exactly one JSON value of `dialect` (surrounded by optional
+/// whitespace, and in JSONC comments). Spans are offsets into `bytes`.
+pub fn parse_as(bytes: &[u8], dialect: Dialect) -> Result<Value, SyntaxError> {
+    let bom = bytes.starts_with(&[0xEF, 0xBB, 0xBF]);
+    if bom && dialect == Dialect::Strict {
         return Err(SyntaxError::ByteOrderMark);
     }
     let text = std::str::from_utf8(bytes).map_err(|e| SyntaxError::InvalidUtf8 {
@@ -152,12 +221,17 @@ pub fn parse(bytes: &[u8]) -> Result<Value, SyntaxError> {
     })?;
     let mut parser = Parser {
         chars: text.char_indices().peekable(),
+        len: text.len(),
         line: 1,
         column: 1,
+        dialect,
     };
-    parser.skip_whitespace();
+    if bom {
+        parser.chars.next();
+    }
+    parser.skip_whitespace()?;
     let value = parser.value(0)?;
-    parser.skip_whitespace();
+    parser.skip_whitespace()?;
     if parser.peek().is_some() {
         return Err(SyntaxError::TrailingContent { pos: parser.pos() });
     }
@@ -166,8 +240,10 @@ pub fn parse(bytes: &[u8]) -> Result<Value, SyntaxError> {
 
 struct Parser<'a> {
     chars: std::iter::Peekable<std::str::CharIndices<'a>>,
+    len: usize,
     line: usize,
     column: usize,
+    dialect: Dialect,
 }
 
 impl Parser<'_> {
@@ -182,6 +258,11 @@ impl Parser<'_> {
         self.chars.peek().map(|&(_, c)| c)
     }
 
+    /// The byte offset of the next character.
+    fn offset(&mut self) -> usize {
+        self.chars.peek().map_or(self.len, |&(i, _)| i)
+    }
+
     fn bump(&mut self) -> Option<char> {
         let (_, c) = self.chars.next()?;
         if c == '\n' {
@@ -193,9 +274,67 @@ impl Parser<'_> {
         Some(c)
     }
 
-    fn skip_whitespace(&mut self) {
-        while matches!(self.peek(), Some(' ' | '\t' | '\n' | '\r')) {
+    fn skip_whitespace(&mut self) -> Result<(), SyntaxError> {
+        loop {
+            while matches!(self.peek(), Some(' ' | '\t' | '\n' | '\r')) {
+                self.bump();
+            }
+            if self.dialect == Dialect::Strict || self.peek() != Some('/') {
+                return Ok(());
+            }
+            let pos = self.pos();
             self.bump();
+            match self.bump() {
+                Some('/') => self.line_comment()?,
+                Some('*') => self.block_comment(pos)?,
+                _ => {
+                    return Err(SyntaxError::Unexpected {
+                        pos,
+                        found: "'/'".into(),
+                        expected: "a comment (// or /*) or a JSON value",
+                    });
+                }
+            }
+        }
+    }
+
+    /// The rest of a `//` comment, up to (not including) its line feed.
+    fn line_comment(&mut self) -> Result<(), SyntaxError> {
+        loop {
+            match self.peek() {
+                None | Some('\n') => return Ok(()),
+                Some('\r') => {
+                    let pos = self.pos();
+                    self.bump();
+                    if self.peek() == Some('\n') {
+                        return Ok(());
+                    }
+                    return Err(SyntaxError::AmbiguousComment { pos, found: '\r' });
+                }
+                Some(c) if ends_a_line_somewhere(c) => {
+                    return Err(SyntaxError::AmbiguousComment {
+                        pos: self.pos(),
+                        found: c,
+                    });
+                }
+                Some(_) => {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    /// The rest of a `/* */` comment.
+    fn block_comment(&mut self, start: Pos) -> Result<(), SyntaxError> {
+        loop {
+            match self.bump() {
+                None => return Err(SyntaxError::UnterminatedComment { pos: start }),
+                Some('*') if self.peek() == Some('/') => {
+                    self.bump();
+                    return Ok(());
+                }
+                Some(_) => {}
+            }
         }
     }
 
@@ -223,7 +362,12 @@ impl Parser<'_> {
 
     fn value(&mut self, depth: usize) -> Result<Value, SyntaxError> {
         let pos = self.pos();
-        if depth > MAX_DEPTH {
+        let start = self.offset();
+        let max = match self.dialect {
+            Dialect::Strict => MAX_DEPTH,
+            Dialect::Jsonc => MAX_DEPTH_JSONC,
+        };
+        if depth > max {
             return Err(SyntaxError::TooDeep { pos });
         }
         let kind = match self.peek() {
@@ -236,7 +380,13 @@ impl Parser<'_> {
             Some('-' | '0'..='9') => Kind::Number(self.number()?),
             _ => return Err(self.unexpected("a JSON value")),
         };
-        Ok(Value { pos, kind })
+        let end = self.offset();
+        Ok(Value {
+            pos,
+            start,
+            end,
+            kind,
+        })
     }
 
     fn literal(&mut self, word: &'static str, kind: Kind) -> Result<Kind, SyntaxError> {
@@ -360,18 +510,23 @@ impl Parser<'_> {
     fn array(&mut self, depth: usize) -> Result<Kind, SyntaxError> {
         self.expect('[', "'['")?;
         let mut items = Vec::new();
-        self.skip_whitespace();
+        self.skip_whitespace()?;
         if self.peek() == Some(']') {
             self.bump();
             return Ok(Kind::Array(items));
         }
         loop {
-            self.skip_whitespace();
+            self.skip_whitespace()?;
             items.push(self.value(depth + 1)?);
-            self.skip_whitespace();
+            self.skip_whitespace()?;
             match self.peek() {
                 Some(',') => {
                     self.bump();
+                    self.skip_whitespace()?;
+                    if self.dialect == Dialect::Jsonc && self.peek() == Some(']') {
+                        self.bump();
+                        return Ok(Kind::Array(items));
+                    }
                 }
                 Some(']') => {
                     self.bump();
@@ -386,14 +541,15 @@ impl Parser<'_> {
         self.expect('{', "'{'")?;
         let mut members: Vec<Member> = Vec::new();
         let mut seen: std::collections::HashMap<String, Pos> = std::collections::HashMap::new();
-        self.skip_whitespace();
+        self.skip_whitespace()?;
         if self.peek() == Some('}') {
             self.bump();
             return Ok(Kind::Object(members));
         }
         loop {
-            self.skip_whitespace();
+            self.skip_whitespace()?;
             let key_pos = self.pos();
+            let key_start = self.offset();
             if self.peek() != Some('"') {
                 return Err(self.unexpected("a string key"));
             }
@@ -406,19 +562,25 @@ impl Parser<'_> {
                 });
             }
             seen.insert(key.clone(), key_pos);
-            self.skip_whitespace();
+            self.skip_whitespace()?;
             self.expect(':', "':'")?;
-            self.skip_whitespace();
+            self.skip_whitespace()?;
             let value = self.value(depth + 1)?;
             members.push(Member {
                 key,
                 key_pos,
+                key_start,
                 value,
             });
-            self.skip_whitespace();
+            self.skip_whitespace()?;
             match self.peek() {
                 Some(',') => {
                     self.bump();
+                    self.skip_whitespace()?;
+                    if self.dialect == Dialect::Jsonc && self.peek() == Some('}') {
+                        self.bump();
+                        return Ok(Kind::Object(members));
+                    }
                 }
                 Some('}') => {
                     self.bump();
@@ -458,6 +620,27 @@ pub fn write_go_string(out: &mut String, s: &str) {
             }
             '\u{2028}' => out.push_str("\\u2028"),
             '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Appends `s` as a JSON string literal with the least escaping JSON allows
+/// (`"`, `\\`, control characters), plus U+2028 and U+2029, which some
+/// readers take for line ends: for documents people and agents read back.
+pub fn write_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{0}'..='\u{1f}' | '\u{7f}' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
             c => out.push(c),
         }
     }
@@ -586,6 +769,71 @@ mod tests {
     fn depth_is_capped() {
         let deep = "[".repeat(10_000) + &"]".repeat(10_000);
         assert!(matches!(err(&deep), SyntaxError::TooDeep { .. }));
+    }
+
+    fn jsonc(text: &str) -> Result<Value, SyntaxError> {
+        parse_as(text.as_bytes(), Dialect::Jsonc)
+    }
+
+    #[test]
+    fn jsonc_reads_comments_trailing_commas_and_a_bom() {
+        let v =
+            jsonc("\u{feff}// head\r\n{\"a\": 1, /* x */ \"b\": [1, 2,], // tail\n \"c\": {},}\n")
+                .unwrap();
+        let Kind::Object(m) = &v.kind else { panic!() };
+        let keys: Vec<&str> = m.iter().map(|m| m.key.as_str()).collect();
+        assert_eq!(keys, ["a", "b", "c"]);
+        // Byte spans point into the source.
+        let text = "{\"k\": [true]}";
+        let v = jsonc(text).unwrap();
+        let Kind::Object(m) = &v.kind else { panic!() };
+        assert_eq!(&text[m[0].value.start..m[0].value.end], "[true]");
+        assert_eq!(&text[m[0].key_start..m[0].key_start + 3], "\"k\"");
+        assert_eq!((v.start, v.end), (0, text.len()));
+        // None of it in strict JSON.
+        assert!(parse(b"{\"a\": 1, // c\n}").is_err());
+        assert!(parse(b"[1,]").is_err());
+    }
+
+    #[test]
+    fn jsonc_refuses_comments_readers_end_differently() {
+        for t in [
+            '\r', '\u{2028}', '\u{2029}', '\u{85}', '\u{b}', '\u{c}', '\u{1e}',
+        ] {
+            let text = format!("{{\"a\": 1 // c{t}, \"mcp\": 2\n}}");
+            match jsonc(&text) {
+                Err(SyntaxError::AmbiguousComment { found, .. }) => assert_eq!(found, t),
+                other => panic!("{t:?}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            jsonc("{} /* open"),
+            Err(SyntaxError::UnterminatedComment { .. })
+        ));
+        assert!(matches!(
+            jsonc(r#"{"a": 1, "a": 2}"#),
+            Err(SyntaxError::DuplicateKey { .. })
+        ));
+        for bad in [
+            "{a: 1}", "{'a': 1}", "[0x1]", "[1,,]", "{,}", "[NaN]", "{} / 2",
+        ] {
+            assert!(jsonc(bad).is_err(), "{bad}");
+        }
+        // Deeper than a lockfile, within the cap.
+        let deep = "[".repeat(400) + &"]".repeat(400);
+        assert!(jsonc(&deep).is_ok());
+    }
+
+    #[test]
+    fn plain_strings_parse_back() {
+        let sample = "a\"b\\c\n\u{1}\u{7f}\u{2028}<&>é";
+        let mut out = String::new();
+        write_json_string(&mut out, sample);
+        assert!(!out.contains('\u{2028}'));
+        assert_eq!(
+            parse(out.as_bytes()).unwrap().kind,
+            Kind::String(sample.into())
+        );
     }
 
     #[test]

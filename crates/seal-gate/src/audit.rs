@@ -7,11 +7,14 @@
 //! The schema is versioned and documented in docs/AUDIT.md ([`SCHEMA`]):
 //! every line has every field (`null` or `[]` when there is nothing to say).
 //! A line names the time, the host, the event (`allow`, `hide`, `warn`,
-//! `fail-closed`, `deny-write`), the operation, the bundle key, the
-//! project-relative path, the outcome, the files that differ, the policy in
-//! force and who set it, the requesting process (pid, uid, user name,
-//! command name) and how long the verification took. It never contains file
-//! contents or absolute host paths.
+//! `fail-closed`, `deny-write`, and `mount-start` / `mount-end` /
+//! `run-start` / `run-end` around a view and a run), the operation, the
+//! bundle key, the project-relative path, the outcome, the files that
+//! differ, the policy in force and who set it, the requesting process (pid,
+//! uid, user name, command name), how long the verification took, and the
+//! session it belongs to ([`Session`]: the project's path, an id, the
+//! digests of `seal.json` and of the machine policy, the user and command of
+//! the run). It never contains file contents.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -28,7 +31,7 @@ use crate::policy::{Source, Syslog, SyslogFormat};
 
 /// The schema of every line (docs/AUDIT.md); a change that removes or
 /// retypes a field gets a new version.
-pub const SCHEMA: &str = "seal.audit/1";
+pub const SCHEMA: &str = "seal.audit/2";
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -44,6 +47,14 @@ pub enum Event {
     FailClosed,
     /// The writable view refused to change a protected path.
     DenyWrite,
+    /// A view started serving (`seal mount`).
+    MountStart,
+    /// A view stopped serving.
+    MountEnd,
+    /// `seal run` is about to start its command.
+    RunStart,
+    /// The command of `seal run` ended (with `exit_status`).
+    RunEnd,
 }
 
 impl Event {
@@ -54,6 +65,10 @@ impl Event {
             Event::Warn => "warn",
             Event::FailClosed => "fail-closed",
             Event::DenyWrite => "deny-write",
+            Event::MountStart => "mount-start",
+            Event::MountEnd => "mount-end",
+            Event::RunStart => "run-start",
+            Event::RunEnd => "run-end",
         }
     }
 
@@ -61,7 +76,11 @@ impl Event {
     /// under `warn` and fail-closed are warnings, allows are informational.
     fn severity(self) -> u8 {
         match self {
-            Event::Allow => 6,
+            Event::Allow
+            | Event::MountStart
+            | Event::MountEnd
+            | Event::RunStart
+            | Event::RunEnd => 6,
             Event::Hide | Event::DenyWrite => 5,
             Event::Warn | Event::FailClosed => 4,
         }
@@ -92,6 +111,62 @@ pub struct Record {
     pub user: Option<String>,
     pub comm: String,
     pub verify_us: Option<u64>,
+    /// The project's canonical path.
+    pub project: Option<String>,
+    /// The id of this view or run: every record of one has it.
+    pub session: String,
+    /// `sha256:` of `seal.json` as the view started (`null` when Seal is
+    /// required and there is none).
+    pub lockfile_digest: Option<String>,
+    /// `sha256:` of the machine policy file (`null` without one).
+    pub policy_digest: Option<String>,
+    /// The user the run's command runs as (for a mount, the user who
+    /// mounted).
+    pub run_uid: Option<u32>,
+    /// The command `seal run` ran (for a mount, the `seal mount` command).
+    pub run_command: Vec<String>,
+    /// `run-end`: the command's exit status (128+N for a signal).
+    pub exit_status: Option<i32>,
+}
+
+/// What every record of one view or run carries.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    pub project: Option<String>,
+    pub id: String,
+    pub lockfile_digest: Option<String>,
+    pub policy_digest: Option<String>,
+    pub run_uid: Option<u32>,
+    pub run_command: Vec<String>,
+}
+
+/// A fresh session id: 128 random bits in hex (the time and pid when the
+/// kernel's random source cannot be read).
+pub fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    if read.is_err() {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO)
+            .as_nanos();
+        bytes[..8].copy_from_slice(&(now as u64).to_le_bytes());
+        bytes[8..12].copy_from_slice(&std::process::id().to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Record {
+    fn in_session(mut self, s: &Session) -> Record {
+        self.project = s.project.clone();
+        self.session = s.id.clone();
+        self.lockfile_digest = s.lockfile_digest.clone();
+        self.policy_digest = s.policy_digest.clone();
+        self.run_uid = s.run_uid;
+        self.run_command = s.run_command.clone();
+        self
+    }
 }
 
 /// Where records go.
@@ -190,6 +265,7 @@ pub struct AuditLog {
     sinks: Vec<Sink>,
     host: String,
     users: Mutex<HashMap<u32, Option<String>>>,
+    session: std::sync::RwLock<Session>,
 }
 
 impl Default for AuditLog {
@@ -198,6 +274,10 @@ impl Default for AuditLog {
             sinks: Vec::new(),
             host: hostname(),
             users: Mutex::new(HashMap::new()),
+            session: std::sync::RwLock::new(Session {
+                id: new_session_id(),
+                ..Session::default()
+            }),
         }
     }
 }
@@ -232,6 +312,41 @@ impl AuditLog {
         self.sinks.is_empty()
     }
 
+    /// Sets what every record of this view carries (its id stays).
+    pub fn set_session(&self, session: Session) {
+        let mut s = self.session.write().unwrap_or_else(|e| e.into_inner());
+        let id = std::mem::take(&mut s.id);
+        *s = Session { id, ..session };
+    }
+
+    /// Names the run: the user its command runs as and the command.
+    pub fn set_run(&self, uid: u32, command: Vec<String>) {
+        let mut s = self.session.write().unwrap_or_else(|e| e.into_inner());
+        s.run_uid = Some(uid);
+        s.run_command = command;
+    }
+
+    /// Writes a `mount-start`, `mount-end`, `run-start` or `run-end`
+    /// record: by this process, about the whole project (`.`), with the
+    /// outcome (the verification's result, or why it ended) and, for a
+    /// run's end, the exit status.
+    pub fn lifecycle(&self, event: Event, outcome: &str, exit_status: Option<i32>) {
+        let op = match event {
+            Event::RunStart | Event::RunEnd => "run",
+            _ => "mount",
+        };
+        let mut r = self.record(
+            event,
+            op,
+            std::process::id(),
+            nix::unistd::getuid().as_raw(),
+        );
+        r.path = ".".to_string();
+        r.outcome = outcome.to_string();
+        r.exit_status = exit_status;
+        self.write(&r);
+    }
+
     /// A record of `event` by `op` for the process `pid` (as `uid`), with
     /// the fields every record has filled in and the rest empty.
     pub fn record(&self, event: Event, op: &'static str, pid: u32, uid: u32) -> Record {
@@ -255,7 +370,15 @@ impl AuditLog {
             user: self.user_name(uid),
             comm: command_name(pid),
             verify_us: None,
+            project: None,
+            session: String::new(),
+            lockfile_digest: None,
+            policy_digest: None,
+            run_uid: None,
+            run_command: Vec::new(),
+            exit_status: None,
         }
+        .in_session(&self.session.read().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The name of `uid` (looked up once).
@@ -396,6 +519,13 @@ mod tests {
             "user",
             "comm",
             "verify_us",
+            "project",
+            "session",
+            "lockfile_digest",
+            "policy_digest",
+            "run_uid",
+            "run_command",
+            "exit_status",
         ];
         want.sort_unstable();
         assert_eq!(fields, want, "every field, always (docs/AUDIT.md)");

@@ -297,6 +297,16 @@ pub enum ChangeReason {
     /// On the way to protected paths of the machine policy: it may be made
     /// as a directory, changed or emptied, never replaced or moved.
     MachineOnTheWay,
+    /// A file through which git on the host runs commands or finds another
+    /// git directory (`.git/config`, `.git/hooks`, `.git/commondir`, ...).
+    GitSideDoor,
+    /// `.git`: no repository is made, replaced or moved inside the project.
+    GitRepository,
+    /// A `HEAD` file outside `.git` would make its directory a bare repository.
+    BareRepository,
+    /// The view is read-only (`seal run --read-only`, `seal mount` without
+    /// `--writable`).
+    ReadOnlyView,
 }
 
 impl ChangeReason {
@@ -322,6 +332,17 @@ impl ChangeReason {
                 "a directory on the way to protected paths of the machine policy: it may be \
                  created or emptied, never replaced or moved"
             }
+            ChangeReason::GitSideDoor => {
+                "a git configuration, hook or git-directory link: git on the host would run \
+                 what it names; immutable from inside"
+            }
+            ChangeReason::GitRepository => {
+                "a .git: no git repository is made, replaced or moved inside the project"
+            }
+            ChangeReason::BareRepository => {
+                "a HEAD file outside .git would make its directory a bare git repository"
+            }
+            ChangeReason::ReadOnlyView => "the view is read-only",
         }
     }
 
@@ -335,7 +356,11 @@ impl ChangeReason {
             | ChangeReason::Lockfile
             | ChangeReason::Extension
             | ChangeReason::ContainerShape
-            | ChangeReason::HoldsProtected => crate::policy::Source::BuiltIn,
+            | ChangeReason::HoldsProtected
+            | ChangeReason::GitSideDoor
+            | ChangeReason::GitRepository
+            | ChangeReason::BareRepository
+            | ChangeReason::ReadOnlyView => crate::policy::Source::BuiltIn,
         }
     }
 }
@@ -352,6 +377,12 @@ pub enum Guard {
     Protected,
     /// Every view is read-only.
     ReadOnly,
+    /// A git side door ([`crate::policy::git_rule`]): built-in, immutable.
+    GitSideDoor,
+    /// `.git` itself: built-in; it may only be removed.
+    GitRepository,
+    /// A `HEAD` outside `.git`: built-in; it may not be made.
+    BareRepository,
 }
 
 /// The decision about one change.
@@ -390,6 +421,15 @@ pub fn decide_change(place: &Place, change: Change, guard: Guard) -> ChangeDecis
         (allowed, Guard::OnTheWay) => match change {
             Change::MakeDir | Change::Modify | Change::Remove => allowed,
             Change::Make | Change::MoveAway { .. } => (false, ChangeReason::MachineOnTheWay),
+        },
+        (_, Guard::GitSideDoor) => (false, ChangeReason::GitSideDoor),
+        (allowed, Guard::GitRepository) => match change {
+            Change::Remove => allowed,
+            _ => (false, ChangeReason::GitRepository),
+        },
+        (allowed, Guard::BareRepository) => match change {
+            Change::Make | Change::MakeDir => (false, ChangeReason::BareRepository),
+            _ => allowed,
         },
     };
     ChangeDecision { allowed, reason }
@@ -524,6 +564,9 @@ mod tests {
             Guard::OnTheWay,
             Guard::Protected,
             Guard::ReadOnly,
+            Guard::GitSideDoor,
+            Guard::GitRepository,
+            Guard::BareRepository,
         ];
         let mut rows = 0;
         for place in places() {
@@ -544,23 +587,32 @@ mod tests {
                             Guard::OnTheWay => {
                                 matches!(change, Change::MakeDir | Change::Modify | Change::Remove)
                             }
-                            Guard::Protected | Guard::ReadOnly => false,
+                            Guard::Protected | Guard::ReadOnly | Guard::GitSideDoor => false,
+                            Guard::GitRepository => change == Change::Remove,
+                            Guard::BareRepository => {
+                                !matches!(change, Change::Make | Change::MakeDir)
+                            }
                         };
                     assert_eq!(d.allowed, want, "{place:?} × {change:?} × {guard:?}");
                     assert!(!d.reason.describe().is_empty());
                     // A refusal the built-in rules make is theirs; one only
                     // the machine policy makes is the machine's.
                     let source = d.reason.source();
+                    let machine_guard =
+                        matches!(guard, Guard::OnTheWay | Guard::Protected | Guard::ReadOnly);
                     match (built_in, d.allowed) {
                         (false, _) => assert_eq!(source, crate::policy::Source::BuiltIn),
-                        (true, false) => assert_eq!(source, crate::policy::Source::Machine),
+                        (true, false) if machine_guard => {
+                            assert_eq!(source, crate::policy::Source::Machine)
+                        }
+                        (true, false) => assert_eq!(source, crate::policy::Source::BuiltIn),
                         (true, true) => assert_eq!(d.reason, ChangeReason::Ordinary),
                     }
                     rows += 1;
                 }
             }
         }
-        assert_eq!(rows, 6 * 6 * 4);
+        assert_eq!(rows, 6 * 6 * 7);
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod audit;
 pub mod cache;
 pub mod decision;
 pub mod feed;
+pub mod filters;
 pub mod flight;
 #[cfg(test)]
 mod link_tests;
@@ -218,6 +219,19 @@ impl Gate {
     /// Releases every snapshot the cache keeps (not those open handles hold).
     pub fn release_kept_bytes(&self) {
         self.cache.release_kept();
+    }
+
+    /// The audit log, when the view has one (for the records of a view's
+    /// and a run's start and end).
+    pub fn audit(&self) -> Option<&AuditLog> {
+        self.audit.as_ref()
+    }
+
+    /// Records a change the view refused without asking the table (a
+    /// read-only view): a `deny-write` record.
+    pub fn refused_in_read_only_view(&self, path: &ViewPath, op: &'static str, who: Who) {
+        let place = self.cached_place(path);
+        self.record_denied_write(op, &place, path, ChangeReason::ReadOnlyView, who);
     }
 
     pub fn project_fd(&self) -> BorrowedFd<'_> {
@@ -540,7 +554,11 @@ impl Gate {
     pub fn may_change(&self, path: &ViewPath, change: Change, op: &'static str, who: Who) -> bool {
         let view = self.lock_view();
         let place = self.place(view.patterns_source(), path);
-        let decision = decide_change(&place, change, self.guard(path));
+        let mut decision = decide_change(&place, change, self.guard(path));
+        if decision.allowed {
+            // The built-in git rules, which the machine policy may lift.
+            decision = decide_change(&place, change, self.machine.git_guard(path.names()));
+        }
         if !decision.allowed {
             self.record_denied_write(op, &place, path, decision.reason, who);
         }
@@ -551,7 +569,9 @@ impl Gate {
     /// the view (hard links): an ordinary path the machine policy leaves
     /// open, so that no request through it needs a decision of its own.
     pub fn shares_inodes(&self, path: &ViewPath) -> bool {
-        matches!(self.cached_place(path), Place::Ordinary) && self.guard(path) == Guard::Open
+        matches!(self.cached_place(path), Place::Ordinary)
+            && self.guard(path) == Guard::Open
+            && self.machine.git_guard(path.names()) == Guard::Open
     }
 
     /// What the machine policy adds to the write rules at `path`.
@@ -772,7 +792,12 @@ impl Gate {
         };
         let shown = seal_core::escape::escaped(&path.display()).into_owned();
         match event {
-            Event::Allow | Event::DenyWrite => {}
+            Event::Allow
+            | Event::DenyWrite
+            | Event::MountStart
+            | Event::MountEnd
+            | Event::RunStart
+            | Event::RunEnd => {}
             Event::FailClosed => tracing::warn!("fail closed on {op} {shown}: {outcome}"),
             Event::Hide | Event::Warn => tracing::info!(
                 "{} {op} {shown} ({outcome}; {})",

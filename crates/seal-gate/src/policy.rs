@@ -3,8 +3,10 @@
 //!
 //! One root-owned JSON file, at a path fixed when the binary is built
 //! ([`DEFAULT_PATH`], `/etc/seal/policy.json` unless `SEAL_POLICY_PATH` was set
-//! at build time). Debug builds also honour [`TEST_PATH_VAR`], so the tests can
-//! point a binary at a file of their own; a release build has no such door.
+//! at build time). Test builds (the `test-hooks` feature, which only `cargo
+//! test` turns on) read [`TEST_PATH_VAR`] instead, and no policy when it is
+//! unset, so the tests never read the host's file; a binary `cargo build` or
+//! `cargo install` makes has no such door, debug or release.
 //! An absent file means no machine policy. A file that anyone but root could
 //! change (owner not root, group or other write bits, a directory on its way
 //! that others may write), a symlink, or a file that does not parse strictly
@@ -25,6 +27,7 @@ use std::sync::OnceLock;
 use nix::fcntl::OFlag;
 use nix::sys::stat::{Mode, SFlag, fstat};
 
+use crate::decision::Guard;
 use crate::surfaces::{ExtraRows, SurfaceRow, Unit};
 use seal_core::escape::{escaped_os, quoted};
 use seal_core::json::{self, Kind, Member, Value};
@@ -38,14 +41,23 @@ pub const DEFAULT_PATH: &str = match option_env!("SEAL_POLICY_PATH") {
     None => "/etc/seal/policy.json",
 };
 
-/// Debug builds only: the environment variable that points the binary at
-/// another policy file (for the tests).
-#[cfg(debug_assertions)]
+/// Whether this build has the tests' hooks ([`TEST_PATH_VAR`],
+/// [`TEST_SYSLOG_VAR`]); `seal --version` says so.
+pub const TEST_HOOKS: bool = cfg!(any(test, feature = "test-hooks"));
+
+/// Test builds only: the environment variable naming the policy file (no
+/// machine policy when unset).
+#[cfg(any(test, feature = "test-hooks"))]
 pub const TEST_PATH_VAR: &str = "SEAL_TEST_POLICY_PATH";
 
-/// Debug builds only: the environment variable that replaces `/dev/log` as
-/// the syslog socket (for the tests).
-#[cfg(debug_assertions)]
+/// Test builds only: where the machine policy is when [`TEST_PATH_VAR`] is
+/// unset: nowhere (a path that does not exist), never the host's.
+#[cfg(any(test, feature = "test-hooks"))]
+pub const TEST_NO_POLICY: &str = "/nonexistent/sealfs-test-build/policy.json";
+
+/// Test builds only: the environment variable that replaces `/dev/log` as
+/// the syslog socket.
+#[cfg(any(test, feature = "test-hooks"))]
 pub const TEST_SYSLOG_VAR: &str = "SEAL_TEST_SYSLOG_SOCKET";
 
 /// The syslog socket the journal and syslog daemons listen on.
@@ -57,20 +69,20 @@ const MAX_SIZE: u64 = 1 << 20;
 /// The only schema version this build reads.
 pub const VERSION: u64 = 1;
 
-/// The machine policy file this binary reads: [`DEFAULT_PATH`], or in a debug
-/// build the file [`TEST_PATH_VAR`] names.
+/// The machine policy file this binary reads: [`DEFAULT_PATH`], or in a test
+/// build the file [`TEST_PATH_VAR`] names (none when unset).
 pub fn policy_path() -> PathBuf {
-    #[cfg(debug_assertions)]
-    if let Some(p) = std::env::var_os(TEST_PATH_VAR) {
-        return PathBuf::from(p);
-    }
+    #[cfg(any(test, feature = "test-hooks"))]
+    return std::env::var_os(TEST_PATH_VAR)
+        .map_or_else(|| PathBuf::from(TEST_NO_POLICY), PathBuf::from);
+    #[cfg(not(any(test, feature = "test-hooks")))]
     PathBuf::from(DEFAULT_PATH)
 }
 
-/// The syslog socket audit events go to: `/dev/log`, or in a debug build the
+/// The syslog socket audit events go to: `/dev/log`, or in a test build the
 /// socket [`TEST_SYSLOG_VAR`] names.
 pub fn syslog_socket() -> PathBuf {
-    #[cfg(debug_assertions)]
+    #[cfg(any(test, feature = "test-hooks"))]
     if let Some(p) = std::env::var_os(TEST_SYSLOG_VAR) {
         return PathBuf::from(p);
     }
@@ -419,6 +431,145 @@ impl ProtectedPaths {
     }
 }
 
+/// Where a built-in protected path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtectedWhere {
+    /// Under every home directory of `seal run` (`rel` is relative to it).
+    Home { rel: &'static str, dir: bool },
+    /// In the project, by the git rules of [`MachinePolicy::git_guard`].
+    Project,
+}
+
+/// A path the command never changes, even inside a place it may write,
+/// unless the machine policy lifts it (`allowWriteProtected`, by `name`):
+/// files through which the user's shell, git, ssh or session manager run
+/// commands later, outside any run (docs/SECURITY.md, "Write scope").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Protected {
+    pub name: &'static str,
+    pub at: ProtectedWhere,
+}
+
+const fn home(name: &'static str, rel: &'static str, dir: bool) -> Protected {
+    Protected {
+        name,
+        at: ProtectedWhere::Home { rel, dir },
+    }
+}
+
+const fn project(name: &'static str) -> Protected {
+    Protected {
+        name,
+        at: ProtectedWhere::Project,
+    }
+}
+
+/// Every built-in protected path, by the name docs/POLICY.md gives it.
+pub static PROTECTED: &[Protected] = &[
+    home("~/.bashrc", ".bashrc", false),
+    home("~/.bash_profile", ".bash_profile", false),
+    home("~/.bash_login", ".bash_login", false),
+    home("~/.bash_logout", ".bash_logout", false),
+    home("~/.profile", ".profile", false),
+    home("~/.zshenv", ".zshenv", false),
+    home("~/.zshrc", ".zshrc", false),
+    home("~/.zprofile", ".zprofile", false),
+    home("~/.zlogin", ".zlogin", false),
+    home("~/.zlogout", ".zlogout", false),
+    home("~/.config/fish", ".config/fish", true),
+    home("~/.gitconfig", ".gitconfig", false),
+    home("~/.config/git", ".config/git", true),
+    home("~/.ssh", ".ssh", true),
+    home("~/.config/systemd", ".config/systemd", true),
+    home("~/.local/share/systemd", ".local/share/systemd", true),
+    home("~/.config/environment.d", ".config/environment.d", true),
+    home("~/.config/autostart", ".config/autostart", true),
+    project(".git/config"),
+    project(".git/hooks"),
+    project(".git/commondir"),
+    project(".git/info"),
+    project(".gitmodules"),
+    project(".git"),
+    project("HEAD"),
+];
+
+/// Names inside a git directory through which git runs commands or finds
+/// another git directory (its configuration, hooks, the common directory of
+/// a linked worktree, attributes and excludes), with the protected path
+/// that covers each.
+const GIT_SIDE_DOORS: &[(&str, &str)] = &[
+    ("config", ".git/config"),
+    ("config.worktree", ".git/config"),
+    ("hooks", ".git/hooks"),
+    ("commondir", ".git/commondir"),
+    ("gitdir", ".git/commondir"),
+    ("info", ".git/info"),
+];
+
+/// What the built-in git rules say about a project path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitRule {
+    /// Nothing.
+    None,
+    /// A file through which git on the host runs commands or finds another
+    /// git directory (`.git/config`, `.git/hooks/...`, `.git/commondir`,
+    /// `.git/info/...`, the same in `.git/modules/*` and `.git/worktrees/*`,
+    /// `.gitmodules`): immutable from inside. The protected path's name.
+    SideDoor(&'static str),
+    /// A name `.git`: no repository is made, replaced or moved inside the
+    /// project (one that is empty may be removed).
+    Repository,
+    /// A file named `HEAD` outside a `.git` directory: with `objects/` and
+    /// `refs/` beside it, git takes its directory for a bare repository and
+    /// reads its `config`. It may not be made.
+    BareHead,
+}
+
+fn git_name(name: &str, want: &str) -> bool {
+    // ASCII case-insensitively: on a case-insensitive filesystem `.GIT` is
+    // the same directory.
+    name.eq_ignore_ascii_case(want)
+}
+
+/// The built-in git rule of the project path of NFC `names`.
+pub fn git_rule<'a>(names: impl IntoIterator<Item = &'a str>) -> GitRule {
+    let names: Vec<&str> = names.into_iter().collect();
+    let Some(last) = names.last() else {
+        return GitRule::None;
+    };
+    for (i, name) in names.iter().enumerate() {
+        if !git_name(name, ".git") || i + 1 == names.len() {
+            continue;
+        }
+        let rest = &names[i + 1..];
+        let door = |n: &str| {
+            GIT_SIDE_DOORS
+                .iter()
+                .find(|(d, _)| git_name(n, d))
+                .map(|(_, p)| *p)
+        };
+        if let Some(p) = door(rest[0]) {
+            return GitRule::SideDoor(p);
+        }
+        // A submodule's or linked worktree's own git directory.
+        if git_name(rest[0], "modules") || git_name(rest[0], "worktrees") {
+            if let Some(p) = rest[1..].iter().find_map(|n| door(n)) {
+                return GitRule::SideDoor(p);
+            }
+        }
+        return GitRule::None;
+    }
+    if git_name(last, ".git") {
+        GitRule::Repository
+    } else if git_name(last, ".gitmodules") {
+        GitRule::SideDoor(".gitmodules")
+    } else if *last == "HEAD" {
+        GitRule::BareHead
+    } else {
+        GitRule::None
+    }
+}
+
 /// The machine policy in force (the default: none).
 #[derive(Debug, Clone, Default)]
 pub struct MachinePolicy {
@@ -443,6 +594,14 @@ pub struct MachinePolicy {
     /// `strictVerify`: `seal verify` runs as with `--strict` (agent
     /// artifacts no discovery pattern covers count as Unverified).
     pub strict_verify: bool,
+    /// `allowWrite`: places `seal run` lets the command write besides its
+    /// built-in write scope.
+    pub allow_write: Vec<ExtraMask>,
+    /// `allowWriteProtected`: built-in protected paths ([`PROTECTED`]) this
+    /// machine leaves to the write scope.
+    pub allow_write_protected: Vec<&'static str>,
+    /// `sha256:` of the file's bytes (audit records name the policy in force).
+    pub digest: Option<String>,
 }
 
 impl MachinePolicy {
@@ -480,15 +639,7 @@ impl MachinePolicy {
     /// home directories the run masks): `~/REL` under each home, absolute
     /// paths as they are. For the run's mask plan.
     pub fn extra_mask_paths(&self, homes: &[PathBuf]) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        for mask in &self.extra_masks {
-            match mask {
-                ExtraMask::Home(rel) => out.extend(homes.iter().map(|h| h.join(rel))),
-                ExtraMask::Absolute(p) => out.push(p.clone()),
-            }
-        }
-        out.dedup();
-        out
+        resolve_home_paths(&self.extra_masks, homes)
     }
 
     /// What `seal run` must show read-only to the command, so that it cannot
@@ -501,12 +652,58 @@ impl MachinePolicy {
         out
     }
 
+    /// The write guard the built-in git rules ([`git_rule`]) put on the
+    /// project path of NFC `names`, unless this policy lifts the rule
+    /// (`allowWriteProtected`).
+    pub fn git_guard<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Guard {
+        let lifted = |name: &str| self.allow_write_protected.contains(&name);
+        match git_rule(names) {
+            GitRule::None => Guard::Open,
+            GitRule::SideDoor(p) if !lifted(p) => Guard::GitSideDoor,
+            GitRule::Repository if !lifted(".git") => Guard::GitRepository,
+            GitRule::BareHead if !lifted("HEAD") => Guard::BareRepository,
+            GitRule::SideDoor(_) | GitRule::Repository | GitRule::BareHead => Guard::Open,
+        }
+    }
+
+    /// The built-in protected paths under a home directory this policy
+    /// leaves protected: (path relative to the home, whether a directory).
+    pub fn protected_in_home(&self) -> Vec<(&'static str, bool)> {
+        PROTECTED
+            .iter()
+            .filter(|p| !self.allow_write_protected.contains(&p.name))
+            .filter_map(|p| match p.at {
+                ProtectedWhere::Home { rel, dir } => Some((rel, dir)),
+                ProtectedWhere::Project => None,
+            })
+            .collect()
+    }
+
+    /// The places `allowWrite` adds to the run's write scope, resolved for
+    /// `homes` (as [`MachinePolicy::extra_mask_paths`]).
+    pub fn allow_write_paths(&self, homes: &[PathBuf]) -> Vec<PathBuf> {
+        resolve_home_paths(&self.allow_write, homes)
+    }
+
     /// The path the file was read from, for messages (`-` without one).
     pub fn shown_file(&self) -> String {
         self.file
             .as_ref()
             .map_or_else(|| "-".to_string(), |p| escaped_os(p.as_os_str()))
     }
+}
+
+/// `~/REL` entries under each of `homes`, absolute paths as they are.
+fn resolve_home_paths(paths: &[ExtraMask], homes: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for p in paths {
+        match p {
+            ExtraMask::Home(rel) => out.extend(homes.iter().map(|h| h.join(rel))),
+            ExtraMask::Absolute(p) => out.push(p.clone()),
+        }
+    }
+    out.dedup();
+    out
 }
 
 /// The machine policy of this process, read once from [`policy_path`].
@@ -552,6 +749,7 @@ pub fn load_from(path: &Path) -> Result<MachinePolicy, PolicyError> {
     }
     let mut policy = parse(&bytes, path).map_err(|(rule, detail)| refuse(rule, detail))?;
     policy.file = Some(path.to_path_buf());
+    policy.digest = Some(seal_core::digest::Digest::of(&bytes).to_string());
     Ok(policy)
 }
 
@@ -678,6 +876,8 @@ const KEYS: &[&str] = &[
     "readOnly",
     "rehashEveryOpen",
     "strictVerify",
+    "allowWrite",
+    "allowWriteProtected",
 ];
 const AUDIT_KEYS: &[&str] = &["file", "syslog"];
 const SYSLOG_KEYS: &[&str] = &["format", "facility"];
@@ -808,7 +1008,38 @@ pub fn parse(bytes: &[u8], source: &Path) -> Result<MachinePolicy, (Rule, String
             "extraSurfaces" => policy.extra_surfaces = parse_surfaces(v, source)?,
             "extraMasks" => {
                 for (item, text) in strings(v, "extraMasks")? {
-                    policy.extra_masks.push(parse_mask(item, text)?);
+                    policy
+                        .extra_masks
+                        .push(parse_mask(item, text, "extraMasks")?);
+                }
+            }
+            "allowWrite" => {
+                for (item, text) in strings(v, "allowWrite")? {
+                    policy
+                        .allow_write
+                        .push(parse_mask(item, text, "allowWrite")?);
+                }
+            }
+            "allowWriteProtected" => {
+                for (item, text) in strings(v, "allowWriteProtected")? {
+                    match PROTECTED.iter().find(|p| p.name == text) {
+                        Some(p) => policy.allow_write_protected.push(p.name),
+                        None => {
+                            return schema_error(
+                                item,
+                                format!(
+                                    "allowWriteProtected entry {} is not a built-in protected \
+                                     path (known: {})",
+                                    quoted(text),
+                                    PROTECTED
+                                        .iter()
+                                        .map(|p| p.name)
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ),
+                            );
+                        }
+                    }
                 }
             }
             "protectedPaths" => {
@@ -924,8 +1155,8 @@ fn parse_surfaces(value: &Value, source: &Path) -> SchemaResult<ExtraRows> {
     Ok(ExtraRows::new(rows))
 }
 
-fn parse_mask(item: &Value, text: &str) -> SchemaResult<ExtraMask> {
-    let bad = |why: &str| schema_error(item, format!("extraMasks entry {}: {why}", quoted(text)));
+fn parse_mask(item: &Value, text: &str, key: &str) -> SchemaResult<ExtraMask> {
+    let bad = |why: &str| schema_error(item, format!("{key} entry {}: {why}", quoted(text)));
     if let Some(rel) = text.strip_prefix("~/") {
         let clean = !rel.is_empty()
             && rel
@@ -1256,6 +1487,83 @@ mod tests {
         );
         assert_eq!(set.protection([".vscode"]).0, OnTheWay);
         assert_eq!(set.protection(["src"]).0, None);
+    }
+
+    #[test]
+    fn git_side_doors_at_any_depth() {
+        use GitRule::*;
+        let r = |p: &str| git_rule(p.split('/'));
+        assert_eq!(r(".git/config"), SideDoor(".git/config"));
+        assert_eq!(r(".git/config.worktree"), SideDoor(".git/config"));
+        assert_eq!(r(".git/hooks"), SideDoor(".git/hooks"));
+        assert_eq!(r(".git/hooks/pre-commit"), SideDoor(".git/hooks"));
+        assert_eq!(r(".git/commondir"), SideDoor(".git/commondir"));
+        assert_eq!(r(".git/info/attributes"), SideDoor(".git/info"));
+        assert_eq!(r(".git/modules/a/b/config"), SideDoor(".git/config"));
+        assert_eq!(r(".git/modules/a/hooks/x"), SideDoor(".git/hooks"));
+        assert_eq!(r(".git/worktrees/w/commondir"), SideDoor(".git/commondir"));
+        assert_eq!(r(".git/worktrees/w/gitdir"), SideDoor(".git/commondir"));
+        assert_eq!(r("vendor/lib/.git/config"), SideDoor(".git/config"));
+        assert_eq!(r("x/.GIT/Hooks/y"), SideDoor(".git/hooks"));
+        assert_eq!(r(".gitmodules"), SideDoor(".gitmodules"));
+        assert_eq!(r("sub/.gitmodules"), SideDoor(".gitmodules"));
+        assert_eq!(r(".git"), Repository);
+        assert_eq!(r("src/.git"), Repository);
+        assert_eq!(r("fixtures/bare/HEAD"), BareHead);
+        // The rest of git's directory is git's own work: objects, refs,
+        // the index, logs; and a HEAD inside .git is its own.
+        for ordinary in [
+            ".git/objects/ab/cdef",
+            ".git/refs/heads/main",
+            ".git/index",
+            ".git/HEAD",
+            ".git/logs/HEAD",
+            ".git/packed-refs",
+            ".git/COMMIT_EDITMSG",
+            "src/config",
+            "src/hooks/x",
+            ".github/workflows/ci.yml",
+            "",
+        ] {
+            assert_eq!(r(ordinary), None, "{ordinary}");
+        }
+    }
+
+    #[test]
+    fn the_machine_policy_widens_the_write_scope_and_lifts_protections_by_name() {
+        let p = parsed(
+            r#"{"version": 1, "allowWrite": ["~/work", "/srv/data"],
+                "allowWriteProtected": ["~/.ssh", ".git/hooks"]}"#,
+        )
+        .unwrap();
+        let homes = [PathBuf::from("/home/a")];
+        assert_eq!(
+            p.allow_write_paths(&homes),
+            vec![PathBuf::from("/home/a/work"), PathBuf::from("/srv/data")]
+        );
+        let home: Vec<&str> = p.protected_in_home().iter().map(|(r, _)| *r).collect();
+        assert!(!home.contains(&".ssh") && home.contains(&".bashrc"));
+        assert_eq!(p.git_guard([".git", "hooks", "x"]), Guard::Open);
+        assert_eq!(p.git_guard([".git", "config"]), Guard::GitSideDoor);
+        let none = MachinePolicy::default();
+        assert_eq!(none.git_guard([".git", "hooks"]), Guard::GitSideDoor);
+        assert_eq!(none.git_guard(["src", ".git"]), Guard::GitRepository);
+        assert_eq!(none.git_guard(["a", "HEAD"]), Guard::BareRepository);
+        assert_eq!(none.git_guard(["src", "main.rs"]), Guard::Open);
+        for (bad, says) in [
+            (
+                r#"{"version": 1, "allowWriteProtected": ["~/.bashrc2"]}"#,
+                "not a built-in",
+            ),
+            (
+                r#"{"version": 1, "allowWrite": ["relative"]}"#,
+                "allowWrite entry",
+            ),
+        ] {
+            let (rule, message) = parsed(bad).expect_err(bad);
+            assert_eq!(rule, Rule::Schema);
+            assert!(message.contains(says), "{message}");
+        }
     }
 
     #[test]

@@ -27,6 +27,11 @@
 //! the few names that pass it, one hash lookup ([`classify`] runs at every
 //! lookup of the mount).
 
+pub use crate::filters::{
+    AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CODEX_SYSTEM_CONFIG, CONTINUE_JSON,
+    CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS, FILTER_RULES, FilterRule, Format,
+    GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, QWEN_SETTINGS,
+};
 use seal_core::pattern::Pattern;
 
 /// The shape of a unit an agent loads from a row's pattern.
@@ -859,7 +864,7 @@ pub enum Show {
     /// A file or a directory, whichever is on the host (a file when absent).
     Empty,
     /// A file that mixes extensions with settings and state: shown as a
-    /// filtered copy (see [`FILTER_RULES`]).
+    /// filtered copy (see [`crate::filters`]).
     Filtered(&'static FilterRule),
 }
 
@@ -972,6 +977,28 @@ const OPENCODE_USER: &[Loc] = &[
     dir("tools"),
 ];
 
+const QWEN_USER: &[Loc] = &[
+    file("QWEN.md"),
+    file("AGENTS.md"),
+    filtered("settings.json", &QWEN_SETTINGS),
+    dir("skills"),
+    dir("agents"),
+    dir("commands"),
+    dir("hooks"),
+    dir("extensions"),
+    dir("output-styles"),
+    // Read into the environment at every start (it could relocate or
+    // inject): shown empty.
+    file(".env"),
+];
+
+/// VS Code extensions' global storage that holds agent configuration.
+const ROO_STORAGE: &[Loc] = &[
+    filtered("settings/mcp_settings.json", &MCP_SERVERS_JSON),
+    file("settings/custom_modes.yaml"),
+    file("settings/custom_modes.json"),
+];
+
 /// Rows that are a fixed list of names under one directory per base.
 const fn group(
     base: Base,
@@ -1071,6 +1098,52 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         OPENCODE_USER,
         "OpenCode",
         "opencode-config",
+    ),
+    group(Base::Home, ".qwen", QWEN_USER, "Qwen Code", "qwen-config"),
+    group(
+        Base::EnvDir("QWEN_HOME"),
+        "",
+        QWEN_USER,
+        "Qwen Code",
+        "qwen-config",
+    ),
+    group(
+        Base::Root,
+        "/etc/qwen-code",
+        &[
+            filtered("settings.json", &QWEN_SETTINGS),
+            filtered("system-defaults.json", &QWEN_SETTINGS),
+        ],
+        "Qwen Code (system settings and defaults)",
+        "qwen-config",
+    ),
+    group(
+        Base::XdgConfig,
+        "Code/User",
+        &[filtered("mcp.json", &MCP_SERVERS_JSON)],
+        "VS Code (user MCP servers, agent mode)",
+        "vscode-mcp",
+    ),
+    group(
+        Base::XdgConfig,
+        "Code - Insiders/User",
+        &[filtered("mcp.json", &MCP_SERVERS_JSON)],
+        "VS Code Insiders (user MCP servers)",
+        "vscode-mcp",
+    ),
+    group(
+        Base::XdgConfig,
+        "Code/User/globalStorage/rooveterinaryinc.roo-cline",
+        ROO_STORAGE,
+        "Roo Code (global MCP servers and modes)",
+        "roo-modes",
+    ),
+    group(
+        Base::XdgConfig,
+        "Code/User/globalStorage/kilocode.kilo-code",
+        ROO_STORAGE,
+        "Kilo Code (global MCP servers and modes)",
+        "kilo-rules",
     ),
     group(
         Base::Home,
@@ -1203,6 +1276,41 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "cline-rules",
     ),
     ext(
+        Base::Home,
+        ".roo",
+        Show::EmptyDir,
+        "Roo Code (global rules, rules-<mode> directories)",
+        "roo-rules",
+    ),
+    ext(
+        Base::Home,
+        ".kilocode/rules",
+        Show::EmptyDir,
+        "Kilo Code (global rules)",
+        "kilo-rules",
+    ),
+    ext(
+        Base::Home,
+        ".kilocode/workflows",
+        Show::EmptyDir,
+        "Kilo Code (global workflows)",
+        "kilo-rules",
+    ),
+    ext(
+        Base::EnvFile("QWEN_CODE_SYSTEM_SETTINGS_PATH"),
+        "",
+        Show::Filtered(&QWEN_SETTINGS),
+        "Qwen Code",
+        "qwen-config",
+    ),
+    ext(
+        Base::EnvFile("QWEN_CODE_SYSTEM_DEFAULTS_PATH"),
+        "",
+        Show::Filtered(&QWEN_SETTINGS),
+        "Qwen Code",
+        "qwen-config",
+    ),
+    ext(
         Base::EnvFile("OPENCODE_CONFIG"),
         "",
         Show::Filtered(&OPENCODE_CONFIG),
@@ -1245,6 +1353,31 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "research",
     ),
 ];
+
+/// The commands of the agents the tables know, by the name they are run by,
+/// with the agent's name. `seal run` says so in one line when the command it
+/// starts is none of them (the tables still hold whatever it is).
+pub static AGENT_COMMANDS: &[(&str, &str)] = &[
+    ("claude", "Claude Code"),
+    ("codex", "Codex CLI"),
+    ("gemini", "Gemini CLI"),
+    ("copilot", "Copilot CLI"),
+    ("opencode", "OpenCode"),
+    ("qwen", "Qwen Code"),
+    ("cursor-agent", "Cursor CLI"),
+    ("amp", "Amp"),
+    ("cn", "Continue CLI"),
+    ("cline", "Cline CLI"),
+    ("kilocode", "Kilo Code CLI"),
+];
+
+/// The agent a command name is, if the tables know it.
+pub fn agent_of_command(name: &str) -> Option<&'static str> {
+    AGENT_COMMANDS
+        .iter()
+        .find(|(c, _)| *c == name)
+        .map(|(_, agent)| *agent)
+}
 
 /// Claude Code's per-project auto memory: `<config dir>/projects/<the
 /// project's path, each character other than a letter or digit made '-'>/memory`,
@@ -1319,265 +1452,6 @@ pub fn parent_names() -> Vec<String> {
     parent_locations().into_iter().map(|(n, _)| n).collect()
 }
 
-/// The document format of a filtered file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// JSON, also with comments and trailing commas (JSONC).
-    Json,
-    Toml,
-    /// Not filtered (no format-preserving YAML editor): shown empty.
-    Yaml,
-}
-
-/// What `seal run` removes from a file that mixes extensions with settings and
-/// state. Each entry is a path of keys, `*` standing for any key at its level.
-/// Everything else in the document is shown as it is.
-#[derive(Debug, PartialEq, Eq)]
-pub struct FilterRule {
-    pub id: &'static str,
-    pub format: Format,
-    pub remove: &'static [&'static [&'static str]],
-    /// The agent writes this file while it runs (state, ids, trust decisions):
-    /// its copy is writable and the agent's changes are merged back into the
-    /// host file at the end, never an extension entry. A file that is not
-    /// writable is a read-only copy (it can hold hooks: an agent must not
-    /// write itself one).
-    pub writable: bool,
-    pub agents: &'static str,
-    pub source: &'static str,
-}
-
-/// `~/.claude.json`: Claude Code's state (ids, onboarding, per-project state)
-/// and the user's MCP servers, at the top level and per project.
-pub static CLAUDE_STATE: FilterRule = FilterRule {
-    id: "claude-state",
-    format: Format::Json,
-    remove: &[&["mcpServers"], &["projects", "*", "mcpServers"]],
-    writable: true,
-    agents: "Claude Code",
-    source: "claude-mcp",
-};
-
-/// Claude Code settings (user, local, managed): hooks, the status line
-/// command, plugins and marketplaces, MCP servers, file-suggestion commands,
-/// and a relocated auto-memory directory. Kept: `env`, `model`, `apiKeyHelper`,
-/// permissions and the rest.
-pub static CLAUDE_SETTINGS: FilterRule = FilterRule {
-    id: "claude-settings",
-    format: Format::Json,
-    remove: &[
-        &["hooks"],
-        &["statusLine"],
-        &["enabledPlugins"],
-        &["extraKnownMarketplaces"],
-        &["mcpServers"],
-        &["fileSuggestion"],
-        &["autoMemoryDirectory"],
-    ],
-    writable: false,
-    agents: "Claude Code",
-    source: "claude-settings",
-};
-
-/// Codex CLI's `config.toml`: MCP servers, the notify command, hooks, plugins
-/// and marketplaces, sub-agent roles, skills settings, inline or file
-/// instructions and prompts, and fallback instruction file names, at the top
-/// level and in profiles. Kept: the model, providers (`base_url`), sandbox and
-/// approval settings, trusted projects, the rest.
-pub static CODEX_CONFIG: FilterRule = FilterRule {
-    id: "codex-config",
-    format: Format::Toml,
-    remove: CODEX_REMOVED,
-    writable: true,
-    agents: "Codex CLI",
-    source: "codex-config",
-};
-
-/// `/etc/codex/config.toml`: as the user's, read-only.
-pub static CODEX_SYSTEM_CONFIG: FilterRule = FilterRule {
-    id: "codex-system-config",
-    format: Format::Toml,
-    remove: CODEX_REMOVED,
-    writable: false,
-    agents: "Codex CLI",
-    source: "codex-config",
-};
-
-const CODEX_REMOVED: &[&[&str]] = &[
-    &["mcp_servers"],
-    &["notify"],
-    &["hooks"],
-    &["plugins"],
-    &["marketplaces"],
-    &["agents"],
-    &["skills"],
-    &["instructions"],
-    &["developer_instructions"],
-    &["model_instructions_file"],
-    &["experimental_instructions_file"],
-    &["compact_prompt"],
-    &["experimental_compact_prompt_file"],
-    &["project_doc_fallback_filenames"],
-    &["profiles", "*", "mcp_servers"],
-    &["profiles", "*", "notify"],
-    &["profiles", "*", "instructions"],
-    &["profiles", "*", "developer_instructions"],
-    &["profiles", "*", "model_instructions_file"],
-    &["profiles", "*", "experimental_instructions_file"],
-    &["profiles", "*", "compact_prompt"],
-    &["profiles", "*", "experimental_compact_prompt_file"],
-];
-
-/// Hook files (Codex, Cursor): the hooks.
-pub static HOOKS_JSON: FilterRule = FilterRule {
-    id: "hooks-json",
-    format: Format::Json,
-    remove: &[&["hooks"]],
-    writable: false,
-    agents: "Codex CLI, Cursor",
-    source: "codex-config",
-};
-
-/// MCP configuration files (`.mcp.json`, Copilot's `mcp-config.json`,
-/// Cursor's `mcp.json`, Windsurf's `mcp_config.json`): the servers.
-pub static MCP_SERVERS_JSON: FilterRule = FilterRule {
-    id: "mcp-json",
-    format: Format::Json,
-    remove: &[&["mcpServers"], &["servers"]],
-    writable: false,
-    agents: "Claude Code, Copilot, Cursor, Windsurf",
-    source: "claude-mcp",
-};
-
-/// Gemini CLI settings (user and system): MCP servers and the legacy MCP
-/// server command, hooks, tool discovery and call commands, and the context
-/// file name (it would make the agent load another file as instructions).
-pub static GEMINI_SETTINGS: FilterRule = FilterRule {
-    id: "gemini-settings",
-    format: Format::Json,
-    remove: &[
-        &["mcpServers"],
-        &["mcp", "serverCommand"],
-        &["hooks"],
-        &["tools", "discoveryCommand"],
-        &["tools", "callCommand"],
-        &["toolDiscoveryCommand"],
-        &["toolCallCommand"],
-        &["context", "fileName"],
-        &["contextFileName"],
-    ],
-    writable: false,
-    agents: "Gemini CLI",
-    source: "gemini-config",
-};
-
-/// Copilot CLI's `settings.json` (and a project's `.github/copilot/settings.json`).
-pub static COPILOT_SETTINGS: FilterRule = FilterRule {
-    id: "copilot-settings",
-    format: Format::Json,
-    remove: COPILOT_REMOVED,
-    writable: false,
-    agents: "Copilot CLI",
-    source: "copilot-cli",
-};
-
-/// Copilot CLI's `config.json`: its state (trusted folders, logged-in users)
-/// with the same keys removed; the CLI writes it.
-pub static COPILOT_CONFIG: FilterRule = FilterRule {
-    id: "copilot-config",
-    format: Format::Json,
-    remove: COPILOT_REMOVED,
-    writable: true,
-    agents: "Copilot CLI",
-    source: "copilot-cli",
-};
-
-const COPILOT_REMOVED: &[&[&str]] = &[
-    &["hooks"],
-    &["mcpServers"],
-    &["enabledPlugins"],
-    &["plugins"],
-    &["marketplaces"],
-    &["statusLine"],
-];
-
-/// OpenCode's `opencode.json(c)`: MCP servers, plugins, agent and mode
-/// definitions (prompts), commands, instruction file lists, formatter and LSP
-/// commands, experimental hooks.
-pub static OPENCODE_CONFIG: FilterRule = FilterRule {
-    id: "opencode-config",
-    format: Format::Json,
-    remove: &[
-        &["mcp"],
-        &["plugin"],
-        &["agent"],
-        &["mode"],
-        &["command"],
-        &["instructions"],
-        &["formatter"],
-        &["lsp"],
-        &["experimental", "hook"],
-    ],
-    writable: false,
-    agents: "OpenCode",
-    source: "opencode-config",
-};
-
-/// Continue's `config.yaml`: not filtered, shown empty.
-pub static CONTINUE_YAML: FilterRule = FilterRule {
-    id: "continue-yaml",
-    format: Format::Yaml,
-    remove: &[],
-    writable: false,
-    agents: "Continue",
-    source: "continue-rules",
-};
-
-/// Continue's legacy `config.json`.
-pub static CONTINUE_JSON: FilterRule = FilterRule {
-    id: "continue-json",
-    format: Format::Json,
-    remove: &[
-        &["mcpServers"],
-        &["experimental", "modelContextProtocolServers"],
-        &["slashCommands"],
-        &["customCommands"],
-        &["contextProviders"],
-        &["rules"],
-        &["systemMessage"],
-    ],
-    writable: false,
-    agents: "Continue",
-    source: "continue-mcp",
-};
-
-/// Amp's `settings.json` (flat dotted keys).
-pub static AMP_SETTINGS: FilterRule = FilterRule {
-    id: "amp-settings",
-    format: Format::Json,
-    remove: &[&["amp.mcpServers"]],
-    writable: false,
-    agents: "Amp (unconfirmed)",
-    source: "research",
-};
-
-/// Every filter rule (for documentation and tests).
-pub static FILTER_RULES: &[&FilterRule] = &[
-    &CLAUDE_STATE,
-    &CLAUDE_SETTINGS,
-    &CODEX_CONFIG,
-    &CODEX_SYSTEM_CONFIG,
-    &HOOKS_JSON,
-    &MCP_SERVERS_JSON,
-    &GEMINI_SETTINGS,
-    &COPILOT_SETTINGS,
-    &COPILOT_CONFIG,
-    &OPENCODE_CONFIG,
-    &CONTINUE_YAML,
-    &CONTINUE_JSON,
-    &AMP_SETTINGS,
-];
-
 #[cfg(test)]
 mod doc_tests {
     use super::*;
@@ -1621,25 +1495,6 @@ mod doc_tests {
                 if !doc.contains(&format!("`{v}`")) {
                     missing.push(v.to_string());
                 }
-            }
-        }
-        for rule in FILTER_RULES {
-            let heading = format!("#### `{}`", rule.id);
-            let Some(at) = doc.find(&heading) else {
-                missing.push(rule.id.to_string());
-                continue;
-            };
-            let section = &doc[at..];
-            let section = &section[..section[1..]
-                .find("\n#### ")
-                .map_or(section.len(), |e| e + 1)];
-            for path in rule.remove {
-                if !section.contains(&format!("`{}`", path.join("."))) {
-                    missing.push(format!("{}: {}", rule.id, path.join(".")));
-                }
-            }
-            if !section.contains(rule.source) {
-                missing.push(format!("{}: source {}", rule.id, rule.source));
             }
         }
         assert!(

@@ -133,6 +133,9 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<(), FsError> {
         if !self.writable {
+            // A refusal the kernel left to the view (it is mounted
+            // writable, or a file was opened before a remount): recorded.
+            self.gate.refused_in_read_only_view(path, op, who);
             return Err(FsError::ReadOnly);
         }
         if self.gate.may_change(path, change, op, who) {

@@ -1,14 +1,20 @@
-//! Each filter on real-shaped documents: what goes, and that everything
-//! else (comments, layout, unknown keys) stays byte-for-byte; the merge-back.
+//! Each filter on real-shaped documents: what is kept (only the listed
+//! keys), that a document read otherwise by some agent is masked whole, and
+//! the merge-back.
 
 use super::*;
-use seal_gate::surfaces::{
-    CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CONTINUE_YAML, GEMINI_SETTINGS, HOOKS_JSON,
-    MCP_SERVERS_JSON, OPENCODE_CONFIG,
+use seal_gate::filters::{
+    CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CONTINUE_YAML, COPILOT_CONFIG, FILTER_RULES,
+    GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
 };
 
 fn text(f: &Filtered) -> &str {
     std::str::from_utf8(&f.bytes).unwrap()
+}
+
+fn value(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(bytes)))
 }
 
 /// `~/.claude.json` as Claude Code 2.1 writes it (JSON.stringify, 2 spaces).
@@ -35,7 +41,8 @@ const CLAUDE_JSON: &str = r#"{
           "command": "db-mcp"
         }
       },
-      "hasTrustDialogAccepted": true
+      "hasTrustDialogAccepted": true,
+      "hasClaudeMdExternalIncludesApproved": true
     },
     "/home/u/other": {
       "allowedTools": ["Bash"]
@@ -46,7 +53,7 @@ const CLAUDE_JSON: &str = r#"{
 "#;
 
 #[test]
-fn claude_state_loses_only_its_mcp_servers() {
+fn claude_state_keeps_only_its_state() {
     let f = filter(&CLAUDE_STATE, CLAUDE_JSON.as_bytes());
     assert_eq!(f.unparsed, None);
     assert_eq!(
@@ -61,10 +68,11 @@ fn claude_state_loses_only_its_mcp_servers() {
       "hasTrustDialogAccepted": true
     },
     "/home/u/other": {
-      "allowedTools": ["Bash"]
+      "allowedTools": [
+        "Bash"
+      ]
     }
-  },
-  "someFutureKey": {"nested": [1, 2, {"mcpServers": "not at a rule path"}]}
+  }
 }
 "#
     );
@@ -72,104 +80,104 @@ fn claude_state_loses_only_its_mcp_servers() {
         f.removed,
         [
             "mcpServers: github, evil",
-            "projects./home/u/proj.mcpServers: local-db"
+            "projects./home/u/proj.mcpServers: local-db",
+            "projects./home/u/proj.hasClaudeMdExternalIncludesApproved",
+            "someFutureKey: nested"
         ]
     );
 }
 
 #[test]
-fn claude_settings_keep_env_model_and_key_helper() {
+fn claude_settings_keep_the_model_permissions_and_a_safe_environment() {
     let input = r#"{
   "$schema": "https://json.schemastore.org/claude-code-settings.json",
   "model": "claude-opus-4",
-  "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+  "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "NODE_OPTIONS": "--require /tmp/x.js",
+          "CLAUDE_CONFIG_DIR": "/tmp/evil", "BASH_ENV": "/tmp/x.sh", "DISABLE_AUTOUPDATER": "1"},
   "apiKeyHelper": "/usr/local/bin/key",
-  "permissions": {"allow": ["Bash(git log:*)"]},
+  "permissions": {"allow": ["Bash(git log:*)"], "additionalDirectories": ["/tmp/evil"]},
   "hooks": {
     "SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/ran"}]}]
   },
   "statusLine": {"type": "command", "command": "~/.claude/statusline.sh"},
-  "enabledPlugins": {"formatter@market": true},
-  "extraKnownMarketplaces": {"market": {"source": {"source": "github", "repo": "x/y"}}}
+  "enabledPlugins": {"formatter@market": true}
 }"#;
     let f = filter(&CLAUDE_SETTINGS, input.as_bytes());
     assert_eq!(
-        text(&f),
-        r#"{
-  "$schema": "https://json.schemastore.org/claude-code-settings.json",
-  "model": "claude-opus-4",
-  "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
-  "apiKeyHelper": "/usr/local/bin/key",
-  "permissions": {"allow": ["Bash(git log:*)"]}
-}"#
+        value(&f.bytes),
+        serde_json::json!({
+            "$schema": "https://json.schemastore.org/claude-code-settings.json",
+            "model": "claude-opus-4",
+            "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "DISABLE_AUTOUPDATER": "1"},
+            "permissions": {"allow": ["Bash(git log:*)"]},
+        })
     );
-    assert_eq!(
-        f.removed,
-        [
-            "hooks: SessionStart",
-            "statusLine: type, command",
-            "enabledPlugins: formatter@market",
-            "extraKnownMarketplaces: market"
-        ]
+    assert!(f.removed.contains(&"apiKeyHelper".to_string()));
+    assert!(f.removed.contains(&"env.NODE_OPTIONS".to_string()));
+    assert!(
+        f.removed
+            .contains(&"permissions.additionalDirectories".to_string())
     );
 }
 
 #[test]
-fn json_cuts_keep_the_layout_wherever_the_member_is() {
-    let rule = &HOOKS_JSON;
-    // First, middle and last members; one-line and multi-line objects.
-    for (input, want) in [
-        (r#"{"hooks": {}, "version": 1}"#, r#"{"version": 1}"#),
-        (r#"{"version": 1, "hooks": {}}"#, r#"{"version": 1}"#),
-        (r#"{"hooks": {}}"#, r#"{}"#),
-        ("{\n  \"hooks\": {}\n}\n", "{\n}\n"),
-        (
-            "{\n  \"a\": 1,\n  \"hooks\": {\"x\": []},\n  \"b\": 2\n}",
-            "{\n  \"a\": 1,\n  \"b\": 2\n}",
-        ),
-        (
-            "{\n  \"a\": 1,\n  \"hooks\": {\"x\": []}\n}",
-            "{\n  \"a\": 1\n}",
-        ),
-        // A duplicated key: JSON.parse takes the last one; both go.
-        (
-            r#"{"hooks": 1, "a": true, "hooks": {"x": 2}}"#,
-            r#"{"a": true}"#,
-        ),
-    ] {
-        let f = filter(rule, input.as_bytes());
-        assert_eq!(text(&f), want, "input {input}");
-        assert!(serde_json::from_str::<serde_json::Value>(want).is_ok());
+fn the_issues_tricks_are_masked_whole_or_dropped() {
+    // A member after a `//` comment that some readers end at a carriage
+    // return, U+2028, U+2029, a vertical tab or a form feed: OpenCode's
+    // reader (and the merge-back's host) would see an `mcp` server there.
+    for t in ["\r", "\u{2028}", "\u{2029}", "\u{b}", "\u{c}", "\u{85}"] {
+        let input = format!(
+            "{{\n  \"model\": \"m\", // c{t}  \"mcp\": {{\"x\": {{\"command\": [\"sh\"]}}}},\n  \"theme\": \"t\"\n}}\n"
+        );
+        for rule in [&OPENCODE_CONFIG, &CLAUDE_STATE, &GEMINI_SETTINGS] {
+            let f = filter(rule, input.as_bytes());
+            assert_eq!(text(&f), "{}\n", "{t:?}: masked whole");
+            assert!(
+                f.unparsed.as_deref().unwrap().contains("// comment"),
+                "{t:?}: {:?}",
+                f.unparsed
+            );
+        }
     }
-    // Several neighbours removed at once, at the end and in the middle.
+    // `\r\n` line ends are one line end for every reader: read.
     let f = filter(
-        &CLAUDE_SETTINGS,
-        br#"{"model": "m", "hooks": {}, "statusLine": {}, "env": {}, "enabledPlugins": {}, "extraKnownMarketplaces": {}}"#,
+        &OPENCODE_CONFIG,
+        b"{\r\n  \"model\": \"m\", // c\r\n  \"mcp\": {}\r\n}\r\n",
     );
-    assert_eq!(text(&f), r#"{"model": "m", "env": {}}"#);
-}
-
-#[test]
-fn nested_rule_paths_remove_only_the_nested_key() {
-    let input = br#"{
-  "tools": {"discoveryCommand": "bin/discover", "callCommand": "bin/call", "sandbox": false},
-  "context": {"fileName": ["AGENTS.md", "notes.md"], "includeDirectories": ["../lib"]},
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
-  "mcpServers": {"s": {"command": "x"}}
-}"#;
-    let f = filter(&GEMINI_SETTINGS, input);
+    assert_eq!(value(&f.bytes), serde_json::json!({"model": "m"}));
+    // A key spelled with escapes is the key it decodes to: a server is
+    // dropped however it is written, and a kept key is written plainly.
+    let f = filter(
+        &CLAUDE_STATE,
+        br#"{"mcp\u0053ervers": {"s": {}}, "num\u0053tartups": 3}"#,
+    );
+    assert_eq!(text(&f), "{\n  \"numStartups\": 3\n}\n");
+    // Duplicate keys: readers take the first or the last; masked whole.
+    let f = filter(&OPENCODE_CONFIG, br#"{"model": "a", "model": "b"}"#);
+    assert_eq!(text(&f), "{}\n");
+    assert!(f.unparsed.unwrap().contains("duplicate"));
+    // A byte-order mark is read past and not written.
+    let f = filter(&OPENCODE_CONFIG, "\u{feff}{\"model\": \"m\"}".as_bytes());
+    assert_eq!(text(&f), "{\n  \"model\": \"m\"\n}\n");
+    // Codex's command-valued keys, at the top and in profiles.
+    let toml = "zsh_path = \"/tmp/evil-zsh\"\njs_repl_node_path = \"/tmp/node\"\nmodel = \"m\"\n\
+                [shell_environment_policy]\nset = { PATH = \"/tmp/evil\" }\n\
+                [profiles.p]\nmodel = \"n\"\nzsh_path = \"/tmp/evil-zsh\"\n";
+    let f = filter(&CODEX_CONFIG, toml.as_bytes());
+    assert_eq!(text(&f), "model = \"m\"\n[profiles.p]\nmodel = \"n\"\n");
+    // An OpenCode provider package only from the AI SDK's scope.
+    let f = filter(
+        &OPENCODE_CONFIG,
+        br#"{"provider": {"a": {"npm": "@ai-sdk/openai-compatible"}, "b": {"npm": "evil-pkg"}}}"#,
+    );
     assert_eq!(
-        text(&f),
-        r#"{
-  "tools": {"sandbox": false},
-  "context": {"includeDirectories": ["../lib"]},
-  "security": {"auth": {"selectedType": "gemini-api-key"}}
-}"#
+        value(&f.bytes),
+        serde_json::json!({"provider": {"a": {"npm": "@ai-sdk/openai-compatible"}, "b": {}}})
     );
 }
 
 #[test]
-fn jsonc_comments_and_trailing_commas_are_kept() {
+fn jsonc_is_read_and_written_as_plain_json() {
     let input = r#"{
   // OpenCode reads JSON with comments
   "$schema": "https://opencode.ai/config.json",
@@ -185,36 +193,37 @@ fn jsonc_comments_and_trailing_commas_are_kept() {
     assert_eq!(f.unparsed, None);
     assert_eq!(
         text(&f),
-        r#"{
-  // OpenCode reads JSON with comments
-  "$schema": "https://opencode.ai/config.json",
-  "model": "anthropic/claude-sonnet-4", /* the default */
-  "theme": "tokyonight", // trailing comma next
-}
-"#
+        "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  \"model\": \"anthropic/claude-sonnet-4\",\n  \"theme\": \"tokyonight\"\n}\n"
     );
     assert_eq!(f.removed, ["mcp: jira", "plugin"]);
 }
 
 #[test]
-fn a_document_that_does_not_parse_is_shown_empty() {
+fn a_document_that_does_not_parse_is_an_empty_document() {
     for bad in [
         &b"{\"mcpServers\": {"[..],
         b"",
-        b"[1, 2]x",
+        b"[1, 2]",
         b"{\"a\": tru}",
         b"\xff\xfe{}",
+        b"{a: 1}",
+        b"{'a': 1}",
     ] {
         let f = filter(&MCP_SERVERS_JSON, bad);
-        assert!(f.bytes.is_empty(), "{bad:?}");
+        assert_eq!(f.bytes, b"{}\n", "{bad:?}");
         assert!(f.unparsed.is_some(), "{bad:?}");
     }
     let f = filter(&CONTINUE_YAML, b"models: []\nmcpServers: []\n");
     assert!(f.bytes.is_empty());
     assert!(f.unparsed.unwrap().contains("YAML"));
-    // A non-object root parses; nothing at a rule path, nothing removed.
-    let f = filter(&MCP_SERVERS_JSON, b"[1, 2]");
-    assert_eq!(text(&f), "[1, 2]");
+    let f = filter(&CODEX_CONFIG, b"model = \n[mcp_servers");
+    assert!(f.bytes.is_empty() && f.unparsed.is_some());
+    // A bare carriage return in a TOML comment is not TOML.
+    let f = filter(
+        &CODEX_CONFIG,
+        b"model = \"m\" # c\r[mcp_servers.x]\ncommand = \"y\"\n",
+    );
+    assert!(f.unparsed.is_some(), "{:?}", text(&f));
 }
 
 /// `~/.codex/config.toml` as a user keeps it.
@@ -248,11 +257,10 @@ mcp_servers.extra.command = "extra-mcp"
 
 [tui]
 notifications = true
-future_key = { a = 1 }
 "#;
 
 #[test]
-fn codex_config_keeps_comments_layout_and_unknown_keys() {
+fn codex_config_keeps_comments_and_layout_of_what_it_keeps() {
     let f = filter(&CODEX_CONFIG, CODEX_TOML.as_bytes());
     assert_eq!(f.unparsed, None);
     assert_eq!(
@@ -277,7 +285,6 @@ model = "gpt-5-mini"
 
 [tui]
 notifications = true
-future_key = { a = 1 }
 "#
     );
     assert_eq!(
@@ -288,26 +295,26 @@ future_key = { a = 1 }
             "profiles.fast.mcp_servers: extra"
         ]
     );
-    // Nothing to remove: the very same bytes.
-    let plain = "# only settings\nmodel = \"m\"   # c\n\n[tui]\nx = 1\n";
+    // Nothing to drop: the very same bytes.
+    let plain = "# only settings\nmodel = \"m\"   # c\n\n[tui]\nnotifications = true\n";
     assert_eq!(text(&filter(&CODEX_CONFIG, plain.as_bytes())), plain);
-    // Broken TOML is shown empty.
-    let f = filter(&CODEX_CONFIG, b"model = \n[mcp_servers");
-    assert!(f.bytes.is_empty() && f.unparsed.is_some());
 }
 
 #[test]
-fn claude_state_merge_takes_the_agents_state_and_never_an_extension() {
+fn claude_state_merge_takes_the_agents_state_and_never_anything_else() {
     let shown = filter(&CLAUDE_STATE, CLAUDE_JSON.as_bytes());
-    // The run: a startup counted, a project trusted, a tip recorded, and an
-    // MCP server it gave itself (at the top and in a project).
-    let mut run: serde_json::Value = serde_json::from_slice(&shown.bytes).unwrap();
+    // The run: a startup counted, a project trusted, a tip recorded; and an
+    // MCP server it gave itself (at the top and in a project), and a key no
+    // list names.
+    let mut run = value(&shown.bytes);
     run["numStartups"] = 13.into();
     run["tipsHistory"] = serde_json::json!({"x": 1});
     run["projects"]["/home/u/proj"]["allowedTools"] = serde_json::json!(["Read"]);
-    run["projects"]["/home/u/new"] = serde_json::json!({"allowedTools": []});
+    run["projects"]["/home/u/new"] =
+        serde_json::json!({"allowedTools": [], "mcpServers": {"n": {}}});
     run["mcpServers"] = serde_json::json!({"self-given": {"command": "evil"}});
     run["projects"]["/home/u/proj"]["mcpServers"] = serde_json::json!({"also": {}});
+    run["newKey"] = serde_json::json!({"command": "x"});
     let run = serde_json::to_vec_pretty(&run).unwrap();
     // Meanwhile, on the host: a new user server, and another key changed.
     let host = CLAUDE_JSON
@@ -324,15 +331,17 @@ fn claude_state_merge_takes_the_agents_state_and_never_an_extension() {
     else {
         panic!("the run changed its copy")
     };
-    let got: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let got = value(&bytes);
     let mut want: serde_json::Value = serde_json::from_str(&host).unwrap();
     want["numStartups"] = 13.into();
     want["tipsHistory"] = serde_json::json!({"x": 1});
     want["projects"]["/home/u/proj"]["allowedTools"] = serde_json::json!(["Read"]);
     want["projects"]["/home/u/new"] = serde_json::json!({"allowedTools": []});
     assert_eq!(got, want, "{}", String::from_utf8_lossy(&bytes));
-    assert!(!String::from_utf8_lossy(&bytes).contains("self-given"));
-    assert!(!String::from_utf8_lossy(&bytes).contains("\"also\""));
+    let text = String::from_utf8_lossy(&bytes);
+    for never in ["self-given", "\"also\"", "newKey", "\"n\""] {
+        assert!(!text.contains(never), "{never} in {text}");
+    }
     let mut changed = changed;
     changed.sort();
     assert_eq!(
@@ -345,7 +354,6 @@ fn claude_state_merge_takes_the_agents_state_and_never_an_extension() {
         ]
     );
     // The host's text outside the changed entries is untouched.
-    let text = String::from_utf8_lossy(&bytes);
     assert!(text.starts_with("{\n  \"numStartups\": 13,\n  \"installMethod\": \"native\",\n  \"mcpServers\": {\n    \"github\": {"));
     // An untouched copy merges nothing.
     assert_eq!(
@@ -361,33 +369,47 @@ fn claude_state_merge_takes_the_agents_state_and_never_an_extension() {
 }
 
 #[test]
-fn json_merge_deletes_what_the_run_deleted_but_not_what_holds_extensions() {
-    let start =
-        br#"{"a": 1, "b": 2, "c": 3, "projects": {"/p": {"mcpServers": {"s": {}}, "x": 1}}}"#;
-    let run = br#"{"b": 2, "projects": {}}"#;
+fn a_copy_written_with_a_comment_trick_merges_nothing() {
+    // The issue's case: a per-project server after a `//` comment ended by a
+    // carriage return, written into the run's ~/.claude.json.
+    let start = br#"{"numStartups": 1, "projects": {"/p": {"allowedTools": []}}}"#;
+    let run = "{\"numStartups\": 2, \"projects\": {\"/p\": {\"allowedTools\": [] // c\r, \"mcpServers\": {\"s\": {\"command\": \"x\"}}}}}";
+    let err = merge_back(&CLAUDE_STATE, start, run.as_bytes(), start).unwrap_err();
+    assert!(err.0.contains("// comment"), "{err}");
+    // Written plainly, the server is dropped and the state taken.
+    let run = br#"{"numStartups": 2, "projects": {"/p": {"allowedTools": [], "mcpServers": {"s": {"command": "x"}}}}}"#;
     let Merged::Write { bytes, .. } = merge_back(&CLAUDE_STATE, start, run, start).unwrap() else {
         panic!()
     };
-    let got: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    // "a" and "c" deleted; the project holding a server stays whole.
     assert_eq!(
-        got,
-        serde_json::json!({"b": 2, "projects": {"/p": {"mcpServers": {"s": {}}, "x": 1}}})
+        value(&bytes),
+        serde_json::json!({"numStartups": 2, "projects": {"/p": {"allowedTools": []}}})
     );
-    // Everything deleted and something new: still valid JSON.
-    let Merged::Write { bytes, .. } = merge_back(
-        &HOOKS_JSON,
-        br#"{"a": 1, "b": 2}"#,
-        br#"{"n": 3}"#,
-        br#"{"a": 1, "b": 2}"#,
-    )
-    .unwrap() else {
+}
+
+#[test]
+fn json_merge_deletes_what_the_run_deleted_but_never_the_hosts_other_keys() {
+    let start =
+        br#"{"numStartups": 1, "userID": "u", "theme": "dark", "projects": {"/p": {"mcpServers": {"s": {}}, "allowedTools": []}}}"#;
+    let run = br#"{"userID": "u", "projects": {}}"#;
+    let Merged::Write { bytes, .. } = merge_back(&CLAUDE_STATE, start, run, start).unwrap() else {
         panic!()
     };
+    // numStartups and theme deleted; of the project, what the run saw of
+    // it: the server it never saw stays.
     assert_eq!(
-        serde_json::from_slice::<serde_json::Value>(&bytes).unwrap(),
-        serde_json::json!({"n": 3})
+        value(&bytes),
+        serde_json::json!({"userID": "u", "projects": {"/p": {"mcpServers": {"s": {}}}}})
     );
+    // A writable file whose host copy has comments keeps them.
+    let host = b"{\n  // the user's note\n  \"trusted_folders\": []\n}\n";
+    let run = br#"{"trusted_folders": ["/w"]}"#;
+    let Merged::Write { bytes, .. } = merge_back(&COPILOT_CONFIG, host, run, host).unwrap() else {
+        panic!()
+    };
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.contains("// the user's note"), "{text}");
+    assert!(text.contains("\"/w\""), "{text}");
 }
 
 #[test]
@@ -396,7 +418,8 @@ fn codex_config_merge_keeps_the_hosts_servers_and_layout() {
     let run = String::from_utf8(shown.bytes.clone()).unwrap().replace(
         "[projects.\"/home/u/proj\"]\ntrust_level = \"trusted\"\n",
         "[projects.\"/home/u/proj\"]\ntrust_level = \"trusted\"\n\n[projects.\"/home/u/new\"]\ntrust_level = \"trusted\"\n\n[mcp_servers.self-given]\ncommand = \"evil\"\n",
-    );
+    )
+    .replace("model_provider = \"local\"\n", "model_provider = \"local\"\nzsh_path = \"/tmp/evil\"\n");
     let Merged::Write { bytes, changed } = merge_back(
         &CODEX_CONFIG,
         CODEX_TOML.as_bytes(),
@@ -411,7 +434,10 @@ fn codex_config_merge_keeps_the_hosts_servers_and_layout() {
         text.contains("[projects.\"/home/u/new\"]\ntrust_level = \"trusted\""),
         "{text}"
     );
-    assert!(!text.contains("self-given"), "{text}");
+    assert!(
+        !text.contains("self-given") && !text.contains("zsh_path"),
+        "{text}"
+    );
     // The host's servers, notify command, comments and layout are all there.
     let without_new = text.replace(
         "\n[projects.\"/home/u/new\"]\ntrust_level = \"trusted\"\n",
@@ -421,20 +447,17 @@ fn codex_config_merge_keeps_the_hosts_servers_and_layout() {
     assert_eq!(changed, ["projects./home/u/new"]);
 }
 
-/// Every rule of the table: a document holding each removed path (with `*`
-/// made a concrete key) next to unknown keys at every level loses exactly
-/// the removed paths, and still parses.
+/// Every rule of the table: a document holding each kept path (a `*` made a
+/// concrete key) next to unknown keys at every level keeps exactly the kept
+/// paths, and parses.
 #[test]
-fn every_rule_removes_its_paths_and_keeps_everything_else() {
-    use seal_gate::surfaces::{FILTER_RULES, Format};
+fn every_rule_keeps_its_paths_and_nothing_else() {
     fn concrete(path: &[&str]) -> Vec<String> {
         path.iter()
-            .map(|k| {
-                if *k == "*" {
-                    "some key".to_string()
-                } else {
-                    k.to_string()
-                }
+            .map(|k| match k.strip_suffix('*') {
+                Some("") => "some key".to_string(),
+                Some(prefix) => format!("{prefix}X"),
+                None => k.to_string(),
             })
             .collect()
     }
@@ -442,8 +465,8 @@ fn every_rule_removes_its_paths_and_keeps_everything_else() {
         match rule.format {
             Format::Json => {
                 let mut doc = serde_json::json!({"unknownTopLevel": {"x": 1}});
-                for path in rule.remove {
-                    let path = concrete(path);
+                for keep in rule.kept() {
+                    let path = concrete(keep.path);
                     let mut at = &mut doc;
                     for k in &path[..path.len() - 1] {
                         at = at
@@ -452,31 +475,25 @@ fn every_rule_removes_its_paths_and_keeps_everything_else() {
                             .entry(k.clone())
                             .or_insert_with(|| serde_json::json!({"unknownSibling": true}));
                     }
-                    at[path.last().unwrap().as_str()] =
-                        serde_json::json!({"a server": {"command": "x"}});
+                    at[path.last().unwrap().as_str()] = match keep.string_prefix {
+                        Some(p) => serde_json::json!(format!("{p}x")),
+                        None => serde_json::json!({"kept": 1}),
+                    };
                 }
                 let input = serde_json::to_vec_pretty(&doc).unwrap();
                 let f = filter(rule, &input);
                 assert_eq!(f.unparsed, None, "{}", rule.id);
-                assert_eq!(
-                    f.removed.len(),
-                    rule.remove.len(),
-                    "{}: {:?}",
-                    rule.id,
-                    f.removed
-                );
-                let got: serde_json::Value = serde_json::from_slice(&f.bytes)
-                    .unwrap_or_else(|e| panic!("{}: {e}: {}", rule.id, text(&f)));
-                assert_eq!(got["unknownTopLevel"]["x"], 1, "{}", rule.id);
-                for path in rule.remove {
-                    let path = concrete(path);
+                let got = value(&f.bytes);
+                assert!(got.get("unknownTopLevel").is_none(), "{}", rule.id);
+                for keep in rule.kept() {
+                    let path = concrete(keep.path);
                     let mut at = &got;
                     for k in &path[..path.len() - 1] {
                         at = &at[k.as_str()];
-                        assert_eq!(at["unknownSibling"], true, "{}: {path:?}", rule.id);
+                        assert!(at.get("unknownSibling").is_none(), "{}: {path:?}", rule.id);
                     }
                     assert!(
-                        at.get(path.last().unwrap().as_str()).is_none(),
+                        at.get(path.last().unwrap().as_str()).is_some(),
                         "{}: {path:?}",
                         rule.id
                     );
@@ -485,8 +502,8 @@ fn every_rule_removes_its_paths_and_keeps_everything_else() {
             Format::Toml => {
                 let mut doc = toml_edit::DocumentMut::new();
                 doc["unknown_top_level"] = toml_edit::value(1);
-                for path in rule.remove {
-                    let path = concrete(path);
+                for keep in rule.kept() {
+                    let path = concrete(keep.path);
                     let mut at = doc.as_table_mut() as &mut dyn toml_edit::TableLike;
                     for k in &path[..path.len() - 1] {
                         if at.get(k).is_none() {
@@ -496,31 +513,21 @@ fn every_rule_removes_its_paths_and_keeps_everything_else() {
                         }
                         at = at.get_mut(k).unwrap().as_table_like_mut().unwrap();
                     }
-                    let mut server = toml_edit::Table::new();
-                    server["command"] = toml_edit::value("x");
-                    at.insert(path.last().unwrap(), toml_edit::Item::Table(server));
+                    at.insert(path.last().unwrap(), toml_edit::value("kept"));
                 }
-                let input = doc.to_string();
-                let f = filter(rule, input.as_bytes());
+                let f = filter(rule, doc.to_string().as_bytes());
                 assert_eq!(f.unparsed, None, "{}", rule.id);
-                assert_eq!(
-                    f.removed.len(),
-                    rule.remove.len(),
-                    "{}: {:?}",
-                    rule.id,
-                    f.removed
-                );
                 let got: toml_edit::DocumentMut = text(&f).parse().unwrap();
-                assert!(got.get("unknown_top_level").is_some(), "{}", rule.id);
-                for path in rule.remove {
-                    let path = concrete(path);
+                assert!(got.get("unknown_top_level").is_none(), "{}", rule.id);
+                for keep in rule.kept() {
+                    let path = concrete(keep.path);
                     let mut at = got.as_table() as &dyn toml_edit::TableLike;
                     for k in &path[..path.len() - 1] {
                         at = at.get(k).unwrap().as_table_like().unwrap();
-                        assert!(at.get("unknown_sibling").is_some(), "{}: {path:?}", rule.id);
+                        assert!(at.get("unknown_sibling").is_none(), "{}: {path:?}", rule.id);
                     }
                     assert!(
-                        at.get(path.last().unwrap()).is_none(),
+                        at.get(path.last().unwrap()).is_some(),
                         "{}: {path:?}",
                         rule.id
                     );
@@ -531,4 +538,13 @@ fn every_rule_removes_its_paths_and_keeps_everything_else() {
             }
         }
     }
+    // Nothing at all is kept of an MCP or hooks file but its version.
+    assert_eq!(
+        text(&filter(&MCP_SERVERS_JSON, br#"{"servers": {}}"#)),
+        "{}\n"
+    );
+    assert_eq!(
+        value(&filter(&HOOKS_JSON, br#"{"version": 1, "hooks": {}}"#).bytes),
+        serde_json::json!({"version": 1})
+    );
 }

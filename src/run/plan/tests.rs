@@ -52,6 +52,9 @@ fn world() -> World {
         binds: vec![],
         mounts: Vec::new(),
         extra_masks: Vec::new(),
+        allow_write: Vec::new(),
+        protected_in_home: seal_gate::policy::MachinePolicy::default().protected_in_home(),
+        sinks: Vec::new(),
     };
     World {
         _t: t,
@@ -131,7 +134,7 @@ fn extension_locations_are_placed_by_location() {
     match state(&plan, &home.join(".claude.json")) {
         State::Placed(Placement::Filtered(f)) => {
             assert_eq!(f.rule, &CLAUDE_STATE);
-            assert_eq!(f.filtered.bytes, br#"{"numStartups": 1}"#);
+            assert_eq!(f.filtered.bytes, b"{\n  \"numStartups\": 1\n}\n");
             assert_eq!(f.uid, 4242);
         }
         other => panic!("{other:?}"),
@@ -393,4 +396,51 @@ fn locate_resolves_parents_and_keeps_the_last_component() {
         w.root.join("work/missing/deeper/x")
     );
     assert_eq!(locate(Path::new("/a/../b/./c")), PathBuf::from("/b/c"));
+}
+
+#[test]
+fn the_write_scope_decides_how_host_entries_are_bound() {
+    let w = world();
+    let home = &w.inputs.homes[0];
+    write(&home.join(".bashrc"), "# mine");
+    std::fs::create_dir_all(home.join(".cache/pip")).unwrap();
+    chown_tree(home, 4242);
+    let plan = plan(&w.inputs).unwrap();
+    // Protected: an existing one bound read-only, absent ones occupied
+    // (the top of the home takes new entries in the run's memory).
+    assert_eq!(
+        *state(&plan, &home.join(".bashrc")),
+        State::Placed(Placement::ReadOnly {
+            source: home.join(".bashrc")
+        })
+    );
+    assert_eq!(
+        *state(&plan, &home.join(".zshenv")),
+        State::Placed(Placement::EmptyFile)
+    );
+    assert_eq!(
+        *state(&plan, &home.join(".ssh")),
+        State::Placed(Placement::EmptyDir)
+    );
+    // The home: its entries read-only, new entries kept in memory (it holds
+    // ~/.claude.json), read back for that file.
+    let h = skeleton_at(&plan, home);
+    assert!(!h.entries_writable && h.writable && h.merge);
+    // An agent's directory and a cache: writable.
+    assert!(skeleton_at(&plan, &home.join(".claude")).entries_writable);
+    assert_eq!(
+        *state(&plan, &home.join(".cache")),
+        State::Placed(Placement::Writable {
+            source: home.join(".cache")
+        })
+    );
+    // An agent's state directory not on the host yet is made up, writable,
+    // created on the host at the end if the agent wrote there.
+    let data = skeleton_at(&plan, &home.join(".local/share/opencode"));
+    assert!(!data.on_host && data.writable && data.entries_writable && data.merge);
+    // The root: read-only; the project's parent is below /tmp here, so
+    // writable, though the home beside it is not (the most specific wins).
+    assert!(!plan.root.writable && !plan.root.entries_writable);
+    let work = skeleton_at(&plan, &w.root.join("work"));
+    assert!(work.entries_writable);
 }

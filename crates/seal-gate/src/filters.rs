@@ -1,0 +1,704 @@
+//! What `seal run` keeps of a configuration file that mixes extensions with
+//! settings and state (`~/.claude.json`, `~/.codex/config.toml`, ...): an
+//! **allow-list** per file, per agent and version. Every key not listed is
+//! dropped, in the copy the run shows and in what the run merges back, so a
+//! key an agent adds in a new version (or one a table forgot) fails closed.
+//!
+//! A [`Keep`] is a path of keys: `*` stands for any key at its level, and a
+//! segment ending in `*` for any key starting with what precedes it
+//! (`ANTHROPIC_*`). A listed path keeps its whole value; an object on the
+//! way to listed paths is kept with only its listed members. A string value
+//! may be kept only when it starts with a given prefix (a package name an
+//! agent installs and loads).
+//!
+//! docs/SURFACES.md lists every rule with every key it keeps; a unit test
+//! holds the two together. The run's filter (`src/run/filter.rs`) applies
+//! these lists.
+
+/// The document format of a filtered file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// JSON, also with comments and trailing commas (JSONC).
+    Json,
+    Toml,
+    /// Not filtered (no reader here that reads YAML exactly as the agent
+    /// does): shown empty.
+    Yaml,
+}
+
+/// One kept path.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Keep {
+    pub path: &'static [&'static str],
+    /// Kept only when the value is a string starting with this.
+    pub string_prefix: Option<&'static str>,
+}
+
+const fn k(path: &'static [&'static str]) -> Keep {
+    Keep {
+        path,
+        string_prefix: None,
+    }
+}
+
+/// What `seal run` shows of a file that mixes extensions with settings and
+/// state: only the keys of `keep`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct FilterRule {
+    pub id: &'static str,
+    pub format: Format,
+    /// The kept paths, in lists (several rules share some).
+    pub keep: &'static [&'static [Keep]],
+    /// The agent writes this file while it runs (state, ids, trust decisions):
+    /// its copy is writable and the agent's changes to kept keys are merged
+    /// back into the host file at the end. A file that is not writable is a
+    /// read-only copy.
+    pub writable: bool,
+    pub agents: &'static str,
+    /// The versions whose files the list was written from.
+    pub versions: &'static str,
+    pub source: &'static str,
+}
+
+/// Does the key `key` match the path segment `pattern`?
+pub fn segment_matches(pattern: &str, key: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some("") => true,
+        Some(prefix) => key.starts_with(prefix),
+        None => pattern == key,
+    }
+}
+
+/// What a rule says about the value at a key path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Keep the whole value (if it starts with the prefix, for a string
+    /// kept only so).
+    Whole(Option<&'static str>),
+    /// Keep it if it is an object (or table), with only its kept members.
+    Inside,
+    Drop,
+}
+
+impl FilterRule {
+    /// The verdict on the value at `path`.
+    pub fn verdict(&self, path: &[&str]) -> Verdict {
+        let matches = |keep: &Keep, n: usize| {
+            keep.path.len() >= n
+                && keep.path[..n]
+                    .iter()
+                    .zip(path)
+                    .all(|(p, k)| segment_matches(p, k))
+        };
+        let n = path.len();
+        if let Some(keep) = self
+            .kept()
+            .find(|keep| keep.path.len() == n && matches(keep, n))
+        {
+            return Verdict::Whole(keep.string_prefix);
+        }
+        if self
+            .kept()
+            .any(|keep| keep.path.len() > n && matches(keep, n))
+        {
+            return Verdict::Inside;
+        }
+        Verdict::Drop
+    }
+
+    /// Every kept path.
+    pub fn kept(&self) -> impl Iterator<Item = &'static Keep> + '_ {
+        self.keep.iter().flat_map(|list| list.iter())
+    }
+}
+
+/// `~/.claude.json`: Claude Code's state (ids, onboarding, caches, per-project
+/// trust and history). Dropped, among the rest: `mcpServers` and the
+/// per-project `mcpServers`, `enableAllProjectMcpServers` and the approval of
+/// `CLAUDE.md` imports from outside the project.
+pub static CLAUDE_STATE: FilterRule = FilterRule {
+    id: "claude-state",
+    format: Format::Json,
+    keep: &[&[
+        k(&["numStartups"]),
+        k(&["installMethod"]),
+        k(&["autoUpdates"]),
+        k(&["userID"]),
+        k(&["anonymousId"]),
+        k(&["firstStartTime"]),
+        k(&["claudeCodeFirstTokenDate"]),
+        k(&["theme"]),
+        k(&["verbose"]),
+        k(&["editorMode"]),
+        k(&["preferredNotifChannel"]),
+        k(&["hasCompletedOnboarding"]),
+        k(&["lastOnboardingVersion"]),
+        k(&["lastReleaseNotesSeen"]),
+        k(&["hasSeenTasksHint"]),
+        k(&["hasSeenStashHint"]),
+        k(&["hasUsedBackslashReturn"]),
+        k(&["hasAcknowledgedCostThreshold"]),
+        k(&["bypassPermissionsModeAccepted"]),
+        k(&["oauthAccount"]),
+        k(&["customApiKeyResponses"]),
+        k(&["primaryApiKey"]),
+        k(&["tipsHistory"]),
+        k(&["memoryUsageCount"]),
+        k(&["promptQueueUseCount"]),
+        k(&["shiftEnterKeyBindingInstalled"]),
+        k(&["optionAsMetaKeyInstalled"]),
+        k(&["subscriptionNoticeCount"]),
+        k(&["hasAvailableSubscription"]),
+        k(&["recommendedSubscription"]),
+        k(&["cachedChangelog"]),
+        k(&["changelogLastFetched"]),
+        k(&["fallbackAvailableWarningThreshold"]),
+        k(&["isQualifiedForDataSharing"]),
+        k(&["feedbackSurveyState"]),
+        k(&["cachedStatsigGates"]),
+        k(&["cachedDynamicConfigs"]),
+        k(&["cachedGrowthBookFeatures"]),
+        k(&["showExpandedTodos"]),
+        k(&["autoCompactEnabled"]),
+        k(&["messageIdleNotifThresholdMs"]),
+        k(&["diffTool"]),
+        k(&["lastPlanModeUse"]),
+        k(&["hasIdeOnboardingBeenShown"]),
+        k(&["githubRepoPaths"]),
+        k(&["projects", "*", "allowedTools"]),
+        k(&["projects", "*", "history"]),
+        k(&["projects", "*", "mcpContextUris"]),
+        k(&["projects", "*", "enabledMcpjsonServers"]),
+        k(&["projects", "*", "disabledMcpjsonServers"]),
+        k(&["projects", "*", "disabledMcpServers"]),
+        k(&["projects", "*", "hasTrustDialogAccepted"]),
+        k(&["projects", "*", "projectOnboardingSeenCount"]),
+        k(&["projects", "*", "hasCompletedProjectOnboarding"]),
+        k(&["projects", "*", "ignorePatterns"]),
+        k(&["projects", "*", "exampleFiles"]),
+        k(&["projects", "*", "exampleFilesGeneratedAt"]),
+        k(&["projects", "*", "dontCrawlDirectory"]),
+        k(&["projects", "*", "last*"]),
+    ]],
+    writable: true,
+    agents: "Claude Code",
+    versions: "Claude Code 2.1",
+    source: "claude-mcp",
+};
+
+/// Environment variables Claude Code settings may set in the run: its model
+/// and provider settings, timeouts and switches; never one that relocates a
+/// configuration directory, names a shell, a command or a helper, or makes
+/// another program load code (`NODE_OPTIONS`, `BASH_ENV`, ...).
+const CLAUDE_ENV: &[Keep] = &[
+    k(&["env", "ANTHROPIC_*"]),
+    k(&["env", "DISABLE_*"]),
+    k(&["env", "OTEL_*"]),
+    k(&["env", "CLAUDE_CODE_USE_BEDROCK"]),
+    k(&["env", "CLAUDE_CODE_USE_VERTEX"]),
+    k(&["env", "CLAUDE_CODE_SKIP_BEDROCK_AUTH"]),
+    k(&["env", "CLAUDE_CODE_SKIP_VERTEX_AUTH"]),
+    k(&["env", "CLAUDE_CODE_MAX_OUTPUT_TOKENS"]),
+    k(&["env", "CLAUDE_CODE_MAX_RETRIES"]),
+    k(&["env", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]),
+    k(&["env", "CLAUDE_CODE_DISABLE_TERMINAL_TITLE"]),
+    k(&["env", "CLAUDE_CODE_ENABLE_TELEMETRY"]),
+    k(&["env", "CLAUDE_CODE_SUBAGENT_MODEL"]),
+    k(&["env", "MAX_THINKING_TOKENS"]),
+    k(&["env", "MAX_MCP_OUTPUT_TOKENS"]),
+    k(&["env", "MCP_TIMEOUT"]),
+    k(&["env", "MCP_TOOL_TIMEOUT"]),
+    k(&["env", "BASH_DEFAULT_TIMEOUT_MS"]),
+    k(&["env", "BASH_MAX_TIMEOUT_MS"]),
+    k(&["env", "BASH_MAX_OUTPUT_LENGTH"]),
+    k(&["env", "HTTP_PROXY"]),
+    k(&["env", "HTTPS_PROXY"]),
+    k(&["env", "NO_PROXY"]),
+    k(&["env", "AWS_REGION"]),
+    k(&["env", "CLOUD_ML_REGION"]),
+    k(&["env", "VERTEX_REGION_*"]),
+    k(&["env", "USE_BUILTIN_RIPGREP"]),
+];
+
+/// Claude Code settings (user, local, managed): model, permission rules,
+/// switches, the environment above. Dropped, among the rest: `hooks`,
+/// `statusLine`, `apiKeyHelper`, `awsAuthRefresh`, `awsCredentialExport`,
+/// `otelHeadersHelper` (commands), `enabledPlugins`,
+/// `extraKnownMarketplaces`, `mcpServers`, `fileSuggestion`,
+/// `autoMemoryDirectory`, `permissions.additionalDirectories` (they would
+/// load from elsewhere).
+pub static CLAUDE_SETTINGS: FilterRule = FilterRule {
+    id: "claude-settings",
+    format: Format::Json,
+    keep: &[
+        &[
+            k(&["$schema"]),
+            k(&["model"]),
+            k(&["availableModels"]),
+            k(&["permissions", "allow"]),
+            k(&["permissions", "deny"]),
+            k(&["permissions", "ask"]),
+            k(&["permissions", "defaultMode"]),
+            k(&["permissions", "disableBypassPermissionsMode"]),
+            k(&["cleanupPeriodDays"]),
+            k(&["includeCoAuthoredBy"]),
+            k(&["attribution"]),
+            k(&["outputStyle"]),
+            k(&["language"]),
+            k(&["alwaysThinkingEnabled"]),
+            k(&["forceLoginMethod"]),
+            k(&["forceLoginOrgUUID"]),
+            k(&["disableAllHooks"]),
+            k(&["allowManagedHooksOnly"]),
+            k(&["allowManagedPermissionRulesOnly"]),
+            k(&["allowedMcpServers"]),
+            k(&["deniedMcpServers"]),
+            k(&["strictKnownMarketplaces"]),
+            k(&["enabledMcpjsonServers"]),
+            k(&["disabledMcpjsonServers"]),
+            k(&["spinnerTipsEnabled"]),
+            k(&["companyAnnouncements"]),
+            k(&["sandbox"]),
+            k(&["autoUpdatesChannel"]),
+            k(&["respectGitignore"]),
+            k(&["feedbackSurveyRate"]),
+            k(&["showTurnDuration"]),
+            k(&["terminalProgressBarEnabled"]),
+            k(&["theme"]),
+            k(&["verbose"]),
+        ],
+        CLAUDE_ENV,
+    ],
+    writable: false,
+    agents: "Claude Code",
+    versions: "Claude Code 2.1",
+    source: "claude-settings",
+};
+
+/// Codex CLI's `config.toml` (user and system): the model and its providers
+/// (their endpoints and headers), approval and sandbox settings, trusted
+/// projects, history, the interface, profiles of the same. Dropped, among the
+/// rest: `mcp_servers`, `notify`, `hooks`, `plugins`, `marketplaces`,
+/// `agents`, `skills`, every instruction and prompt (inline or by file),
+/// `project_doc_fallback_filenames`, command-valued keys (`zsh_path`,
+/// `js_repl_node_path`, in profiles too) and `shell_environment_policy`
+/// (it sets the shell tool's environment).
+const CODEX_KEPT: &[Keep] = &[
+    k(&["model"]),
+    k(&["review_model"]),
+    k(&["model_provider"]),
+    k(&["model_providers", "*", "name"]),
+    k(&["model_providers", "*", "base_url"]),
+    k(&["model_providers", "*", "env_key"]),
+    k(&["model_providers", "*", "env_key_instructions"]),
+    k(&["model_providers", "*", "wire_api"]),
+    k(&["model_providers", "*", "query_params"]),
+    k(&["model_providers", "*", "http_headers"]),
+    k(&["model_providers", "*", "env_http_headers"]),
+    k(&["model_providers", "*", "request_max_retries"]),
+    k(&["model_providers", "*", "stream_max_retries"]),
+    k(&["model_providers", "*", "stream_idle_timeout_ms"]),
+    k(&["model_providers", "*", "requires_openai_auth"]),
+    k(&["model_context_window"]),
+    k(&["model_max_output_tokens"]),
+    k(&["model_auto_compact_token_limit"]),
+    k(&["model_reasoning_effort"]),
+    k(&["model_reasoning_summary"]),
+    k(&["model_verbosity"]),
+    k(&["model_supports_reasoning_summaries"]),
+    k(&["approval_policy"]),
+    k(&["sandbox_mode"]),
+    k(&["sandbox_workspace_write"]),
+    k(&["disable_response_storage"]),
+    k(&["hide_agent_reasoning"]),
+    k(&["show_raw_agent_reasoning"]),
+    k(&["file_opener"]),
+    k(&["history"]),
+    k(&["tui", "notifications"]),
+    k(&["tui", "animations"]),
+    k(&["tui", "show_tooltips"]),
+    k(&["features"]),
+    k(&["tools"]),
+    k(&["notice"]),
+    k(&["preferred_auth_method"]),
+    k(&["forced_login_method"]),
+    k(&["forced_chatgpt_workspace_id"]),
+    k(&["chatgpt_base_url"]),
+    k(&["cli_auth_credentials_store"]),
+    k(&["check_for_update_on_startup"]),
+    k(&["windows_wsl_setup_acknowledged"]),
+    k(&["profile"]),
+    k(&["profiles", "*", "model"]),
+    k(&["profiles", "*", "model_provider"]),
+    k(&["profiles", "*", "approval_policy"]),
+    k(&["profiles", "*", "sandbox_mode"]),
+    k(&["profiles", "*", "model_reasoning_effort"]),
+    k(&["profiles", "*", "model_reasoning_summary"]),
+    k(&["profiles", "*", "model_verbosity"]),
+    k(&["profiles", "*", "chatgpt_base_url"]),
+    k(&["projects", "*", "trust_level"]),
+];
+
+/// `~/.codex/config.toml` (writable: Codex records trusted projects there).
+pub static CODEX_CONFIG: FilterRule = FilterRule {
+    id: "codex-config",
+    format: Format::Toml,
+    keep: &[CODEX_KEPT],
+    writable: true,
+    agents: "Codex CLI",
+    versions: "Codex CLI 0.171",
+    source: "codex-config",
+};
+
+/// `/etc/codex/config.toml`: as the user's, read-only.
+pub static CODEX_SYSTEM_CONFIG: FilterRule = FilterRule {
+    id: "codex-system-config",
+    format: Format::Toml,
+    keep: &[CODEX_KEPT],
+    writable: false,
+    agents: "Codex CLI",
+    versions: "Codex CLI 0.171",
+    source: "codex-config",
+};
+
+/// Hook files (Codex, Cursor): nothing but the format version.
+pub static HOOKS_JSON: FilterRule = FilterRule {
+    id: "hooks-json",
+    format: Format::Json,
+    keep: &[&[k(&["version"])]],
+    writable: false,
+    agents: "Codex CLI, Cursor",
+    versions: "Codex CLI 0.171",
+    source: "codex-config",
+};
+
+/// MCP configuration files (`.mcp.json` in parent directories, Copilot's
+/// `mcp-config.json`, Cursor's `mcp.json`, Windsurf's `mcp_config.json`,
+/// managed MCP, VS Code's user `mcp.json`): they hold servers and nothing
+/// else an agent needs. Nothing is kept.
+pub static MCP_SERVERS_JSON: FilterRule = FilterRule {
+    id: "mcp-json",
+    format: Format::Json,
+    keep: &[],
+    writable: false,
+    agents: "Claude Code, Copilot, Cursor, Windsurf, VS Code",
+    versions: "all",
+    source: "claude-mcp",
+};
+
+/// Gemini CLI settings (user and system, and Qwen Code's, which keeps
+/// Gemini's schema): interface, model, authentication choice, privacy,
+/// telemetry, the tool and MCP server allow and deny lists. Dropped, among
+/// the rest: `mcpServers`, `mcp.serverCommand`, `hooks`, tool discovery and
+/// call commands, `context` (the context file name and directories whose
+/// instructions load), `advanced`, `experimental`.
+const GEMINI_KEPT: &[Keep] = &[
+    k(&["$schema"]),
+    k(&["general", "vimMode"]),
+    k(&["general", "disableAutoUpdate"]),
+    k(&["general", "disableUpdateNag"]),
+    k(&["general", "checkpointing"]),
+    k(&["general", "enablePromptCompletion"]),
+    k(&["general", "sessionRetention"]),
+    k(&["ui"]),
+    k(&["model"]),
+    k(&["security", "auth"]),
+    k(&["security", "folderTrust"]),
+    k(&["privacy"]),
+    k(&["telemetry"]),
+    k(&["ide"]),
+    k(&["output"]),
+    k(&["tools", "sandbox"]),
+    k(&["tools", "core"]),
+    k(&["tools", "exclude"]),
+    k(&["tools", "allowed"]),
+    k(&["mcp", "allowed"]),
+    k(&["mcp", "excluded"]),
+    k(&["extensions", "disabled"]),
+    k(&["theme"]),
+    k(&["selectedAuthType"]),
+    k(&["sandbox"]),
+    k(&["autoAccept"]),
+    k(&["usageStatisticsEnabled"]),
+    k(&["hideBanner"]),
+    k(&["hideTips"]),
+    k(&["vimMode"]),
+    k(&["checkpointing"]),
+    k(&["coreTools"]),
+    k(&["excludeTools"]),
+    k(&["allowMCPServers"]),
+    k(&["excludeMCPServers"]),
+    k(&["maxSessionTurns"]),
+    k(&["disableAutoUpdate"]),
+];
+
+/// Gemini CLI settings (user, system, system defaults).
+pub static GEMINI_SETTINGS: FilterRule = FilterRule {
+    id: "gemini-settings",
+    format: Format::Json,
+    keep: &[GEMINI_KEPT],
+    writable: false,
+    agents: "Gemini CLI",
+    versions: "Gemini CLI 0.61",
+    source: "gemini-config",
+};
+
+/// Qwen Code's settings (user, system): Gemini CLI's schema, which it
+/// keeps. Writable: Qwen Code rewrites the user's file when it migrates it.
+pub static QWEN_SETTINGS: FilterRule = FilterRule {
+    id: "qwen-settings",
+    format: Format::Json,
+    keep: &[GEMINI_KEPT],
+    writable: true,
+    agents: "Qwen Code",
+    versions: "Qwen Code 0.24",
+    source: "qwen-config",
+};
+
+/// Copilot CLI's state and settings: trusted folders, logged-in users, the
+/// model and interface. Dropped, among the rest: `hooks`, `mcpServers`,
+/// `enabledPlugins`, `plugins`, `marketplaces`, `statusLine`,
+/// `custom_instructions_dirs`.
+const COPILOT_KEPT: &[Keep] = &[
+    k(&["$schema"]),
+    k(&["trusted_folders"]),
+    k(&["trustedFolders"]),
+    k(&["logged_in_users"]),
+    k(&["loggedInUsers"]),
+    k(&["last_logged_in_user"]),
+    k(&["lastLoggedInUser"]),
+    k(&["first_launch_at"]),
+    k(&["firstLaunchAt"]),
+    k(&["asked_setup_terminals"]),
+    k(&["banner"]),
+    k(&["theme"]),
+    k(&["model"]),
+    k(&["reasoning_effort"]),
+    k(&["render_markdown"]),
+    k(&["screen_reader"]),
+    k(&["beep"]),
+    k(&["stream"]),
+    k(&["auto_update"]),
+    k(&["allowed_urls"]),
+    k(&["denied_urls"]),
+];
+
+/// Copilot CLI's `settings.json` (and a parent directory's
+/// `.github/copilot/settings.json`).
+pub static COPILOT_SETTINGS: FilterRule = FilterRule {
+    id: "copilot-settings",
+    format: Format::Json,
+    keep: &[COPILOT_KEPT],
+    writable: false,
+    agents: "Copilot CLI",
+    versions: "Copilot CLI 1.0",
+    source: "copilot-cli",
+};
+
+/// Copilot CLI's `config.json`: its state; the CLI writes it.
+pub static COPILOT_CONFIG: FilterRule = FilterRule {
+    id: "copilot-config",
+    format: Format::Json,
+    keep: &[COPILOT_KEPT],
+    writable: true,
+    agents: "Copilot CLI",
+    versions: "Copilot CLI 1.0",
+    source: "copilot-cli",
+};
+
+/// OpenCode's `opencode.json(c)`: the model and its providers (a provider's
+/// `npm` package, which OpenCode installs and loads, only from the AI SDK's
+/// `@ai-sdk/` scope), the interface, permissions and tool switches. Dropped,
+/// among the rest: `mcp`, `plugin`, `agent`, `mode`, `command`,
+/// `instructions`, `formatter`, `lsp`, `experimental`.
+pub static OPENCODE_CONFIG: FilterRule = FilterRule {
+    id: "opencode-config",
+    format: Format::Json,
+    keep: &[&[
+        k(&["$schema"]),
+        k(&["model"]),
+        k(&["small_model"]),
+        k(&["provider", "*", "name"]),
+        k(&["provider", "*", "api"]),
+        k(&["provider", "*", "env"]),
+        k(&["provider", "*", "options"]),
+        k(&["provider", "*", "models"]),
+        Keep {
+            path: &["provider", "*", "npm"],
+            string_prefix: Some("@ai-sdk/"),
+        },
+        k(&["disabled_providers"]),
+        k(&["enabled_providers"]),
+        k(&["theme"]),
+        k(&["autoupdate"]),
+        k(&["share"]),
+        k(&["username"]),
+        k(&["keybinds"]),
+        k(&["tui", "notifications"]),
+        k(&["tui", "animations"]),
+        k(&["tui", "show_tooltips"]),
+        k(&["layout"]),
+        k(&["permission"]),
+        k(&["tools"]),
+        k(&["snapshot"]),
+    ]],
+    writable: false,
+    agents: "OpenCode",
+    versions: "OpenCode 1.18",
+    source: "opencode-config",
+};
+
+/// Continue's `config.yaml`: not filtered, shown empty.
+pub static CONTINUE_YAML: FilterRule = FilterRule {
+    id: "continue-yaml",
+    format: Format::Yaml,
+    keep: &[],
+    writable: false,
+    agents: "Continue",
+    versions: "all",
+    source: "continue-rules",
+};
+
+/// Continue's legacy `config.json`: models and the interface. Dropped, among
+/// the rest: `mcpServers`, `experimental`, `slashCommands`, `customCommands`,
+/// `contextProviders`, `rules`, `systemMessage`.
+pub static CONTINUE_JSON: FilterRule = FilterRule {
+    id: "continue-json",
+    format: Format::Json,
+    keep: &[&[
+        k(&["models"]),
+        k(&["tabAutocompleteModel"]),
+        k(&["embeddingsProvider"]),
+        k(&["allowAnonymousTelemetry"]),
+        k(&["ui"]),
+        k(&["disableIndexing"]),
+        k(&["disableSessionTitles"]),
+    ]],
+    writable: false,
+    agents: "Continue",
+    versions: "Continue 1.0 (legacy config.json)",
+    source: "continue-mcp",
+};
+
+/// Amp's `settings.json` (flat dotted keys, each one segment).
+pub static AMP_SETTINGS: FilterRule = FilterRule {
+    id: "amp-settings",
+    format: Format::Json,
+    keep: &[&[
+        k(&["amp.url"]),
+        k(&["amp.notifications.enabled"]),
+        k(&["amp.anthropic.thinking.enabled"]),
+        k(&["amp.updates.autoUpdate.enabled"]),
+        k(&["amp.git.commit.ampThread.enabled"]),
+        k(&["amp.git.commit.coauthor.enabled"]),
+        k(&["amp.permissions"]),
+    ]],
+    writable: false,
+    agents: "Amp (unconfirmed)",
+    versions: "unconfirmed",
+    source: "research",
+};
+
+/// Every filter rule (for documentation and tests).
+pub static FILTER_RULES: &[&FilterRule] = &[
+    &CLAUDE_STATE,
+    &CLAUDE_SETTINGS,
+    &CODEX_CONFIG,
+    &CODEX_SYSTEM_CONFIG,
+    &HOOKS_JSON,
+    &MCP_SERVERS_JSON,
+    &GEMINI_SETTINGS,
+    &QWEN_SETTINGS,
+    &COPILOT_SETTINGS,
+    &COPILOT_CONFIG,
+    &OPENCODE_CONFIG,
+    &CONTINUE_YAML,
+    &CONTINUE_JSON,
+    &AMP_SETTINGS,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_follow_the_kept_paths() {
+        use Verdict::*;
+        let r = &CLAUDE_STATE;
+        assert_eq!(r.verdict(&["numStartups"]), Whole(None));
+        assert_eq!(r.verdict(&["mcpServers"]), Drop);
+        assert_eq!(r.verdict(&["projects"]), Inside);
+        assert_eq!(r.verdict(&["projects", "/p"]), Inside);
+        assert_eq!(r.verdict(&["projects", "/p", "allowedTools"]), Whole(None));
+        assert_eq!(r.verdict(&["projects", "/p", "lastCost"]), Whole(None));
+        assert_eq!(r.verdict(&["projects", "/p", "mcpServers"]), Drop);
+        assert_eq!(r.verdict(&["someFutureKey"]), Drop);
+        let s = &CLAUDE_SETTINGS;
+        assert_eq!(s.verdict(&["env"]), Inside);
+        assert_eq!(s.verdict(&["env", "ANTHROPIC_BASE_URL"]), Whole(None));
+        assert_eq!(s.verdict(&["env", "NODE_OPTIONS"]), Drop);
+        assert_eq!(s.verdict(&["env", "CLAUDE_CONFIG_DIR"]), Drop);
+        assert_eq!(s.verdict(&["apiKeyHelper"]), Drop);
+        assert_eq!(s.verdict(&["permissions", "additionalDirectories"]), Drop);
+        assert_eq!(
+            OPENCODE_CONFIG.verdict(&["provider", "p", "npm"]),
+            Whole(Some("@ai-sdk/"))
+        );
+        assert_eq!(MCP_SERVERS_JSON.verdict(&["servers"]), Drop);
+        assert!(segment_matches("*", "anything"));
+        assert!(segment_matches("last*", "lastCost"));
+        assert!(!segment_matches("last*", "mcpServers"));
+        assert!(segment_matches("model", "model"));
+        assert!(!segment_matches("model", "models"));
+    }
+
+    /// Prints each rule's kept paths as docs/SURFACES.md lists them
+    /// (`cargo test -p seal-gate print_kept -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn print_kept() {
+        for rule in FILTER_RULES {
+            let kept: Vec<String> = rule
+                .kept()
+                .map(|k| match k.string_prefix {
+                    Some(p) => format!("`{}` (only a string starting `{p}`)", k.path.join(".")),
+                    None => format!("`{}`", k.path.join(".")),
+                })
+                .collect();
+            println!("{}: {}", rule.id, kept.join(", "));
+        }
+    }
+
+    /// docs/SURFACES.md lists every rule with its versions, its source and
+    /// every path it keeps.
+    #[test]
+    fn surfaces_doc_lists_every_kept_path() {
+        let doc = include_str!("../../../docs/SURFACES.md");
+        let mut missing = Vec::new();
+        for rule in FILTER_RULES {
+            let heading = format!("#### `{}`", rule.id);
+            let Some(at) = doc.find(&heading) else {
+                missing.push(rule.id.to_string());
+                continue;
+            };
+            let section = &doc[at..];
+            let section = &section[..section[1..]
+                .find("\n#### ")
+                .map_or(section.len(), |e| e + 1)];
+            for keep in rule.kept() {
+                if !section.contains(&format!("`{}`", keep.path.join("."))) {
+                    missing.push(format!("{}: {}", rule.id, keep.path.join(".")));
+                }
+            }
+            for needed in [rule.source, rule.versions] {
+                if !section.contains(needed) {
+                    missing.push(format!("{}: {needed}", rule.id));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "docs/SURFACES.md does not list: {missing:?}"
+        );
+    }
+}

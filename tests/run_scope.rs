@@ -1,0 +1,443 @@
+//! `seal run`'s write scope: what a command may change on the host, and the
+//! protected places through which something planted would run later,
+//! outside any run. Each attack is tried in one run and its effect looked
+//! for in a second run, as the agent that planted it would hope.
+
+#[path = "run_world/mod.rs"]
+mod run_world;
+mod support;
+
+use std::path::Path;
+
+use run_world::{World, write};
+use support::fuse_available;
+
+/// `sh -c SCRIPT` in the run, asserting it exits 0.
+fn run_ok(w: &World, script: &str) -> (String, String) {
+    let (code, out, err) = w.run_sh(script, &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    (out, err)
+}
+
+#[test]
+fn nothing_planted_through_the_home_reaches_a_later_run() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    write(&w.home.join(".bashrc"), "# the user's bashrc\n");
+    write(&w.home.join(".profile"), "# the user's profile\n");
+    // The issue's attack, each step reported.
+    let plant = r#"
+        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
+        try bashrc 'echo "export CLAUDE_CONFIG_DIR=$HOME/.evilcfg" >> ~/.bashrc'
+        try profile-replace 'echo evil > ~/.p.new && mv -f ~/.p.new ~/.profile'
+        try profile-remove 'rm -f ~/.profile'
+        try zshenv 'echo "export CLAUDE_CONFIG_DIR=$HOME/.evilcfg" > ~/.zshenv'
+        try evilcfg 'mkdir -p ~/.evilcfg/skills/evil && echo EVIL > ~/.evilcfg/skills/evil/SKILL.md'
+        try gitconfig 'printf "[core]\n\thooksPath = /tmp/evil-hooks\n" > ~/.gitconfig'
+        try git-global 'git config --global core.fsmonitor "touch /tmp/pwned"'
+        try config-git 'mkdir -p ~/.config/git && echo x > ~/.config/git/config'
+        try systemd 'mkdir -p ~/.config/systemd/user && echo "[Service]" > ~/.config/systemd/user/evil.service'
+        try autostart 'mkdir -p ~/.config/autostart && echo x > ~/.config/autostart/evil.desktop'
+        try ssh 'mkdir -p ~/.ssh && echo "command=\"evil\" ssh-ed25519 AAAA" >> ~/.ssh/authorized_keys'
+        try notes 'echo hi > ~/notes.txt'
+        try cache 'mkdir -p ~/.cache/tool && echo cached > ~/.cache/tool/data'
+        try claude-state 'mkdir -p ~/.claude/projects/p && echo session > ~/.claude/projects/p/s.jsonl'
+        try tmp 'echo shared > /tmp/sealfs-scope-test-$$ && rm /tmp/sealfs-scope-test-$$'
+    "#;
+    let (out, err) = run_ok(&w, plant);
+    for refused in [
+        "bashrc",
+        "profile-replace",
+        "profile-remove",
+        "zshenv",
+        "gitconfig",
+        "git-global",
+        "config-git",
+        "systemd",
+        "autostart",
+        "ssh",
+    ] {
+        assert!(
+            out.contains(&format!("{refused}:refused")),
+            "{refused} must be refused:\n{out}\n{err}"
+        );
+    }
+    for written in ["cache", "claude-state", "tmp"] {
+        assert!(
+            out.contains(&format!("{written}:written")),
+            "{written} is in the write scope:\n{out}\n{err}"
+        );
+    }
+    // Nothing of the plant is on the host.
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".bashrc")).unwrap(),
+        "# the user's bashrc\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".profile")).unwrap(),
+        "# the user's profile\n"
+    );
+    for gone in [
+        ".zshenv",
+        ".evilcfg",
+        ".gitconfig",
+        ".config/git",
+        ".config/systemd",
+        ".config/autostart",
+        ".ssh",
+        "notes.txt",
+    ] {
+        assert!(
+            !w.home.join(gone).exists(),
+            "{gone} reached the host:\n{out}\n{err}"
+        );
+    }
+    // What the scope allows stayed.
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".cache/tool/data")).unwrap(),
+        "cached\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".claude/projects/p/s.jsonl")).unwrap(),
+        "session\n"
+    );
+    assert!(
+        err.contains("not kept (outside the write scope"),
+        "new files at the top of the home are dropped, and said so: {err}"
+    );
+    // The second run, started through the user's shells, is not redirected.
+    let later = r#"
+        echo "claude=[$(bash -ic 'echo $CLAUDE_CONFIG_DIR' 2>/dev/null)]"
+        echo "hooks=[$(git config --global core.hooksPath)]"
+        echo "fsmonitor=[$(git config --global core.fsmonitor)]"
+        echo "units=[$(ls ~/.config/systemd/user 2>/dev/null)]"
+        echo "skills=[$(ls ~/.claude/skills)]"
+    "#;
+    let (out, err) = run_ok(&w, later);
+    assert_eq!(
+        out, "claude=[]\nhooks=[]\nfsmonitor=[]\nunits=[]\nskills=[]\n",
+        "{err}"
+    );
+}
+
+#[test]
+fn allow_write_widens_the_scope_but_not_over_protected_places() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let data = w.root.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    write(&w.home.join("work/old.txt"), "old\n");
+    write(&w.home.join("docs/old.txt"), "old\n");
+    let work = w.home.join("work");
+    let script = r#"
+        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
+        try work 'echo new >> ~/work/old.txt'
+        try home 'echo x >> ~/docs/old.txt'
+        try bashrc 'echo evil > ~/.bashrc'
+    "#;
+    let (code, out, err) = w.seal(
+        &[
+            "run",
+            "--allow-write",
+            work.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("work:written"), "{out}\n{err}");
+    assert!(out.contains("home:refused"), "{out}\n{err}");
+    assert!(out.contains("bashrc:refused"), "{out}\n{err}");
+    assert_eq!(
+        std::fs::read_to_string(w.home.join("work/old.txt")).unwrap(),
+        "old\nnew\n"
+    );
+    // The whole home allowed: protected places stay protected.
+    let home = w.home.to_str().unwrap();
+    let (code, out, err) = w.seal(
+        &["run", "--allow-write", home, "--", "sh", "-c", script],
+        "",
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("home:written"), "{out}\n{err}");
+    assert!(out.contains("bashrc:refused"), "{out}\n{err}");
+    assert_eq!(
+        std::fs::read_to_string(w.home.join("docs/old.txt")).unwrap(),
+        "old\nx\n"
+    );
+    assert!(!w.home.join(".bashrc").exists());
+    // The project and system directories are not for --allow-write.
+    for bad in [w.project.join("src"), Path::new("/usr").to_path_buf()] {
+        let (code, _, err) = w.seal(
+            &["run", "--allow-write", bad.to_str().unwrap(), "--", "true"],
+            "",
+            &[],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("cannot allow writing"), "{err}");
+    }
+}
+
+#[test]
+fn a_protected_symlink_protects_what_it_leads_to() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    // Dotfiles kept elsewhere, in a place the run may write (/tmp).
+    let dotfiles = w.root.join("dotfiles");
+    write(&dotfiles.join("bashrc"), "# managed\n");
+    std::os::unix::fs::symlink(dotfiles.join("bashrc"), w.home.join(".bashrc")).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("gitconfig"), w.home.join(".gitconfig")).unwrap();
+    let script = r#"
+        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
+        try via-link 'echo evil >> ~/.bashrc'
+        try target "echo evil >> $DOT/bashrc"
+        try dangling "echo evil > $DOT/gitconfig"
+        cat ~/.bashrc
+    "#;
+    let dot = dotfiles.clone();
+    let (code, out, err) = w.run_sh(script, &[("DOT", dot.as_path())]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "via-link:refused\ntarget:refused\ndangling:refused\n# managed\n",
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dotfiles.join("bashrc")).unwrap(),
+        "# managed\n"
+    );
+    assert!(!dotfiles.join("gitconfig").exists());
+}
+
+#[test]
+fn the_dry_run_lists_where_the_command_may_write() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let (code, _, err) = w.seal(&["run", "--dry-run"], "", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Where the command may write"), "{err}");
+    let home = w.home.display().to_string();
+    for line in [
+        format!("writable {home}/.cache"),
+        format!("writable {home}/.claude"),
+        "writable /tmp".to_string(),
+        format!("never    {home}/.bashrc"),
+        format!("never    {home}/.ssh"),
+    ] {
+        assert!(err.contains(&line), "missing {line:?}:\n{err}");
+    }
+    let (code, out, err) = w.seal(&["run", "--dry-run", "--json"], "", &[]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let writable: Vec<&str> = doc["writeScope"]["writable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["path"].as_str().unwrap())
+        .collect();
+    assert!(writable.contains(&"/tmp"), "{writable:?}");
+    assert!(
+        doc["writeScope"]["protected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str() == Some(&format!("{home}/.gitconfig"))),
+        "{doc:#}"
+    );
+}
+
+/// git on the host, outside any run, with no global or system config (as a
+/// user's later `git commit` / `git status`).
+fn host_git(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "u")
+        .env("GIT_AUTHOR_EMAIL", "u@example.invalid")
+        .env("GIT_COMMITTER_NAME", "u")
+        .env("GIT_COMMITTER_EMAIL", "u@example.invalid")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn git_side_doors_in_the_project_stay_shut_for_the_host_git() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    assert!(host_git(&w.project, &["init", "-q"]).status.success());
+    assert!(host_git(&w.project, &["add", "-A"]).status.success());
+    assert!(
+        host_git(&w.project, &["commit", "-q", "-m", "start"])
+            .status
+            .success()
+    );
+    let pwned = w.root.join("pwned");
+    // The agent builds a git directory of its own in /tmp, with a hook and
+    // an fsmonitor, and tries every way to make the host's git use it.
+    let plant = format!(
+        r#"
+        try() {{ if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }}
+        export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@x.invalid GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@x.invalid
+        evil=$(mktemp -d)
+        mkdir -p "$evil/hooks" && printf '#!/bin/sh\ntouch {pwned}.hook\n' > "$evil/hooks/pre-commit"
+        chmod +x "$evil/hooks/pre-commit"
+        printf '[core]\n\tfsmonitor = touch {pwned}.fsmonitor\n' > "$evil/config"
+        try commondir 'echo "$evil" > .git/commondir'
+        try hook 'cp "$evil/hooks/pre-commit" .git/hooks/pre-commit'
+        try config 'git config core.hooksPath "$evil/hooks"'
+        try fsmonitor 'git config core.fsmonitor "touch {pwned}.fsmonitor"'
+        try subrepo '(cd src && git init -q && git config core.fsmonitor "touch {pwned}.sub")'
+        try gitfile 'echo "gitdir: $evil" > src/.git'
+        try bare 'mkdir -p src/objects src/refs && echo "ref: refs/heads/main" > src/HEAD && cp "$evil/config" src/config'
+        try gitmodules 'printf "[submodule \"x\"]\n\tpath = x\n\turl = ext::sh -c touch% {pwned}.ext\n" > .gitmodules'
+        try work 'echo "// edited" >> src/main.rs && git commit -qam edit --no-verify'
+        "#,
+        pwned = pwned.display()
+    );
+    let (out, err) = run_ok(&w, &plant);
+    for refused in [
+        "commondir",
+        "hook",
+        "config",
+        "fsmonitor",
+        "subrepo",
+        "gitfile",
+        "bare",
+        "gitmodules",
+    ] {
+        assert!(
+            out.contains(&format!("{refused}:refused")),
+            "{refused}:\n{out}\n{err}"
+        );
+    }
+    assert!(
+        out.contains("work:written"),
+        "git itself works: {out}\n{err}"
+    );
+    // Later, on the host: status and commit in the project and in src.
+    std::fs::write(w.project.join("src/main.rs"), "fn main() { }\n").unwrap();
+    for dir in [w.project.clone(), w.project.join("src")] {
+        host_git(&dir, &["status"]);
+    }
+    host_git(&w.project, &["commit", "-qam", "later"]);
+    let planted: Vec<String> = std::fs::read_dir(&w.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pwned"))
+        .collect();
+    assert!(planted.is_empty(), "the host's git ran {planted:?}");
+    assert!(!w.project.join("src/.git").exists());
+    assert!(!w.project.join(".git/commondir").exists());
+    let log = host_git(&w.project, &["log", "--format=%s"]);
+    assert_eq!(String::from_utf8_lossy(&log.stdout), "later\nedit\nstart\n");
+}
+
+#[test]
+fn the_repository_around_the_project_is_read_only() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    // The project is a subdirectory of a repository whose root is in a
+    // place the run may write (/tmp); and a linked worktree's gitdir.
+    let parent = w.project.parent().unwrap().to_path_buf();
+    assert!(host_git(&parent, &["init", "-q"]).status.success());
+    let script = r#"
+        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
+        try hook 'mkdir -p ../.git/hooks && echo "touch /tmp/pwned" > ../.git/hooks/pre-commit'
+        try config 'echo "[core] fsmonitor = x" >> ../.git/config'
+        try beside 'echo x > ../beside.txt && rm ../beside.txt'
+        git -C .. rev-parse --git-dir >/dev/null && echo read:ok
+    "#;
+    let (out, err) = run_ok(&w, script);
+    assert_eq!(
+        out, "hook:refused\nconfig:refused\nbeside:written\nread:ok\n",
+        "{err}"
+    );
+    assert!(!parent.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn an_agent_seal_does_not_know_gets_one_line() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let (_, err) = run_ok(&w, "true");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("is not an agent seal knows"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("seal: run: sh is not an agent"),
+        "{err}"
+    );
+    // A known agent's name (here a script so named): no such line.
+    let bin = w.root.join("bin");
+    write(&bin.join("codex"), "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(
+        bin.join("codex"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let codex = bin.join("codex");
+    let (code, _, err) = w.seal(&["run", "--", codex.to_str().unwrap()], "", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("is not an agent"), "{err}");
+}
+
+#[test]
+fn qwen_roo_kilo_and_vs_code_user_locations_are_masked() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    write(&w.home.join(".qwen/QWEN.md"), "QWEN USER MEMORY");
+    write(
+        &w.home.join(".qwen/.env"),
+        "NODE_OPTIONS=--require /tmp/x.js",
+    );
+    write(&w.home.join(".qwen/skills/s/SKILL.md"), "QWEN USER SKILL");
+    write(
+        &w.home.join(".qwen/settings.json"),
+        r#"{"model": {"name": "m"}, "mcpServers": {"s": {"command": "x"}}, "hooks": {}}"#,
+    );
+    write(&w.home.join(".roo/rules/r.md"), "ROO RULE");
+    write(&w.home.join(".kilocode/rules/r.md"), "KILO RULE");
+    write(
+        &w.home.join(".config/Code/User/mcp.json"),
+        r#"{"servers": {"s": {"command": "x"}}}"#,
+    );
+    let alt = w.root.join("qwen-home");
+    write(&alt.join("QWEN.md"), "RELOCATED QWEN");
+    let script = r#"
+        echo "[$(cat ~/.qwen/QWEN.md)$(cat ~/.qwen/.env)$(ls -A ~/.qwen/skills)]"
+        cat ~/.qwen/settings.json
+        echo "[$(ls -A ~/.roo)$(ls -A ~/.kilocode/rules)]"
+        cat ~/.config/Code/User/mcp.json
+        echo "[$(cat "$QWEN_HOME/QWEN.md")]"
+    "#;
+    let (code, out, err) = w.run_sh(script, &[("QWEN_HOME", alt.as_path())]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "[]\n{\n  \"model\": {\n    \"name\": \"m\"\n  }\n}\n[]\n{}\n[]\n",
+        "{err}"
+    );
+}
