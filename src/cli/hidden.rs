@@ -2,9 +2,11 @@
 //! hides them (block) or serves them unverified (warn), and a user looking
 //! at `seal verify` would not know why. `seal verify -v` lists them, each
 //! with the `seal pin` command that would seal it; `seal pin` offers
-//! patterns for them. They are found, placed, assessed and decided by the
-//! gate's own walk and decision table ([`uncovered_artifacts`], [`decide`]),
-//! the ones `seal why` and `seal run --dry-run` use, so the three agree.
+//! patterns for them. They are found by the gate's own walk
+//! ([`uncovered_artifacts`]) and decided by asking the gate's one question
+//! ([`Gate::ask`](seal_gate::Gate::ask), explaining: under the policy in
+//! force, as the view decides), the one `seal why` and `seal run --dry-run`
+//! ask, so they all agree with the view.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -14,7 +16,7 @@ use seal_core::escape::escaped;
 use seal_core::lockfile::Lockfile;
 use seal_core::paths::BundleKey;
 use seal_gate::assess::{Uncovered, uncovered_artifacts};
-use seal_gate::{Place, State, decide};
+use seal_gate::{Gate, Op, Place, Who};
 
 /// The uncovered artifact roots of the project, as the gate sees them now
 /// (with the machine policy's extra surfaces).
@@ -51,9 +53,10 @@ pub fn keys(found: &[Uncovered]) -> (Vec<BundleKey>, Vec<(String, String)>) {
 
 /// The section `seal verify -v` prints after the result: every uncovered
 /// artifact, what the view does with it and why, and the command that would
-/// seal it. Empty when there is none. `project_arg` is the `-C DIR` the
-/// command was given, repeated in the suggested commands.
-pub fn render(found: &[Uncovered], lock: &Lockfile, project_arg: Option<&Path>) -> String {
+/// seal it. Empty when there is none. `gate` explains the project's view;
+/// `project_arg` is the `-C DIR` the command was given, repeated in the
+/// suggested commands.
+pub fn render(found: &[Uncovered], gate: &Gate, project_arg: Option<&Path>) -> String {
     let mut out = String::new();
     if found.is_empty() {
         return out;
@@ -63,8 +66,9 @@ pub fn render(found: &[Uncovered], lock: &Lockfile, project_arg: Option<&Path>) 
         "\nAgent artifacts no discovery pattern covers ({}):",
         found.len()
     );
+    let round = gate.explaining(None);
     for u in found {
-        let decision = decide(&u.place, State::Root(u.state), lock.policy);
+        let decision = round.ask(&u.path, Op::lookup(u.kind), Who::this_process());
         let rule = match &u.place {
             Place::Artifact { rule, .. } => rule.describe(),
             _ => String::new(),

@@ -25,7 +25,7 @@ mod verify;
 mod why;
 
 use std::ffi::OsString;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -334,6 +334,24 @@ fn exit_code(result: &Result<Done, CliError>) -> u8 {
 /// ends every command that reads it with exit 2.
 pub fn machine_policy() -> Result<&'static seal_gate::policy::MachinePolicy, CliError> {
     seal_gate::policy::machine().map_err(CliError::Policy)
+}
+
+/// A gate that answers the view's questions about the project in `ctx` the
+/// way the view would (the machine policy in force; `lock` as `seal.json`,
+/// `implied` when it stands in for a missing one), explaining only: the
+/// commands that say what the view shows ask it.
+pub fn explaining_gate(
+    ctx: &Context,
+    lock: &seal_core::lockfile::Lockfile,
+    implied: bool,
+) -> Result<seal_gate::Gate, CliError> {
+    let project = ctx.canonical_dir()?;
+    let links = seal_gate::links::LinkRule::new(&project, std::slice::from_ref(&project));
+    seal_gate::Gate::for_explaining(ctx.project.as_fd(), lock, machine_policy()?, implied, links)
+        .map_err(|source| CliError::Project {
+            dir: ctx.dir.clone(),
+            source,
+        })
 }
 
 /// Shared context: where the project is.

@@ -117,9 +117,10 @@ pub fn run(ctx: &Context, mode: Mode, verbose: bool) -> Result<Done, CliError> {
         eprint!("{}{}", verify_human(&report, verbose), decided.human_line());
         if verbose {
             let found = super::hidden::find(&mut listings, &lock);
+            let gate = super::explaining_gate(ctx, &lock, implied)?;
             eprint!(
                 "{}",
-                super::hidden::render(&found, &lock, ctx.project_arg())
+                super::hidden::render(&found, &gate, ctx.project_arg())
             );
         }
     }

@@ -5,22 +5,17 @@
 
 use std::fmt::Write as _;
 use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::{CliError, Context, Done};
 use crate::run::plan::{self, Node, Placement, lexical, locate};
 use crate::run::target_user;
-use seal_core::discovery::Listings;
-use seal_core::effort::Effort;
 use seal_core::escape::{escaped, escaped_os};
-use seal_core::hash::KeepNothing;
+use seal_core::fs::EntryKind;
 use seal_core::lockfile::Lockfile;
-use seal_core::verify::BundleState;
-use seal_gate::links::LinkRule;
 use seal_gate::policy::{MachinePolicy, Protection, Source, lockfile_bytes};
-use seal_gate::{
-    Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place_with,
-};
+use seal_gate::{Found, Kernel, Op, Place, Reason, ViewPath, Who};
 
 pub fn run(ctx: &Context, path: &Path) -> Result<Done, CliError> {
     let machine = super::machine_policy()?;
@@ -58,10 +53,7 @@ struct Under<'a> {
 
 fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) -> String {
     let lock = under.lock;
-    let mut view = ViewPath::root();
-    for c in rel.iter() {
-        view = view.child(c);
-    }
+    let view = ViewPath::from_names(rel.iter());
     let mut out = String::new();
     let _ = writeln!(out, "path:     {}", escaped(&view.display()));
     if under.implied {
@@ -72,8 +64,15 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             under.machine.shown_file()
         );
     }
-    let place = place_with(lock, &under.machine.extra_surfaces, &view);
-    let mut listings = Listings::new(ctx.project.as_fd());
+    let gate = match super::explaining_gate(ctx, lock, under.implied) {
+        Ok(gate) => gate,
+        Err(e) => {
+            let _ = writeln!(out, "decision: cannot tell ({e})");
+            return out;
+        }
+    };
+    let round = gate.explaining(None);
+    let place = round.place(&view);
     let at = |root_len: usize, root: &'static str, inside: &'static str| {
         if root_len == view.depth() {
             root
@@ -81,22 +80,15 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             inside
         }
     };
-    // The states the gate would decide on, root first: a path inside a root
-    // is only reachable while its root is shown.
-    let mut states = Vec::new();
+    let on_disk = std::fs::symlink_metadata(project.join(rel))
+        .ok()
+        .map(|m| EntryKind::from_mode(m.mode()));
+    let target = std::fs::read_link(project.join(rel)).ok();
     match &place {
         Place::Ordinary | Place::Lockfile | Place::Container => {
             let _ = writeln!(out, "class:    {}", place_class(&place));
-            match std::fs::read_link(project.join(rel)) {
-                Ok(target) => {
-                    let rule = LinkRule::new(project, &[project.to_path_buf()]);
-                    let dir = view.parent().map(|p| p.raw).unwrap_or_default();
-                    let _ = writeln!(out, "link:     {}", escaped_os(target.as_os_str()));
-                    states.push(State::Link {
-                        stays_behind_gate: rule.allows(&dir, target.as_os_str()),
-                    });
-                }
-                Err(_) => states.push(State::Plain),
+            if let Some(target) = &target {
+                let _ = writeln!(out, "link:     {}", escaped_os(target.as_os_str()));
             }
         }
         Place::Sealed { key, root_len } => {
@@ -110,33 +102,10 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
                 at(*root_len, "the sealed root", "inside the sealed root"),
                 patterns.join(", ")
             );
-            let entry = lock.bundles.get(key);
-            let _ = match entry {
+            let _ = match lock.bundles.get(key) {
                 Some(e) => writeln!(out, "lockfile: recorded, {} files", e.files.len()),
                 None => writeln!(out, "lockfile: not recorded"),
             };
-            match assess_sealed(&mut listings, key, entry, &KeepNothing, Effort::full()) {
-                Ok(found) => {
-                    let _ = writeln!(
-                        out,
-                        "state:    {} (assessed just now)",
-                        found.state.as_str()
-                    );
-                    if let Some(report) = &found.report {
-                        super::output::file_lines(&mut out, report);
-                    }
-                    states.push(State::Root(found.state));
-                }
-                Err(e) => {
-                    let _ = writeln!(out, "state:    cannot verify ({e})");
-                    states.push(State::Root(RootState::Bundle(BundleState::Mismatch)));
-                }
-            }
-            if *root_len < view.depth() {
-                let rel = view.rel_text(*root_len);
-                let recorded = entry.is_some_and(|e| e.records(&rel));
-                states.push(State::Recorded(recorded));
-            }
         }
         Place::Artifact { root_len, rule } => {
             let _ = writeln!(
@@ -149,20 +118,46 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
                 out,
                 "lockfile: no discovery pattern covers it, so it is unverified"
             );
-            let state = assess_artifact(&mut listings, &view.prefix(*root_len).raw);
-            let _ = writeln!(out, "state:    {} (assessed just now)", state.as_str());
-            states.push(State::Root(state));
         }
-        Place::Unmappable { root_len } => {
+        Place::Unmappable { .. } => {
             let _ = writeln!(
                 out,
                 "class:    produced by a discovery pattern, but a name on its path cannot be a bundle key"
             );
-            states.push(State::Root(assess_artifact(
-                &mut listings,
-                &view.prefix(*root_len).raw,
-            )));
         }
+    }
+    // The gate's own question, root first: a path inside a root is only
+    // reachable while its root is shown.
+    let who = Who::this_process();
+    let ask = |path: &ViewPath| {
+        let op = Op::Lookup {
+            on_disk,
+            link_target: target.as_deref().map(Path::as_os_str),
+            kernel: Kernel::default(),
+        };
+        round.ask(path, op, who)
+    };
+    let mut verdict = match place.root_len() {
+        Some(root_len) => round.ask(&view.prefix(root_len), Op::lookup(EntryKind::Dir), who),
+        None => ask(&view),
+    };
+    if let (Found::Root(state), Place::Sealed { .. } | Place::Artifact { .. }) =
+        (verdict.found, &place)
+    {
+        let _ = match verdict
+            .assessment
+            .as_ref()
+            .and_then(|a| a.unverifiable.as_ref())
+        {
+            Some(e) => writeln!(out, "state:    cannot verify ({e})"),
+            None => writeln!(out, "state:    {} (assessed just now)", state.as_str()),
+        };
+        if let Some(report) = verdict.assessment.as_ref().and_then(|a| a.report.as_ref()) {
+            super::output::file_lines(&mut out, report);
+        }
+    }
+    if verdict.yes && place.root_len().is_some_and(|n| n < view.depth()) {
+        verdict = ask(&view);
     }
     let (policy, source) = under.machine.policy_of(lock, under.implied);
     if source == Source::Machine && !under.implied && place.is_gated() {
@@ -174,14 +169,7 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             lock.policy.as_str()
         );
     }
-    let mut decision = decide(&place, State::Plain, policy);
-    for state in states {
-        decision = decide(&place, state, policy);
-        if !decision.shown {
-            break;
-        }
-    }
-    let hint = match decision.reason {
+    let hint = match verdict.reason {
         Reason::Failing { .. } | Reason::NotRecorded if place.is_gated() => {
             let root = view.prefix(place.root_len().unwrap_or(view.depth()));
             format!(
@@ -194,8 +182,8 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
     let _ = writeln!(
         out,
         "decision: {} ({}{hint})",
-        decision.word(),
-        decision.reason.describe()
+        verdict.word(),
+        verdict.reason.describe()
     );
     if let (protection @ (Protection::Protected | Protection::OnTheWay), Some(glob)) =
         under.machine.protected_paths.protection(view.names())

@@ -446,7 +446,7 @@ fn mount_with(
         }
         Err(why) => tracing::info!(
             "no directory feed ({why}): the kernel keeps ordinary entries for {} s",
-            view::ORDINARY_TTL.as_secs()
+            seal_gate::ORDINARY_TTL.as_secs()
         ),
     }
     if view.kernel_opens_asked() && !view.opens_in_kernel() {

@@ -683,14 +683,14 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
     // Kept long: the directory is watched.
     assert_eq!(
         (main.ttl, main.attr_ttl),
-        (super::view::FED_TTL, super::view::FED_TTL)
+        (seal_gate::FED_TTL, seal_gate::FED_TTL)
     );
     // A sealed path's entry is not.
     let claude = world
         .view
         .lookup(ROOT, OsStr::new("CLAUDE.md"), WHO)
         .unwrap();
-    assert!(claude.ttl < super::view::FED_TTL, "{claude:?}");
+    assert!(claude.ttl < seal_gate::FED_TTL, "{claude:?}");
     // A name not on the disk: kept as absent in a watched directory below
     // the root; never at the root (a lost event could not make the kernel
     // forget it), never where the gate would decide it.
@@ -699,7 +699,7 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
         Err(FsError::NotFound) => None,
         other => panic!("{name}: {other:?}"),
     };
-    assert_eq!(absent(src_ino, "missing.rs"), Some(super::view::FED_TTL));
+    assert_eq!(absent(src_ino, "missing.rs"), Some(seal_gate::FED_TTL));
     assert_eq!(absent(ROOT, "missing.rs"), None);
     assert_eq!(absent(src_ino, "AGENTS.md"), None);
     settle();
@@ -865,7 +865,7 @@ fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding()
     let file = lookup(root.attr.ino.0, "SKILL.md").unwrap();
     // Verified, and the feed proves it current: kept as long as an ordinary
     // entry in a watched directory, attributes too.
-    let long = super::view::FED_TTL;
+    let long = seal_gate::FED_TTL;
     assert_eq!((root.ttl, root.attr_ttl), (long, long));
     assert_eq!((file.ttl, file.attr_ttl), (long, long));
     settle();
@@ -915,7 +915,7 @@ fn where_the_kernel_opens_a_shown_bundle_file_is_kept_until_its_bundle_changes()
     let skills = lookup(claude, "skills").unwrap().attr.ino.0;
     let root = lookup(skills, "a").unwrap().attr.ino.0;
     let file = lookup(root, "SKILL.md").unwrap();
-    let long = super::view::FED_TTL;
+    let long = seal_gate::FED_TTL;
     assert_eq!(
         (file.ttl, file.attr_ttl),
         (long, long),

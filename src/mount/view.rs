@@ -37,89 +37,27 @@ use seal_core::fs::{
     read_chunk_at,
 };
 use seal_gate::snapshot::Snapshot;
-use seal_gate::{Caching, Gate, OpenDecision, ViewPath, Who};
+use seal_gate::{Found, Gate, Keep, Kernel, Op, Serve, ViewPath, Who};
 
 mod kernel_dirs;
 mod kernel_opens;
 mod write;
 pub use write::{Node, SetAttr, SetTime};
 
-/// How long the kernel may cache entries of ordinary paths and containers
-/// in a directory the view's directory feed does not watch.
-pub const ORDINARY_TTL: Duration = Duration::from_secs(1);
-
-/// How long the kernel may cache the entries and attributes of ordinary
-/// paths in a directory the directory feed watches. The feed's listener
-/// tells the kernel to forget each as soon as the feed reports its change
-/// (and the kernel orders that notice after any lookup or listing in
-/// flight in the directory: both hold its lock); this bounds only what the
-/// feed cannot see, the time stamps a write through a shared writable
-/// mapping sets. Long, because an agent's `git status` or walk minutes
-/// after the last should not find every entry expired.
-pub const FED_TTL: Duration = Duration::from_secs(600);
-
-/// How long the kernel may cache attributes, of every path. Attributes never
-/// decide visibility (an entry with a zero TTL is looked up again on every
-/// path walk, and that lookup returns fresh attributes); caching them spares
-/// the GETATTR the kernel's permission check would send after each lookup.
-pub const ATTR_TTL: Duration = Duration::from_secs(1);
-
-/// How long the kernel may remember a sealed path whose bundle the change
-/// feed watches (and its attributes): the feed's listener tells it to
-/// forget the bundle's root, and everything the view numbered below it, as
-/// soon as it reads a change under the root. No answer decided before the
-/// change outlives that notice:
-/// - a lookup the kernel sends for a name it does not hold keeps the
-///   directory locked until it has taken the answer, and the notice waits
-///   for that lock, so it finds and drops the entry just made;
-/// - a lookup that checks an entry the kernel holds runs without the lock,
-///   but the notice removes the entry from the kernel's tables, so an answer
-///   that arrives after it refreshes an entry no path walk finds again;
-/// - a root is registered for the notice before its lookup is decided (see
-///   [`View::lookup`]), so a change made while its first lookup is decided
-///   forgets it too;
-/// - the kernel takes no attributes asked before its last notice about an
-///   inode.
-///
-/// Long, like ordinary entries in a watched directory: an agent that loads
-/// a skill's files again a minute later should not look each up again.
-/// Opens are decided by the gate either way; where the kernel opens files
-/// itself they were decided at the lookup this entry keeps, and an open
-/// before the notice serves the bytes that lookup pinned (approved ones).
-const WATCHED_TTL: Duration = FED_TTL;
-
 /// The set-user-ID and set-group-ID bits of a mode.
 const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 
-/// How long the kernel may keep `attr`. A file with several names may be a
-/// separate inode in the view under some of them (a name in a sealed root,
-/// an artifact or a protected path never shares its file's inode: see
-/// `Gate::shares_inodes`), so a change through one name would leave the
-/// others' attributes stale: such files' attributes are not kept at all.
-/// Nor are those of a
-/// file with a set-ID bit: a write drops the bit on the disk (as the
-/// writer, see `BackingOf::RealFile`) without the kernel's knowing, and a
-/// `stat` right after must show it gone, as natively.
-/// `fed`: the entry's directory is watched by the directory feed (and the
-/// entry is ordinary).
-pub fn attr_ttl(attr: &FileAttr, fed: bool) -> Duration {
+/// Whether the attributes of `attr` may change with no notice the view
+/// could pass on: a file with several names may be a separate inode in the
+/// view under some of them (a name in a sealed root, an artifact or a
+/// protected path never shares its file's inode: see `Gate::shares_inodes`),
+/// so a change through one name would leave the others' attributes stale;
+/// and a write drops a set-ID bit on the disk (as the writer, see
+/// `BackingOf::RealFile`) without the kernel's knowing, and a `stat` right
+/// after must show it gone, as natively.
+fn volatile(attr: &FileAttr) -> bool {
     let set_id = attr.kind == fuser::FileType::RegularFile && u32::from(attr.perm) & SET_ID != 0;
-    if (attr.kind != fuser::FileType::Directory && attr.nlink > 1) || set_id {
-        Duration::ZERO
-    } else if fed {
-        FED_TTL
-    } else {
-        ATTR_TTL
-    }
-}
-
-/// The kernel's entry timeout for a gate decision's caching.
-pub fn entry_ttl(caching: Caching) -> Duration {
-    match caching {
-        Caching::Cacheable => ORDINARY_TTL,
-        // Without a listener to invalidate them, watched paths stay fresh.
-        Caching::Fresh | Caching::Watched => Duration::ZERO,
-    }
+    (attr.kind != fuser::FileType::Directory && attr.nlink > 1) || set_id
 }
 
 /// Tells the kernel to forget what it remembers (the FUSE notify calls).
@@ -187,12 +125,12 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// An entry kept `ttl`, whose attributes are kept as [`attr_ttl`] says.
-    pub fn new(attr: FileAttr, ttl: Duration, fed: bool) -> Entry {
+    /// An entry with the lifetimes the gate gave it.
+    fn kept(attr: FileAttr, keep: Keep) -> Entry {
         Entry {
-            attr_ttl: attr_ttl(&attr, fed),
             attr,
-            ttl,
+            ttl: keep.entry,
+            attr_ttl: keep.attrs,
         }
     }
 }
@@ -205,7 +143,8 @@ struct DirWatch {
     /// another one.
     disk: (u64, u64),
     /// Until when the kernel holds every entry of its last listing (a
-    /// `readdirplus` from the start taught it them all, for [`FED_TTL`]),
+    /// `readdirplus` from the start taught it them all, for
+    /// [`seal_gate::FED_TTL`]),
     /// unless told to forget since.
     listed_until: Option<Instant>,
     /// Changes of names the view itself is making in it, whose events tell
@@ -440,13 +379,23 @@ impl<Id> View<Id> {
         let _ = self.invalidate.set(invalidate);
     }
 
-    /// The kernel's entry timeout for `caching`, given whether the view can
-    /// tell the kernel to forget.
-    fn ttl(&self, caching: Caching) -> Duration {
-        match (caching, self.invalidate.get()) {
-            (Caching::Watched, Some(_)) => WATCHED_TTL,
-            (c, _) => entry_ttl(c),
+    /// What the view knows of how the kernel would keep an answer about a
+    /// name whose directory the directory feed watches (`fed`) or not, with
+    /// attributes `attr`.
+    fn kernel(&self, fed: bool, attr: &FileAttr) -> Kernel {
+        Kernel {
+            told: self.invalidate.get().is_some(),
+            dir_watched: fed,
+            volatile_attrs: volatile(attr),
         }
+    }
+
+    /// The entry of `path` with attributes `attr`, kept as the gate's
+    /// lifetime column says for an answer already given (`fed`: its
+    /// directory is watched by the directory feed).
+    pub(super) fn kept(&self, path: &ViewPath, attr: FileAttr, fed: bool) -> Entry {
+        let keep = self.gate.keep(path, Found::Plain, self.kernel(fed, &attr));
+        Entry::kept(attr, keep)
     }
 
     /// Acts on a change-feed notice: the kernel forgets what the change
@@ -860,7 +809,7 @@ impl<Id> View<Id> {
             .map_err(FsError::from_walk)?;
         let fed = self.fed(parent, dir.as_fd());
         let st = match lstat_in(dir.as_fd(), name) {
-            Err(FsError::NotFound) => return Err(self.absent(parent, &path, fed)),
+            Err(FsError::NotFound) => return Err(self.absent(&path, fed)),
             st => st?,
         };
         let kind = EntryKind::from_mode(st.st_mode);
@@ -871,7 +820,8 @@ impl<Id> View<Id> {
         };
         // A bundle root is registered for the listener's notices before it
         // is decided: a change made while this lookup decides must make the
-        // kernel forget the entry it is about to learn (see [`WATCHED_TTL`]).
+        // kernel forget the entry it is about to learn (see
+        // `seal_gate::WATCHED_TTL`).
         // Its inode is not known yet (0: forget the entry only).
         let root_key = match self.gate.cached_place(&path) {
             seal_gate::Place::Sealed { key, root_len } if root_len == path.depth() => Some(key),
@@ -882,18 +832,22 @@ impl<Id> View<Id> {
                 .entry(key.clone())
                 .or_insert_with(|| (parent, name.to_os_string(), 0));
         }
-        let decision = self.gate.lookup(&path, kind, target.as_deref(), who);
-        if !decision.shown {
+        let op = Op::Lookup {
+            on_disk: Some(kind),
+            link_target: target.as_deref(),
+            kernel: self.kernel(fed, &attr_of(&st, st.st_ino, None)),
+        };
+        let verdict = self.gate.ask(&path, op, who);
+        if !verdict.yes {
             return Err(FsError::NotFound);
         }
         // Where the kernel opens files itself, a bundle file is decided
         // here and its inode bound to the bytes it shows.
         let in_kernel = self.opens_in_kernel();
-        let pin =
-            match in_kernel && kind == EntryKind::File && decision.caching != Caching::Cacheable {
-                true => self.pin_for(parent, name, &path, who)?,
-                false => None,
-            };
+        let pin = match in_kernel && kind == EntryKind::File && !verdict.keep.settled {
+            true => self.pin_for(parent, name, &path, who)?,
+            false => None,
+        };
         if in_kernel {
             self.retire_if_repinned(parent, name, pin.as_ref().map(|p| &p.digest));
         }
@@ -903,44 +857,35 @@ impl<Id> View<Id> {
             pin.stat = Some(st);
             self.set_pin(ino, pin);
         }
-        if decision.caching == Caching::Watched
+        if verdict.keep.until_told()
             && let Some(key) = root_key
         {
             self.watched_roots()
                 .insert(key, (parent, name.to_os_string(), ino));
         }
-        // The attributes of a watched bundle's path are kept as long as its
-        // entry (see [`WATCHED_TTL`]).
-        let watched = decision.caching == Caching::Watched && self.invalidate.get().is_some();
-        let fed = fed && decision.caching == Caching::Cacheable;
         // A pinned file's entry is kept like any path of a bundle the feed
         // watches: its opens then reach no one, and serve the pinned pages,
         // until the listener makes the kernel forget the bundle at its first
         // change (an entry decided without that proof is looked up again at
-        // every open).
-        let ttl = if fed {
-            FED_TTL
-        } else {
-            self.ttl(decision.caching)
-        };
-        // A pinned inode's attributes may be kept as any others: its size
-        // is the pinned bytes', and it is bound to them.
-        Ok(Entry::new(attr_of(&st, ino, size), ttl, fed || watched))
+        // every open). A pinned inode's attributes may be kept as any
+        // others: its size is the pinned bytes', and it is bound to them.
+        Ok(Entry::kept(attr_of(&st, ino, size), verdict.keep))
     }
 
-    /// Why a lookup of `path` in `parent` found nothing on the disk: an
-    /// ordinary name in a watched directory below the root is
-    /// [`FsError::Absent`] for [`FED_TTL`] (its creation on the disk is an
-    /// event that makes the kernel forget; a lost event makes it forget the
-    /// directory and so its negative entries, which the root's would
-    /// outlive); anything else is plainly not found. A name the gate would
-    /// decide (a sealed root or an artifact yet to be made) is never kept.
-    fn absent(&self, parent: u64, path: &ViewPath, fed: bool) -> FsError {
-        let ordinary = self.gate.cached_place(path).caching() == Caching::Cacheable;
-        if fed && ordinary && parent != ROOT {
-            FsError::Absent(FED_TTL)
-        } else {
-            FsError::NotFound
+    /// Why a lookup of `path` found nothing on the disk (`fed`: its
+    /// directory is watched by the directory feed): [`FsError::Absent`]
+    /// for as long as the gate's lifetime column lets the kernel keep the
+    /// negative entry (its creation on the disk is an event that makes the
+    /// kernel forget it), else plainly not found.
+    fn absent(&self, path: &ViewPath, fed: bool) -> FsError {
+        let kernel = Kernel {
+            told: self.invalidate.get().is_some(),
+            dir_watched: fed,
+            volatile_attrs: false,
+        };
+        match self.gate.keep(path, Found::Missing, kernel).entry {
+            ttl if ttl.is_zero() => FsError::NotFound,
+            ttl => FsError::Absent(ttl),
         }
     }
 
@@ -962,14 +907,19 @@ impl<Id> View<Id> {
     /// size of those bytes.
     pub fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Entry, FsError> {
         let handle = fh.and_then(|fh| self.handles().get(&fh).cloned());
-        let (st, size, fed) = match handle.as_deref() {
+        // The attributes of an open file are its own, wherever it is: no
+        // feed keeps them true.
+        let (st, size, path, fed) = match handle.as_deref() {
             Some(Handle::Verified { snapshot, .. }) => (
                 self.lstat(&self.path_of(ino)?)?,
                 Some(snapshot.len()),
+                ViewPath::root(),
                 false,
             ),
             // The open file itself, even when its name is gone.
-            Some(Handle::Real { file: Some(f), .. }) => (fstat_fd(f.as_fd())?, None, false),
+            Some(Handle::Real { file: Some(f), .. }) => {
+                (fstat_fd(f.as_fd())?, None, ViewPath::root(), false)
+            }
             _ => {
                 let path = self.path_of(ino)?;
                 // An inode whose name went (removed or replaced through the
@@ -988,13 +938,11 @@ impl<Id> View<Id> {
                         (found, _) => found?,
                     },
                 };
-                let fed = fed && self.gate.cached_place(&path).caching() == Caching::Cacheable;
                 let size = self.served().get(&ino).map(|(size, _)| *size);
-                (st, size.or_else(|| self.pinned_size(ino)), fed)
+                (st, size.or_else(|| self.pinned_size(ino)), path, fed)
             }
         };
-        let attr = attr_of(&st, ino, size);
-        Ok(Entry::new(attr, Duration::ZERO, fed))
+        Ok(self.kept(&path, attr_of(&st, ino, size), fed))
     }
 
     pub fn readlink(&self, ino: u64) -> Result<OsString, FsError> {
@@ -1023,10 +971,10 @@ impl<Id> View<Id> {
             self.allow(&path, seal_gate::Change::Modify, "open", who)?;
             return self.open_for_writing(ino, &path, flags, who, register);
         }
-        match self.gate.open(&path, who) {
-            OpenDecision::Deny => Err(FsError::NotFound),
-            OpenDecision::Ordinary => self.open_ordinary(ino, &path, register),
-            OpenDecision::Snapshot(snapshot) => {
+        match self.gate.ask(&path, Op::Open { recorded: None }, who).serve {
+            Serve::Nothing => Err(FsError::NotFound),
+            Serve::Disk => self.open_ordinary(ino, &path, register),
+            Serve::Bytes(snapshot) => {
                 // Every snapshot carries the digest its bytes were hashed to;
                 // one without could never share a backing safely.
                 let Some(digest) = snapshot.digest() else {
@@ -1195,9 +1143,13 @@ impl<Id> View<Id> {
         // The kernel may reach a directory through an entry it remembers
         // (a watched bundle's root): listing it is decided afresh, like a
         // file's open.
-        if self.gate.cached_place(&path).is_gated()
-            && !self.gate.lookup(&path, EntryKind::Dir, None, who).shown
-        {
+        let gated = self.gate.cached_place(&path).is_gated();
+        let op = Op::Lookup {
+            on_disk: Some(EntryKind::Dir),
+            link_target: None,
+            kernel: Kernel::default(),
+        };
+        if gated && !self.gate.ask(&path, op, who).yes {
             return Err(FsError::NotFound);
         }
         let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
@@ -1208,8 +1160,7 @@ impl<Id> View<Id> {
             }
         })?;
         // Watched before it is listed, so that no later change goes unseen.
-        let fed = self.fed(ino, dir.as_fd())
-            && self.gate.cached_place(&path).caching() == Caching::Cacheable;
+        let fed = self.fed(ino, dir.as_fd()) && !gated;
         Ok((path, dir, fed))
     }
 
@@ -1236,7 +1187,7 @@ impl<Id> View<Id> {
             },
         ];
         let mut all_ordinary = true;
-        let view = self.gate.lock_view();
+        let round = self.gate.round();
         for entry in list_dir(dir)? {
             let child = path.child(&entry.name);
             let target = if entry.kind == EntryKind::Symlink {
@@ -1244,11 +1195,14 @@ impl<Id> View<Id> {
             } else {
                 None
             };
-            let decision = self
-                .gate
-                .lookup_in(&view, &child, entry.kind, target.as_deref(), who);
-            all_ordinary &= decision.caching == Caching::Cacheable;
-            if decision.shown {
+            let op = Op::Lookup {
+                on_disk: Some(entry.kind),
+                link_target: target.as_deref(),
+                kernel: Kernel::default(),
+            };
+            let verdict = round.ask(&child, op, who);
+            all_ordinary &= verdict.keep.settled;
+            if verdict.yes {
                 let ino = self.inodes().peek(ino, &entry.name).unwrap_or(entry.ino);
                 items.push(DirItem {
                     name: entry.name,
@@ -1354,7 +1308,7 @@ impl<Id> View<Id> {
             // FED_TTL from about now (a second less, for the replies that
             // follow this one).
             if let Some(w) = self.dir_watches().get_mut(&ino) {
-                w.listed_until = Some(Instant::now() + FED_TTL - Duration::from_secs(1));
+                w.listed_until = Some(Instant::now() + seal_gate::FED_TTL - Duration::from_secs(1));
             }
         }
         for (next_offset, item) in entries {
@@ -1366,23 +1320,25 @@ impl<Id> View<Id> {
                 (dir.child(&item.name), lstat_in(dir_fd.as_fd(), &item.name))
             };
             let Ok(st) = st else { continue };
-            // The opendir just read the lockfile to decide this listing.
-            let caching = self.gate.cached_place(&path).caching();
             let child = if dots {
                 item.ino
             } else {
                 self.entry_ino(ino, &item.name, &st)
             };
-            let attr = attr_of(&st, child, self.pinned_size(child));
-            let fed = fed && !dots && caching == Caching::Cacheable;
-            let entry_ttl = if fed { FED_TTL } else { entry_ttl(caching) };
+            // Decided when the listing was taken, which just read the
+            // lockfile.
+            let entry = self.kept(
+                &path,
+                attr_of(&st, child, self.pinned_size(child)),
+                fed && !dots,
+            );
             let full = add(&PlusEntry {
                 ino: child,
                 next_offset,
                 name: &item.name,
                 // One timeout serves both: the shorter.
-                ttl: entry_ttl.min(attr_ttl(&attr, fed)),
-                attr,
+                ttl: entry.ttl.min(entry.attr_ttl),
+                attr: entry.attr,
             });
             if full {
                 if !dots {

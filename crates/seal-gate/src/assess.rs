@@ -72,6 +72,8 @@ pub fn assess_artifact(listings: &mut Listings<'_>, root: &RawPath) -> RootState
 #[derive(Debug, Clone)]
 pub struct Uncovered {
     pub path: ViewPath,
+    /// What it is on the disk.
+    pub kind: EntryKind,
     /// Always a [`Place::Artifact`] whose root is `path`.
     pub place: Place,
     /// Always a [`RootState::Bundle`].
@@ -106,7 +108,12 @@ pub fn uncovered_artifacts(
                 Place::Artifact { root_len, .. } if *root_len == path.depth() => {
                     let state = assess_artifact(listings, &path.raw);
                     if let RootState::Bundle(_) = state {
-                        out.push(Uncovered { path, place, state });
+                        out.push(Uncovered {
+                            path,
+                            kind: entry.kind,
+                            place,
+                            state,
+                        });
                     }
                 }
                 Place::Ordinary | Place::Container if entry.kind == EntryKind::Dir => {

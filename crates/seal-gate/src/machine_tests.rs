@@ -138,7 +138,8 @@ fn protected_paths_refuse_writes_and_record_them() {
         ),
         &log,
     );
-    let may = |path: &str, change: Change| g.may_change(&vp(path), change, "test", WHO);
+    let may =
+        |path: &str, change: Change| g.ask(&vp(path), Op::Change { change, op: "test" }, WHO).yes;
     let away = Change::MoveAway {
         holds_protected: false,
     };
@@ -187,7 +188,7 @@ fn forced_read_only_refuses_every_change() {
         ("src/main.rs", Change::Remove),
     ] {
         assert!(
-            !g.may_change(&vp(path), change, "test", WHO),
+            !g.ask(&vp(path), Op::Change { change, op: "test" }, WHO).yes,
             "{path} {change:?}"
         );
     }

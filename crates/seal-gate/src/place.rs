@@ -38,10 +38,12 @@ impl ViewPath {
     /// pass: every request of the mount names its inode by this path, so
     /// building it name by name with [`ViewPath::child`] (a copy of the
     /// path so far at each step) would cost a quadratic number of copies.
-    pub fn from_names<'a>(names: impl ExactSizeIterator<Item = &'a OsStr>) -> ViewPath {
+    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a OsStr>) -> ViewPath {
+        let names = names.into_iter();
+        let room = names.size_hint().0;
         let mut path = ViewPath {
-            raw: RawPath(Vec::with_capacity(names.len())),
-            names: Vec::with_capacity(names.len()),
+            raw: RawPath(Vec::with_capacity(room)),
+            names: Vec::with_capacity(room),
             utf8: true,
         };
         for name in names {

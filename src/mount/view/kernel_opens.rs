@@ -13,11 +13,11 @@
 //!   that follow). The inode reports the pinned size, whatever the disk's
 //!   file has become, and every page the kernel caches for it comes from
 //!   bytes of the pinned digest: one inode never mixes two versions. A later
-//!   lookup reuses the pin (reading nothing) while
-//!   [`Gate::still_approves`] names the verification run that allowed them
-//!   (the bundle verified, `seal.json` recording the same digest); otherwise
-//!   the gate decides again ([`Gate::open_once_per_run`], which records an
-//!   `allow` once per run and path). Bytes of another digest get a new
+//!   lookup reuses the pin (reading nothing) while the gate lets them be
+//!   served again ([`Gate::ask`] with `Op::Reuse`: the verification run
+//!   that allowed them is current, `seal.json` records the same digest);
+//!   otherwise the gate decides again (`Op::Open`, which records an `allow`
+//!   once per run and path). Bytes of another digest get a new
 //!   inode. The entry is kept while the change feed proves the bundle
 //!   current (`WATCHED_TTL`: opening it again reaches no one) and forgotten
 //!   with the bundle's root at the first change the listener reads; an open
@@ -30,7 +30,7 @@
 //! * **The kernel's pages are kept true** by the directory feed (a change
 //!   to a file drops its pages) and, where no feed watches, by
 //!   `FUSE_AUTO_INVAL_DATA` (a changed mtime or size seen when attributes
-//!   are refreshed, at most [`super::ATTR_TTL`] old, drops them). A
+//!   are refreshed, at most [`seal_gate::ATTR_TTL`] old, drops them). A
 //!   change of `seal.json` makes the kernel forget every entry, so that
 //!   every path is decided again under the new lockfile.
 //!
@@ -51,7 +51,7 @@ use seal_core::fs::open_file_beneath;
 #[cfg(doc)]
 use seal_gate::Gate;
 use seal_gate::snapshot::Snapshot;
-use seal_gate::{OpenDecision, ViewPath, Who};
+use seal_gate::{Op, Serve, Verdict, ViewPath, Who};
 
 /// How long a pin keeps its bytes after their last use: the reads that
 /// follow a lookup (an open, a program loading a bundle) are served from
@@ -127,7 +127,11 @@ impl<Id> View<Id> {
             // decides (and records) again. Bytes still held are kept for the
             // reads that follow (whatever the disk does meanwhile); once let
             // go, a read takes them from the gate again.
-            if self.gate.still_approves(path, &digest) == Some(run) {
+            let again = Op::Reuse {
+                digest: &digest,
+                run,
+            };
+            if self.gate.ask(path, again, who).yes {
                 return Ok(Some(Pin {
                     digest,
                     size,
@@ -137,27 +141,28 @@ impl<Id> View<Id> {
                 }));
             }
         }
-        match self.give_out(path, who) {
-            (OpenDecision::Deny, _) => Err(FsError::NotFound),
-            (OpenDecision::Ordinary, _) => Ok(None),
-            (OpenDecision::Snapshot(snapshot), run) => Pin::of(snapshot, run).map(Some),
+        let given = self.give_out(path, who);
+        match given.serve {
+            Serve::Nothing => Err(FsError::NotFound),
+            Serve::Disk => Ok(None),
+            Serve::Bytes(snapshot) => Pin::of(snapshot, given.run).map(Some),
         }
     }
 
-    /// [`seal_gate::Gate::open`] for bytes the kernel will keep: an
-    /// `allow` is recorded once per verification run and path.
-    fn give_out(&self, path: &ViewPath, who: Who) -> (OpenDecision, Option<u64>) {
+    /// An open's verdict for bytes the kernel will keep: an `allow` is
+    /// recorded once per verification run and path.
+    fn give_out(&self, path: &ViewPath, who: Who) -> Verdict {
         let key = given_key(path);
         let recorded = self.given().get(&key).map(|(run, _)| *run);
-        let (decision, run) = self.gate.open_once_per_run(path, who, recorded);
-        if let Some(run) = run {
+        let verdict = self.gate.ask(path, Op::Open { recorded }, who);
+        if let Some(run) = verdict.run {
             let mut given = self.given();
             if given.len() >= GIVEN_MAX {
                 given.clear();
             }
             given.insert(key, (run, Instant::now()));
         }
-        (decision, run)
+        verdict
     }
 
     /// Before a lookup counts `name` in `parent`: an inode pinned to other
@@ -224,12 +229,13 @@ impl<Id> View<Id> {
     /// decided as a lookup decides (a bundle file is pinned).
     pub(super) fn admit(&self, ino: u64, who: Who) -> Result<(), FsError> {
         let path = self.path_of(ino)?;
-        match self.give_out(&path, who) {
-            (OpenDecision::Deny, _) => Err(FsError::NotFound),
-            (OpenDecision::Ordinary, _) if self.pins().contains_key(&ino) => Err(FsError::Stale),
-            (OpenDecision::Ordinary, _) => Ok(()),
-            (OpenDecision::Snapshot(snapshot), run) => {
-                let pin = Pin::of(snapshot, run)?;
+        let given = self.give_out(&path, who);
+        match given.serve {
+            Serve::Nothing => Err(FsError::NotFound),
+            Serve::Disk if self.pins().contains_key(&ino) => Err(FsError::Stale),
+            Serve::Disk => Ok(()),
+            Serve::Bytes(snapshot) => {
+                let pin = Pin::of(snapshot, given.run)?;
                 // The lookup that led here pinned the inode; pinned to
                 // other bytes (or not at all, looked up while the path was
                 // ordinary), the name must be looked up again and gets a
@@ -276,11 +282,10 @@ impl<Id> View<Id> {
     /// the pinned digest, never others.
     fn bytes_again(&self, ino: u64, digest: &Digest, who: Who) -> Result<Arc<Snapshot>, FsError> {
         let path = self.path_of(ino)?;
-        match self.give_out(&path, who) {
-            (OpenDecision::Snapshot(snapshot), run)
-                if snapshot.digest().as_ref() == Some(digest) =>
-            {
-                self.set_pin(ino, Pin::of(snapshot.clone(), run)?);
+        let given = self.give_out(&path, who);
+        match given.serve {
+            Serve::Bytes(snapshot) if snapshot.digest().as_ref() == Some(digest) => {
+                self.set_pin(ino, Pin::of(snapshot.clone(), given.run)?);
                 Ok(snapshot)
             }
             _ => {
@@ -300,7 +305,8 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<Vec<u8>, FsError> {
         let path = self.path_of(ino)?;
-        if !matches!(self.gate.open(&path, who), OpenDecision::Ordinary) {
+        let verdict = self.gate.ask(&path, Op::Open { recorded: None }, who);
+        if !matches!(verdict.serve, Serve::Disk) {
             // Looked up before `seal.json` sealed it; the kernel was told to
             // forget the name, and the new lookup pins it.
             return Err(FsError::Stale);

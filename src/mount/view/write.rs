@@ -2,7 +2,7 @@
 //! project at the same place, made with the caller's credentials
 //! ([`AsCaller`]); every change to a protected path (`seal.json`, sealed
 //! roots, agent surfaces, existing or not) is refused with `EROFS` and
-//! recorded, as the gate decides ([`seal_gate::decide_change`]).
+//! recorded, as the gate decides (`seal_gate::decide`, its write half).
 //!
 //! Operations name their target by a directory descriptor opened beneath the
 //! project without crossing a symlink and the last name, with the no-follow
@@ -19,7 +19,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
 
@@ -31,7 +31,7 @@ use crate::mount::inodes::ROOT;
 use seal_core::discovery::Listings;
 use seal_core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
 use seal_gate::feed::Naming;
-use seal_gate::{Change, ViewPath, Who, assess::holds_protected};
+use seal_gate::{Change, Op, ViewPath, Who, assess::holds_protected};
 
 /// A time to set, as `setattr` gives it.
 #[derive(Debug, Clone, Copy)]
@@ -135,10 +135,9 @@ impl<Id> View<Id> {
         if !self.writable {
             return Err(FsError::ReadOnly);
         }
-        if self.gate.may_change(path, change, op, who) {
-            Ok(())
-        } else {
-            Err(FsError::ReadOnly)
+        match self.gate.ask(path, Op::Change { change, op }, who).yes {
+            true => Ok(()),
+            false => Err(FsError::ReadOnly),
         }
     }
 
@@ -181,15 +180,18 @@ impl<Id> View<Id> {
         done
     }
 
-    /// Looks up what was just made at `name` in `parent` (counted).
-    fn made(&self, parent: u64, dir: BorrowedFd<'_>, name: &OsStr) -> Result<Entry, FsError> {
+    /// Looks up what was just made at `path`, `name` in `parent`
+    /// (counted).
+    fn made(
+        &self,
+        path: &ViewPath,
+        parent: u64,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+    ) -> Result<Entry, FsError> {
         let st = lstat_in(dir, name)?;
         let ino = self.entry_ino(parent, name, &st);
-        Ok(Entry::new(
-            attr_of(&st, ino, None),
-            super::entry_ttl(seal_gate::Caching::Cacheable),
-            false,
-        ))
+        Ok(self.kept(path, attr_of(&st, ino, None), false))
     }
 
     /// Whether `ino`, whose path is `path`, still stands for the name it
@@ -252,7 +254,7 @@ impl<Id> View<Id> {
             let _as = AsCaller::switch(who)?;
             Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(mode))?)
         })?;
-        self.made(parent, dir.as_fd(), name)
+        self.made(&path, parent, dir.as_fd(), name)
     }
 
     pub fn mknod(&self, parent: u64, name: &OsStr, node: Node, who: Who) -> Result<Entry, FsError> {
@@ -268,7 +270,7 @@ impl<Id> View<Id> {
                 node.rdev as u64,
             )?)
         })?;
-        self.made(parent, dir.as_fd(), name)
+        self.made(&path, parent, dir.as_fd(), name)
     }
 
     pub fn symlink(
@@ -284,7 +286,7 @@ impl<Id> View<Id> {
             let _as = AsCaller::switch(who)?;
             Ok(rustix::fs::symlinkat(target, &dir, name)?)
         })?;
-        self.made(parent, dir.as_fd(), name)
+        self.made(&path, parent, dir.as_fd(), name)
     }
 
     /// A hard link: the source must be changeable too (an alias of a
@@ -331,11 +333,7 @@ impl<Id> View<Id> {
             true => ino,
             false => self.entry_ino(newparent, newname, &st),
         };
-        Ok(Entry::new(
-            attr_of(&st, ino, None),
-            super::entry_ttl(seal_gate::Caching::Cacheable),
-            false,
-        ))
+        Ok(self.kept(&path, attr_of(&st, ino, None), false))
     }
 
     pub fn unlink(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
@@ -481,11 +479,7 @@ impl<Id> View<Id> {
         };
         let st = fstat_fd(fd.as_fd())?;
         let ino = self.entry_ino(parent, name, &st);
-        let entry = Entry::new(
-            attr_of(&st, ino, None),
-            super::entry_ttl(seal_gate::Caching::Cacheable),
-            false,
-        );
+        let entry = self.kept(&path, attr_of(&st, ino, None), false);
         let opened = self.open_real(ino, File::from(fd), &st, Some(who), register)?;
         Ok((entry, opened))
     }
@@ -665,7 +659,7 @@ impl<Id> View<Id> {
             // Its name leads elsewhere: the attributes of the file changed.
             Some(file) => {
                 let attr = attr_of(&fstat_fd(file.as_fd())?, ino, None);
-                Ok(Entry::new(attr, Duration::ZERO, false))
+                Ok(self.kept(&path, attr, false))
             }
             None => self.getattr(ino, fh),
         }
