@@ -1,10 +1,12 @@
 //! The view: everything the mount serves, without a kernel in the loop. It
-//! owns the inode table, the open handles and the passthrough backings, asks
+//! owns the inode table, the open handles and the passthrough backings
+//! ([`handles`]) and the kernel-cache bookkeeping ([`kernel_cache`]), asks
 //! the gate about every path, and returns values (never replies), so that
 //! tests drive it directly; [`super::fuse`] only translates.
 //!
-//! * Every lookup and listing entry is decided by the gate; the answer's
-//!   [`Caching`] becomes the kernel's entry timeout.
+//! * Every lookup and listing entry is decided by the gate
+//!   ([`Gate::ask`]); how long the kernel may keep the answer is the gate's
+//!   too ([`Keep`]).
 //! * An open of an ordinary file is served by the real file; an open inside a
 //!   sealed root by the gate's verified snapshot. Both go through FUSE
 //!   passthrough when the kernel allows it, else through [`View::read`]
@@ -17,11 +19,9 @@
 //!   writable one makes changes to ordinary paths on the real project, as
 //!   the caller, and refuses the rest ([`write`]).
 
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -36,12 +36,16 @@ use seal_core::fs::{
     EntryKind, fstat_fd, list_dir, open_dir_beneath, open_dir_path_beneath, open_file_beneath,
     read_chunk_at,
 };
-use seal_gate::snapshot::Snapshot;
 use seal_gate::{Found, Gate, Keep, Kernel, Op, Serve, ViewPath, Who};
 
+mod handles;
+mod kernel_cache;
 mod kernel_dirs;
 mod kernel_opens;
 mod write;
+use handles::{Handle, Handles};
+pub use kernel_cache::Invalidate;
+use kernel_cache::KernelCache;
 pub use write::{Node, SetAttr, SetTime};
 
 /// The set-user-ID and set-group-ID bits of a mode.
@@ -58,45 +62,6 @@ const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 fn volatile(attr: &FileAttr) -> bool {
     let set_id = attr.kind == fuser::FileType::RegularFile && u32::from(attr.perm) & SET_ID != 0;
     (attr.kind != fuser::FileType::Directory && attr.nlink > 1) || set_id
-}
-
-/// Tells the kernel to forget what it remembers (the FUSE notify calls).
-pub trait Invalidate: Send + Sync {
-    /// Forget the entry `name` in directory `parent`.
-    fn entry(&self, parent: u64, name: &OsStr);
-    /// Forget the attributes of `ino`.
-    fn inode(&self, ino: u64);
-    /// Forget the attributes of file `ino` and every page of it the kernel
-    /// keeps (files the kernel opens itself keep their pages).
-    fn data(&self, ino: u64);
-    /// Forget the attributes of directory `dir` and the listing of it the
-    /// kernel keeps.
-    fn listing(&self, dir: u64);
-}
-
-/// An open file or directory.
-enum Handle<Id> {
-    /// An ordinary file (read here when not passed through; no file is kept
-    /// when a kept backing serves it).
-    Real {
-        file: Option<File>,
-        _backing: Option<Arc<Backing<Id>>>,
-    },
-    /// Verified bytes, served under inode `ino`.
-    Verified {
-        snapshot: Arc<Snapshot>,
-        _backing: Option<Arc<Backing<Id>>>,
-        ino: u64,
-    },
-    /// Directory `ino` opened for `who`: its listing, already filtered by
-    /// the gate, taken at opendir or (when the kernel was to serve its own)
-    /// at the first read; `cached`: the kernel was told it may keep it.
-    Dir {
-        ino: u64,
-        who: Who,
-        listing: Mutex<Option<Vec<DirItem>>>,
-        cached: bool,
-    },
 }
 
 /// A listing, and whether every entry in it (shown or hidden) is ordinary.
@@ -135,42 +100,6 @@ impl Entry {
     }
 }
 
-/// A directory the directory feed watches, for the inode the kernel knows
-/// it by.
-struct DirWatch {
-    _watch: seal_gate::feed::EntryWatch,
-    /// The directory watched (device, inode): its name may come to hold
-    /// another one.
-    disk: (u64, u64),
-    /// Until when the kernel holds every entry of its last listing (a
-    /// `readdirplus` from the start taught it them all, for
-    /// [`seal_gate::FED_TTL`]),
-    /// unless told to forget since.
-    listed_until: Option<Instant>,
-    /// Changes of names the view itself is making in it, whose events tell
-    /// the kernel nothing it does not know (it keeps its own caches true
-    /// for what it asked): the listener passes over one event for each.
-    expected: Vec<Expected>,
-}
-
-/// A name change the view is making, recorded before it is made (so that
-/// its event always finds it), with when.
-struct Expected {
-    name: OsString,
-    naming: seal_gate::feed::Naming,
-    since: Instant,
-}
-
-/// How long the listener waits for the event of a change the view made:
-/// a record left over (a change the kernel reported no event for, such as
-/// a rename onto another name of the same file) must not pass over
-/// another's event for long.
-const EXPECT_FOR: Duration = Duration::from_secs(1);
-
-/// Expected changes kept per directory at most (beyond, events are acted
-/// on: that only costs the kernel a lookup).
-const EXPECTED_MAX: usize = 1024;
-
 /// An opened directory, and whether the kernel may keep its listing
 /// (`cache`) and keep what it kept before (`keep`).
 pub struct OpenedDir {
@@ -193,21 +122,6 @@ pub enum ReadMode<Id> {
     InKernel,
 }
 
-/// The verified bytes an inode of a bundle file is bound to when the kernel
-/// opens files itself (see `kernel_opens`).
-pub(super) struct Pin {
-    digest: seal_core::digest::Digest,
-    size: u64,
-    /// The bytes, while reads may follow (let go after a short while).
-    bytes: Option<(Arc<Snapshot>, Instant)>,
-    /// The disk's attributes when the inode was last looked up (what it
-    /// shows, with the pinned size, once the file is gone from the disk).
-    stat: Option<FileStat>,
-    /// The verification run that allowed them (none: given out under
-    /// `warn`, given out again at every lookup).
-    run: Option<u64>,
-}
-
 /// An opened file.
 pub struct Opened<Id> {
     pub fh: u64,
@@ -224,49 +138,29 @@ pub struct PlusEntry<'a> {
     pub ttl: Duration,
 }
 
-/// The state of the view, shared by the FUSE threads and the workers.
+/// The state of the view, shared by the FUSE threads and the workers: the
+/// gate it asks, the inode table, the open handles and their backings
+/// ([`handles`]), the kernel-cache bookkeeping ([`kernel_cache`]), and what
+/// the kernel keeps when it opens files and directories itself
+/// ([`kernel_opens`], [`kernel_dirs`]).
+///
+/// Lock order: a thread holding the inode table may take the pins and the
+/// served sizes, never the other way round; every other lock is taken
+/// alone, except where the component that holds it says otherwise, and no
+/// lock is held while the kernel is told to forget an entry.
 pub struct View<Id> {
     gate: Arc<Gate>,
     inodes: Mutex<Inodes>,
-    handles: Mutex<HashMap<u64, Arc<Handle<Id>>>>,
-    next_fh: AtomicU64,
-    backings: BackingCache<Id>,
+    handles: Handles<Id>,
+    kernel: KernelCache,
     /// Whether ordinary paths may be changed (`seal mount --writable`,
     /// `seal run` without `--read-only`).
     writable: bool,
-    /// Inodes with open handles of verified bytes: their size, and how many
-    /// handles. Such an inode describes those bytes; when the disk's file
-    /// under its name changes size, the name gets a new inode.
-    served: Mutex<HashMap<u64, (u64, usize)>>,
-    /// Tells the kernel to forget (set once the session runs).
-    invalidate: std::sync::OnceLock<Box<dyn Invalidate>>,
-    /// Bundle roots the kernel may remember, or is learning, by key: their
-    /// entry (parent inode, name) and inode (0 while its lookup decides).
-    watched_roots: Mutex<HashMap<seal_core::paths::BundleKey, (u64, OsString, u64)>>,
-    /// The feed that watches ordinary directories for the kernel's caches
-    /// (set with the invalidator, when the project's filesystem reports
-    /// every change), and the directories it watches, by inode.
-    dir_feed: std::sync::OnceLock<Arc<seal_gate::feed::Feed>>,
-    dir_watches: Mutex<HashMap<u64, DirWatch>>,
     /// Whether the kernel may open files itself (`--kernel-opens`; see
     /// [`View::opens_in_kernel`]).
     kernel_opens: bool,
-    /// Inodes of bundle files bound to verified bytes, when the kernel
-    /// opens files itself.
-    pins: Mutex<HashMap<u64, Pin>>,
-    /// The verification run under which each bundle file's bytes were last
-    /// given out (and recorded), and when, by a hash of the path: the kernel
-    /// forgetting an inode does not make the next lookup record them again
-    /// under the same run.
-    given: Mutex<HashMap<u64, (u64, Instant)>>,
-    /// Listings read without an `opendir`, by directory inode, kept for
-    /// the reads that continue them (see `kernel_dirs`), and the
-    /// generation of the next one.
-    kernel_listings: Mutex<HashMap<u64, kernel_dirs::KernelListing>>,
-    listing_generation: std::sync::atomic::AtomicU32,
-    /// How many times the kernel was told to drop a listing: a listing
-    /// decided before a drop may have been stored by the kernel after it.
-    listings_dropped: AtomicU64,
+    pins: kernel_opens::Pins,
+    listings: kernel_dirs::KernelListings,
 }
 
 impl<Id> View<Id> {
@@ -274,21 +168,12 @@ impl<Id> View<Id> {
         View {
             gate,
             inodes: Mutex::new(Inodes::default()),
-            handles: Mutex::new(HashMap::new()),
-            next_fh: AtomicU64::new(1),
-            backings: BackingCache::default(),
+            handles: Handles::default(),
+            kernel: KernelCache::default(),
             writable,
-            served: Mutex::new(HashMap::new()),
-            invalidate: std::sync::OnceLock::new(),
-            watched_roots: Mutex::new(HashMap::new()),
-            dir_feed: std::sync::OnceLock::new(),
-            dir_watches: Mutex::new(HashMap::new()),
             kernel_opens: false,
-            pins: Mutex::new(HashMap::new()),
-            given: Mutex::new(HashMap::new()),
-            kernel_listings: Mutex::new(HashMap::new()),
-            listing_generation: std::sync::atomic::AtomicU32::new(1),
-            listings_dropped: AtomicU64::new(0),
+            pins: kernel_opens::Pins::default(),
+            listings: kernel_dirs::KernelListings::default(),
         }
     }
 
@@ -297,55 +182,6 @@ impl<Id> View<Id> {
     pub fn letting_the_kernel_open(mut self, on: bool) -> View<Id> {
         self.kernel_opens = on;
         self
-    }
-
-    /// Lets the kernel keep ordinary entries and attributes long in the
-    /// directories `feed` watches (the view places the watches as the
-    /// kernel learns the directories; the feed's listener must pass its
-    /// notices to [`View::apply`]).
-    pub fn watch_directories(&self, feed: Arc<seal_gate::feed::Feed>) {
-        let _ = self.dir_feed.set(feed);
-    }
-
-    fn dir_watches(&self) -> MutexGuard<'_, HashMap<u64, DirWatch>> {
-        self.dir_watches.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Whether the directory feed watches directory `ino`, open as `dir`,
-    /// placing the watch when it does not yet. Called before the caller
-    /// reads the directory, so that no change after that read goes unseen.
-    fn fed(&self, ino: u64, dir: BorrowedFd<'_>) -> bool {
-        let (Some(feed), Some(_)) = (self.dir_feed.get(), self.invalidate.get()) else {
-            return false;
-        };
-        let Ok(st) = fstat_fd(dir) else {
-            return false;
-        };
-        let disk = (st.st_dev, st.st_ino);
-        let mut watches = self.dir_watches();
-        if watches.get(&ino).is_some_and(|w| w.disk == disk) {
-            return true;
-        }
-        // Another directory under the name now, or none yet.
-        watches.remove(&ino);
-        if feed.watch_room() == 0 {
-            return false;
-        }
-        match feed.watch_entries(dir, ino) {
-            Some(watch) => {
-                watches.insert(
-                    ino,
-                    DirWatch {
-                        _watch: watch,
-                        disk,
-                        listed_until: None,
-                        expected: Vec::new(),
-                    },
-                );
-                true
-            }
-            None => false,
-        }
     }
 
     /// `lstat` of the inode `ino` at `path`, and whether the directory
@@ -357,7 +193,7 @@ impl<Id> View<Id> {
                 let dir =
                     open_dir_path_beneath(project, &parent.raw).map_err(FsError::from_walk)?;
                 let parent_ino = self.inodes().parent(ino);
-                let fed = parent_ino.is_some_and(|p| self.fed(p, dir.as_fd()));
+                let fed = parent_ino.is_some_and(|p| self.kernel.fed(p, dir.as_fd()));
                 Ok((lstat_in(dir.as_fd(), name)?, fed))
             }
             // The root's own attributes are not kept long: they are what
@@ -366,25 +202,12 @@ impl<Id> View<Id> {
         }
     }
 
-    /// Tells the kernel to forget the attributes of `ino` (when the view
-    /// can).
-    pub(super) fn forget_attributes(&self, ino: u64) {
-        if let Some(invalidate) = self.invalidate.get() {
-            invalidate.inode(ino);
-        }
-    }
-
-    /// Lets the view tell the kernel to forget (the session's notifier).
-    pub fn set_invalidator(&self, invalidate: Box<dyn Invalidate>) {
-        let _ = self.invalidate.set(invalidate);
-    }
-
     /// What the view knows of how the kernel would keep an answer about a
     /// name whose directory the directory feed watches (`fed`) or not, with
     /// attributes `attr`.
     fn kernel(&self, fed: bool, attr: &FileAttr) -> Kernel {
         Kernel {
-            told: self.invalidate.get().is_some(),
+            told: self.kernel.told(),
             dir_watched: fed,
             volatile_attrs: volatile(attr),
         }
@@ -396,211 +219,6 @@ impl<Id> View<Id> {
     pub(super) fn kept(&self, path: &ViewPath, attr: FileAttr, fed: bool) -> Entry {
         let keep = self.gate.keep(path, Found::Plain, self.kernel(fed, &attr));
         Entry::kept(attr, keep)
-    }
-
-    /// Acts on a change-feed notice: the kernel forgets what the change
-    /// makes stale (never decides anything: opens are checked anyway).
-    pub fn apply(&self, notice: &seal_gate::feed::Notice) {
-        use seal_gate::feed::Notice;
-        let Some(invalidate) = self.invalidate.get() else {
-            return;
-        };
-        let roots: Vec<(u64, OsString, u64)> = {
-            let mut watched = self.watched_roots();
-            match notice {
-                // seal.json changed: any decision may have changed with it.
-                Notice::Dirty(seal_gate::live::LOCKFILE_TAG) | Notice::Lost => {
-                    watched.drain().map(|(_, v)| v).collect()
-                }
-                Notice::Dirty(tag) => match self.gate.bundle_of_tag(*tag) {
-                    Some(key) => watched.remove(&key).into_iter().collect(),
-                    None => Vec::new(),
-                },
-                Notice::Entry { tag, name, change } => {
-                    drop(watched);
-                    self.apply_entry(invalidate.as_ref(), *tag, name.as_deref(), *change);
-                    return;
-                }
-            }
-        };
-        // Under a new seal.json every path must be looked up and decided
-        // again: it may seal a name the kernel keeps as ordinary (an entry
-        // kept ten minutes, a listing it reads without asking), and where
-        // the kernel opens files itself nothing checks an open.
-        let lockfile = *notice == Notice::Dirty(seal_gate::live::LOCKFILE_TAG);
-        if *notice == Notice::Lost || lockfile {
-            // Events of the directory feed were lost (nothing the kernel
-            // keeps of the ordinary tree can be trusted), or every decision
-            // may have changed.
-            match lockfile {
-                true => tracing::info!("seal.json changed: the kernel forgets what it kept"),
-                false => tracing::info!(
-                    "change feed events were lost (queue overflow): the kernel forgets what it kept"
-                ),
-            }
-            for w in self.dir_watches().values_mut() {
-                w.listed_until = None;
-            }
-            // Taken before the loop: the table's lock must not be held while
-            // the kernel is told (telling it waits for the directory's lock,
-            // which a lookup holds while it waits for a FUSE thread that
-            // needs the table).
-            let all = self.inodes().below(ROOT);
-            for (parent, name, ino) in all.iter().rev() {
-                invalidate.entry(*parent, name);
-                self.drop_listing(invalidate.as_ref(), *ino);
-            }
-            self.drop_listing(invalidate.as_ref(), ROOT);
-        }
-        tracing::debug!("feed notice {notice:?}: forgetting {} roots", roots.len());
-        for (parent, name, ino) in roots {
-            // A root registered by a lookup still deciding (or one decided
-            // without the feed's proof) has no inode recorded (0): the one
-            // the view numbered for its name, if any, stands for it.
-            let ino = match ino {
-                0 => self.inodes().peek(parent, &name).unwrap_or(0),
-                ino => ino,
-            };
-            if ino != 0 {
-                // What the kernel remembers below the root goes too: an
-                // entry held open keeps its directory's dentry alive, and
-                // the next walk would find it again.
-                let below = self.inodes().below(ino);
-                for (p, n, i) in below.iter().rev() {
-                    invalidate.entry(*p, n);
-                    invalidate.inode(*i);
-                }
-            }
-            invalidate.entry(parent, &name);
-            // The listing of the directory holding the root shows it or
-            // not: it goes too (where the kernel reads listings without an
-            // opendir, it may hold one read a moment ago).
-            self.drop_listing(invalidate.as_ref(), parent);
-            if ino != 0 {
-                self.drop_listing(invalidate.as_ref(), ino);
-            }
-        }
-    }
-
-    /// Tells the kernel to drop its listing of directory `dir`, counted
-    /// first: a listing decided before this may still be on its way to the
-    /// kernel's cache, and the read that continues it then drops it again
-    /// (see `kernel_dirs`).
-    fn drop_listing(&self, invalidate: &dyn Invalidate, dir: u64) {
-        self.listings_dropped.fetch_add(1, Ordering::SeqCst);
-        invalidate.listing(dir);
-    }
-
-    /// Acts on a change in the watched directory `dir`: the kernel forgets
-    /// the entry `name` (when names changed), the attributes of what it
-    /// names, and the directory's own.
-    fn apply_entry(
-        &self,
-        invalidate: &dyn Invalidate,
-        dir: u64,
-        name: Option<&OsStr>,
-        change: seal_gate::feed::Change,
-    ) {
-        use seal_gate::feed::Change;
-        if let (Change::Names(naming), Some(name)) = (change, name) {
-            if self.take_expected(dir, name, naming) {
-                return;
-            }
-        }
-        let child = name.and_then(|n| self.inodes().peek(dir, n));
-        match (change, name) {
-            (Change::Gone, _) => {
-                // Its watch reports nothing more: the kernel may keep
-                // nothing of it for long.
-                self.dir_watches().remove(&dir);
-                self.drop_listing(invalidate, dir);
-            }
-            (Change::Names(_), name) => {
-                if let Some(w) = self.dir_watches().get_mut(&dir) {
-                    w.listed_until = None;
-                }
-                if let Some(name) = name {
-                    invalidate.entry(dir, name);
-                }
-                self.drop_listing(invalidate, dir);
-            }
-            (Change::Content, Some(_)) => {}
-            (Change::Content, None) => invalidate.inode(dir),
-        }
-        match child {
-            Some(child) if self.opens_in_kernel() => invalidate.data(child),
-            Some(child) => invalidate.inode(child),
-            None => {}
-        }
-    }
-
-    /// Records that the view is about to change `name` in directory `dir`
-    /// (`naming`), when the directory feed watches `dir`.
-    pub(super) fn expect(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) {
-        if let Some(w) = self.dir_watches().get_mut(&dir) {
-            w.expected.retain(|e| e.since.elapsed() < EXPECT_FOR);
-            if w.expected.len() < EXPECTED_MAX {
-                w.expected.push(Expected {
-                    name: name.to_os_string(),
-                    naming,
-                    since: Instant::now(),
-                });
-            }
-        }
-    }
-
-    /// The change [`View::expect`]ed failed: its record goes, and since it
-    /// may already have passed over another's event, the listener makes
-    /// the kernel forget the name anyway.
-    pub(super) fn expected_failed(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) {
-        let recorded = match self.dir_watches().get_mut(&dir) {
-            Some(w) => {
-                if let Some(i) = w
-                    .expected
-                    .iter()
-                    .position(|e| e.name == name && e.naming == naming)
-                {
-                    w.expected.remove(i);
-                }
-                true
-            }
-            None => false,
-        };
-        if let (true, Some(feed)) = (recorded, self.dir_feed.get()) {
-            feed.tell(seal_gate::feed::Notice::Entry {
-                tag: dir,
-                name: Some(name.to_os_string()),
-                change: seal_gate::feed::Change::Names(seal_gate::feed::Naming::Other),
-            });
-        }
-    }
-
-    /// Whether an event (`naming` of `name` in `dir`) is the one of a change
-    /// the view made; its record is used up.
-    fn take_expected(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) -> bool {
-        let mut watches = self.dir_watches();
-        let Some(w) = watches.get_mut(&dir) else {
-            return false;
-        };
-        match w
-            .expected
-            .iter()
-            .position(|e| e.name == name && e.naming == naming && e.since.elapsed() < EXPECT_FOR)
-        {
-            Some(i) => {
-                w.expected.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn pins(&self) -> MutexGuard<'_, HashMap<u64, Pin>> {
-        self.pins.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn served(&self) -> MutexGuard<'_, HashMap<u64, (u64, usize)>> {
-        self.served.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The inode `name` in `parent` is known by (counting the lookup): the
@@ -615,9 +233,9 @@ impl<Id> View<Id> {
             let mut inodes = self.inodes();
             if let Some(ino) = inodes.peek(parent, name) {
                 if self
-                    .served()
-                    .get(&ino)
-                    .is_some_and(|(served, _)| *served != size)
+                    .handles
+                    .served_size(ino)
+                    .is_some_and(|served| served != size)
                 {
                     inodes.retire(ino);
                 } else if ino != st.st_ino && inodes.is_shared(ino) {
@@ -676,26 +294,15 @@ impl<Id> View<Id> {
     }
 
     pub fn backings(&self) -> &BackingCache<Id> {
-        &self.backings
+        &self.handles.backings
     }
 
     fn inodes(&self) -> MutexGuard<'_, Inodes> {
         self.inodes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn handles(&self) -> MutexGuard<'_, HashMap<u64, Arc<Handle<Id>>>> {
-        self.handles.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn handle(&self, fh: u64) -> Result<Arc<Handle<Id>>, FsError> {
-        self.handles().get(&fh).cloned().ok_or(FsError::Stale)
-    }
-
-    /// Bundle roots the kernel may remember (see the field).
-    fn watched_roots(
-        &self,
-    ) -> MutexGuard<'_, HashMap<seal_core::paths::BundleKey, (u64, OsString, u64)>> {
-        self.watched_roots.lock().unwrap_or_else(|e| e.into_inner())
+        self.handles.get(fh)
     }
 
     /// The view path of inode `ino`.
@@ -765,7 +372,7 @@ impl<Id> View<Id> {
     /// sweeper calls this every second, so that a kept backing holds a
     /// snapshot's memory no longer than the gate keeps a bundle's bytes.
     pub fn sweep_backings(&self) {
-        self.backings
+        self.backings()
             .let_go_of_verified(seal_gate::cache::KEEP_BYTES_FOR);
     }
 
@@ -776,7 +383,7 @@ impl<Id> View<Id> {
 
     /// Open handles (for tests and memory accounting).
     pub fn handle_count(&self) -> usize {
-        self.handles().len()
+        self.handles.count()
     }
 
     /// `lstat` of a view path, never crossing a symlink.
@@ -807,7 +414,7 @@ impl<Id> View<Id> {
         let path = parent_path.child(name);
         let dir = open_dir_path_beneath(self.gate.project_fd(), &parent_path.raw)
             .map_err(FsError::from_walk)?;
-        let fed = self.fed(parent, dir.as_fd());
+        let fed = self.kernel.fed(parent, dir.as_fd());
         let st = match lstat_in(dir.as_fd(), name) {
             Err(FsError::NotFound) => return Err(self.absent(&path, fed)),
             st => st?,
@@ -828,7 +435,8 @@ impl<Id> View<Id> {
             _ => None,
         };
         if let Some(key) = &root_key {
-            self.watched_roots()
+            self.kernel
+                .watched_roots()
                 .entry(key.clone())
                 .or_insert_with(|| (parent, name.to_os_string(), 0));
         }
@@ -860,7 +468,8 @@ impl<Id> View<Id> {
         if verdict.keep.until_told()
             && let Some(key) = root_key
         {
-            self.watched_roots()
+            self.kernel
+                .watched_roots()
                 .insert(key, (parent, name.to_os_string(), ino));
         }
         // A pinned file's entry is kept like any path of a bundle the feed
@@ -879,7 +488,7 @@ impl<Id> View<Id> {
     /// kernel forget it), else plainly not found.
     fn absent(&self, path: &ViewPath, fed: bool) -> FsError {
         let kernel = Kernel {
-            told: self.invalidate.get().is_some(),
+            told: self.kernel.told(),
             dir_watched: fed,
             volatile_attrs: false,
         };
@@ -895,18 +504,18 @@ impl<Id> View<Id> {
         if inodes.forget(ino, n) {
             // Under the table's lock: once it is released, a lookup may
             // give the number to a new inode and pin it.
-            self.pins().remove(&ino);
+            self.pins.table().remove(&ino);
             drop(inodes);
-            self.backings.forget(ino);
-            self.dir_watches().remove(&ino);
-            self.kernel_listings().remove(&ino);
+            self.backings().forget(ino);
+            self.kernel.forget_dir(ino);
+            self.listings.by_dir().remove(&ino);
         }
     }
 
     /// Attributes of `ino`; through an open handle of verified bytes, the
     /// size of those bytes.
     pub fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Entry, FsError> {
-        let handle = fh.and_then(|fh| self.handles().get(&fh).cloned());
+        let handle = fh.and_then(|fh| self.handles.get(fh).ok());
         // The attributes of an open file are its own, wherever it is: no
         // feed keeps them true.
         let (st, size, path, fed) = match handle.as_deref() {
@@ -938,7 +547,7 @@ impl<Id> View<Id> {
                         (found, _) => found?,
                     },
                 };
-                let size = self.served().get(&ino).map(|(size, _)| *size);
+                let size = self.handles.served_size(ino);
                 (st, size.or_else(|| self.pinned_size(ino)), path, fed)
             }
         };
@@ -984,21 +593,16 @@ impl<Id> View<Id> {
                 // taken again (no registration); one of other bytes that no
                 // handle holds makes way.
                 let of = BackingOf::Verified(digest);
-                self.backings.release_other_verified(ino, of);
+                self.backings().release_other_verified(ino, of);
                 let backing =
                     self.backing_for(ino, of, false, snapshot.file().as_fd(), register)?;
                 if let Some(b) = &backing {
-                    self.backings.keep(ino, b.clone());
+                    self.backings().keep(ino, b.clone());
                 }
                 let mode = match &backing {
                     Some(b) => ReadMode::Passthrough(b.clone()),
                     None => ReadMode::Direct,
                 };
-                {
-                    let mut served = self.served();
-                    let held = served.entry(ino).or_insert((snapshot.len(), 0));
-                    *held = (snapshot.len(), held.1 + 1);
-                }
                 let fh = self.add_handle(Handle::Verified {
                     snapshot,
                     _backing: backing,
@@ -1055,7 +659,7 @@ impl<Id> View<Id> {
         fd: BorrowedFd<'_>,
         register: &dyn Register<Id = Id>,
     ) -> Result<Option<Arc<Backing<Id>>>, FsError> {
-        self.backings
+        self.backings()
             .backing_for(ino, of, writes, fd, register)
             .map_err(|_conflict| {
                 self.inodes().retire(ino);
@@ -1064,9 +668,7 @@ impl<Id> View<Id> {
     }
 
     fn add_handle(&self, handle: Handle<Id>) -> u64 {
-        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles().insert(fh, Arc::new(handle));
-        fh
+        self.handles.add(handle)
     }
 
     /// Reads up to `size` bytes at `offset` of an open file that is not
@@ -1088,17 +690,7 @@ impl<Id> View<Id> {
     /// Closes a file or directory handle. Dropping it drops its snapshot and
     /// backing reference; the memory goes with the last one.
     pub fn release(&self, fh: u64) {
-        let handle = self.handles().remove(&fh);
-        if let Some(Handle::Verified { ino, .. }) = handle.as_deref() {
-            let mut served = self.served();
-            if let Some(held) = served.get_mut(ino) {
-                held.1 -= 1;
-                if held.1 == 0 {
-                    served.remove(ino);
-                }
-            }
-        }
-        drop(handle);
+        self.handles.release(fh);
     }
 
     /// Opens directory `ino`: lists it and asks the gate about every entry
@@ -1110,9 +702,8 @@ impl<Id> View<Id> {
         // then it reads none, and none is taken unless it does.
         let keep = fed
             && self
-                .dir_watches()
-                .get(&ino)
-                .and_then(|w| w.listed_until)
+                .kernel
+                .listed_until(ino)
                 .is_some_and(|until| Instant::now() < until);
         let listing = match keep {
             true => None,
@@ -1160,7 +751,7 @@ impl<Id> View<Id> {
             }
         })?;
         // Watched before it is listed, so that no later change goes unseen.
-        let fed = self.fed(ino, dir.as_fd()) && !gated;
+        let fed = self.kernel.fed(ino, dir.as_fd()) && !gated;
         Ok((path, dir, fed))
     }
 
@@ -1239,7 +830,7 @@ impl<Id> View<Id> {
         let late = self.list(*ino, &path, dir.as_fd(), *who)?;
         if *cached && !late.all_ordinary {
             // The kernel will keep what it reads now: tell it to drop it.
-            if let Some(feed) = self.dir_feed.get() {
+            if let Some(feed) = self.kernel.dir_feed() {
                 feed.tell(seal_gate::feed::Notice::Entry {
                     tag: *ino,
                     name: None,
@@ -1302,14 +893,13 @@ impl<Id> View<Id> {
         // Stat every entry relative to one handle on the directory.
         let dir_fd =
             open_dir_path_beneath(self.gate.project_fd(), &dir.raw).map_err(FsError::from_walk)?;
-        let fed = self.fed(ino, dir_fd.as_fd());
+        let fed = self.kernel.fed(ino, dir_fd.as_fd());
         if offset == 0 && fed && kept {
             // The kernel keeps this listing and every entry in it for
             // FED_TTL from about now (a second less, for the replies that
             // follow this one).
-            if let Some(w) = self.dir_watches().get_mut(&ino) {
-                w.listed_until = Some(Instant::now() + seal_gate::FED_TTL - Duration::from_secs(1));
-            }
+            let until = Instant::now() + seal_gate::FED_TTL - Duration::from_secs(1);
+            self.kernel.listed(ino, until);
         }
         for (next_offset, item) in entries {
             // The kernel takes no lookup reference for "." and "..".

@@ -41,10 +41,11 @@
 //! and in the writable view (which registers each open's passthrough
 //! backing), every open asks the view.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{Pin, View};
+use super::View;
 use crate::mount::error::FsError;
 use seal_core::digest::Digest;
 use seal_core::fs::open_file_beneath;
@@ -74,6 +75,44 @@ fn given_key(path: &ViewPath) -> u64 {
     hasher.finish()
 }
 
+/// The verified bytes an inode of a bundle file is bound to when the kernel
+/// opens files itself (see `kernel_opens`).
+pub(super) struct Pin {
+    pub(super) digest: seal_core::digest::Digest,
+    pub(super) size: u64,
+    /// The bytes, while reads may follow (let go after a short while).
+    bytes: Option<(Arc<Snapshot>, Instant)>,
+    /// The disk's attributes when the inode was last looked up (what it
+    /// shows, with the pinned size, once the file is gone from the disk).
+    pub(super) stat: Option<nix::sys::stat::FileStat>,
+    /// The verification run that allowed them (none: given out under
+    /// `warn`, given out again at every lookup).
+    run: Option<u64>,
+}
+
+/// The pins of one view and what was given out, each lock taken alone or
+/// (the pins) while the inode table is held.
+#[derive(Default)]
+pub(super) struct Pins {
+    /// Inodes of bundle files bound to verified bytes.
+    pins: Mutex<HashMap<u64, Pin>>,
+    /// The verification run under which each bundle file's bytes were last
+    /// given out (and recorded), and when, by a hash of the path: the kernel
+    /// forgetting an inode does not make the next lookup record them again
+    /// under the same run.
+    given: Mutex<HashMap<u64, (u64, Instant)>>,
+}
+
+impl Pins {
+    pub(super) fn table(&self) -> MutexGuard<'_, HashMap<u64, Pin>> {
+        self.pins.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn given(&self) -> MutexGuard<'_, HashMap<u64, (u64, Instant)>> {
+        self.given.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 impl Pin {
     /// A pin of bytes the gate just gave out, allowed by verification run
     /// `run` (none under `warn`).
@@ -99,8 +138,8 @@ impl<Id> View<Id> {
         self.kernel_opens
             && !self.writable
             && self.gate.reuses_verifications()
-            && self.invalidate.get().is_some()
-            && self.dir_feed.get().is_some()
+            && self.kernel.told()
+            && self.kernel.dir_feed().is_some()
     }
 
     /// The pin a lookup of the bundle file `name` in `parent` (at `path`)
@@ -115,7 +154,7 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<Option<Pin>, FsError> {
         let held = self.inodes().peek(parent, name).and_then(|ino| {
-            let pins = self.pins();
+            let pins = self.pins.table();
             let pin = pins.get(&ino)?;
             let bytes = pin.bytes.as_ref().map(|(b, _)| b.clone());
             Some((pin.digest, pin.size, bytes, pin.run?))
@@ -153,10 +192,10 @@ impl<Id> View<Id> {
     /// recorded once per verification run and path.
     fn give_out(&self, path: &ViewPath, who: Who) -> Verdict {
         let key = given_key(path);
-        let recorded = self.given().get(&key).map(|(run, _)| *run);
+        let recorded = self.pins.given().get(&key).map(|(run, _)| *run);
         let verdict = self.gate.ask(path, Op::Open { recorded }, who);
         if let Some(run) = verdict.run {
-            let mut given = self.given();
+            let mut given = self.pins.given();
             if given.len() >= GIVEN_MAX {
                 given.clear();
             }
@@ -179,7 +218,7 @@ impl<Id> View<Id> {
         let Some(ino) = inodes.peek(parent, name) else {
             return;
         };
-        let held = self.pins().get(&ino).map(|p| p.digest);
+        let held = self.pins.table().get(&ino).map(|p| p.digest);
         if held.as_ref() != pinned {
             inodes.retire(ino);
         }
@@ -188,7 +227,7 @@ impl<Id> View<Id> {
     /// Binds `ino` to `pin`, keeping bytes it already holds of the same
     /// digest.
     pub(super) fn set_pin(&self, ino: u64, pin: Pin) {
-        let mut pins = self.pins();
+        let mut pins = self.pins.table();
         match pins.get_mut(&ino) {
             Some(held) if held.digest == pin.digest => {
                 held.run = pin.run;
@@ -205,13 +244,9 @@ impl<Id> View<Id> {
         }
     }
 
-    fn given(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, (u64, Instant)>> {
-        self.given.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The attributes the pinned inode `ino` was last looked up with.
     pub(super) fn pinned_stat(&self, ino: u64) -> Option<nix::sys::stat::FileStat> {
-        self.pins().get(&ino).and_then(|p| p.stat)
+        self.pins.table().get(&ino).and_then(|p| p.stat)
     }
 
     /// Whether `--kernel-opens` was asked for (it takes effect only where
@@ -222,7 +257,7 @@ impl<Id> View<Id> {
 
     /// The size the inode `ino` shows when it is pinned.
     pub(super) fn pinned_size(&self, ino: u64) -> Option<u64> {
-        self.pins().get(&ino).map(|p| p.size)
+        self.pins.table().get(&ino).map(|p| p.size)
     }
 
     /// The first opens, before the kernel learns it may open by itself:
@@ -232,7 +267,7 @@ impl<Id> View<Id> {
         let given = self.give_out(&path, who);
         match given.serve {
             Serve::Nothing => Err(FsError::NotFound),
-            Serve::Disk if self.pins().contains_key(&ino) => Err(FsError::Stale),
+            Serve::Disk if self.pins.table().contains_key(&ino) => Err(FsError::Stale),
             Serve::Disk => Ok(()),
             Serve::Bytes(snapshot) => {
                 let pin = Pin::of(snapshot, given.run)?;
@@ -240,7 +275,7 @@ impl<Id> View<Id> {
                 // other bytes (or not at all, looked up while the path was
                 // ordinary), the name must be looked up again and gets a
                 // new inode.
-                let held = self.pins().get(&ino).map(|p| p.digest);
+                let held = self.pins.table().get(&ino).map(|p| p.digest);
                 if held != Some(pin.digest) {
                     tracing::debug!("open of inode {ino}: pinned {held:?}, now {:?}", pin.digest);
                     return Err(FsError::Stale);
@@ -261,7 +296,7 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<Vec<u8>, FsError> {
         let held = {
-            let mut pins = self.pins();
+            let mut pins = self.pins.table();
             pins.get_mut(&ino).map(|pin| {
                 let bytes = pin.bytes.as_mut().map(|(snapshot, used)| {
                     *used = Instant::now();
@@ -321,15 +356,15 @@ impl<Id> View<Id> {
     /// calls this every second): the kernel keeps the pages it read.
     pub fn sweep_pins(&self) {
         self.let_go_of_pinned_bytes(PIN_BYTES_FOR);
-        seal_gate::memory::shrink_if_sparse(&mut self.pins());
-        let mut given = self.given();
+        seal_gate::memory::shrink_if_sparse(&mut self.pins.table());
+        let mut given = self.pins.given();
         given.retain(|_, (_, when)| when.elapsed() < GIVEN_FOR);
         seal_gate::memory::shrink_if_sparse(&mut given);
     }
 
     /// Lets go of pinned bytes unused for `unused_for`.
     pub(in crate::mount) fn let_go_of_pinned_bytes(&self, unused_for: Duration) {
-        let mut pins = self.pins();
+        let mut pins = self.pins.table();
         for pin in pins.values_mut() {
             if pin
                 .bytes

@@ -169,12 +169,12 @@ impl<Id> View<Id> {
         op: impl FnOnce() -> Result<T, FsError>,
     ) -> Result<T, FsError> {
         for (dir, name, naming) in names {
-            self.expect(*dir, name, *naming);
+            self.kernel.expect(*dir, name, *naming);
         }
         let done = op();
         if done.is_err() {
             for (dir, name, naming) in names {
-                self.expected_failed(*dir, name, *naming);
+                self.kernel.expected_failed(*dir, name, *naming);
             }
         }
         done
@@ -232,11 +232,11 @@ impl<Id> View<Id> {
                 dev, ino: disk_ino, ..
             },
             _,
-        )) = self.backings.kept(ino)
+        )) = self.backings().kept(ino)
         else {
             return Err(FsError::Stale);
         };
-        let open: Vec<_> = self.handles().values().cloned().collect();
+        let open = self.handles.all();
         for handle in open {
             if let Handle::Real { file: Some(f), .. } = &*handle {
                 if fstat_fd(f.as_fd()).is_ok_and(|st| st.st_dev == dev && st.st_ino == disk_ino) {
@@ -320,7 +320,7 @@ impl<Id> View<Id> {
         })?;
         // The source's link count changed: what the kernel keeps of its
         // attributes is stale.
-        self.forget_attributes(ino);
+        self.kernel.forget_attributes(ino);
         let st = lstat_in(dir.as_fd(), newname)?;
         // The new name is the source's file: it shares the source's inode
         // where both names are ordinary (as [`View::second_name`] decides
@@ -541,20 +541,20 @@ impl<Id> View<Id> {
         };
         // A kept backing that serves the open is reused: nothing to register.
         let reused = self
-            .backings
+            .backings()
             .kept(ino)
             .is_some_and(|(kept, _)| kept.serves(&of, writes));
         if !reused && writes {
-            self.backings.release_other_callers(ino, of);
+            self.backings().release_other_callers(ino, of);
         }
-        let read_only = match reused || !self.backings.is_enabled() {
+        let read_only = match reused || !self.backings().is_enabled() {
             true => None,
             false => for_backing(&file),
         };
         let fd = read_only.as_ref().map_or(file.as_fd(), |f| f.as_fd());
         let backing = self.backing_for(ino, of, writes, fd, register)?;
         if let Some(b) = &backing {
-            self.backings.keep(ino, b.clone());
+            self.backings().keep(ino, b.clone());
         }
         let mode = match &backing {
             Some(b) => ReadMode::Passthrough(b.clone()),
