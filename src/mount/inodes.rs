@@ -387,12 +387,10 @@ impl Inodes {
         out
     }
 
-    pub fn len(&self) -> usize {
+    /// How many inodes the table holds.
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.nodes.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
     }
 }
 

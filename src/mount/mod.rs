@@ -20,7 +20,7 @@ use std::sync::Arc;
 use fuser::{Config, MountOption, Session, SessionACL};
 use nix::sys::signal::{SigSet, Signal};
 
-pub use error::{FsError, MountError};
+pub use error::MountError;
 
 use seal_core::lockfile::Lockfile;
 use seal_gate::audit::AuditLog;

@@ -376,16 +376,6 @@ impl<Id> View<Id> {
             .let_go_of_verified(seal_gate::cache::KEEP_BYTES_FOR);
     }
 
-    /// Inodes the kernel holds (for tests and memory accounting).
-    pub fn inode_count(&self) -> usize {
-        self.inodes().len()
-    }
-
-    /// Open handles (for tests and memory accounting).
-    pub fn handle_count(&self) -> usize {
-        self.handles.count()
-    }
-
     /// `lstat` of a view path, never crossing a symlink.
     fn lstat(&self, path: &ViewPath) -> Result<FileStat, FsError> {
         let project = self.gate.project_fd();

@@ -30,7 +30,6 @@ use root::BuildError;
 use crate::mount::{MountError, MountRequest};
 use seal_core::discovery::{DiscoveryError, Listings};
 use seal_core::fs::EntryKind;
-use seal_core::fs::RawPath;
 use seal_core::lockfile::{Lockfile, LockfileError};
 use seal_core::store::StoreError;
 use seal_core::verify::{ProjectReport, verify_project};
@@ -544,10 +543,4 @@ pub fn what_it_would_see(prepared: &Prepared) -> Result<Vec<SeenEntry>, RunError
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
-}
-
-/// Project-relative raw path of an absolute path inside the project.
-pub fn relative_in_project(project: &Path, path: &Path) -> Option<RawPath> {
-    let rest = path.strip_prefix(project).ok()?;
-    Some(RawPath(rest.iter().map(OsString::from).collect()))
 }

@@ -76,7 +76,7 @@ impl<'a> Listings<'a> {
         }
     }
 
-    pub fn root(&self) -> BorrowedFd<'a> {
+    pub(crate) fn root(&self) -> BorrowedFd<'a> {
         self.root
     }
 
@@ -185,7 +185,7 @@ impl<'a> Listings<'a> {
 }
 
 /// Opens `path` below `root` one component at a time with `O_NOFOLLOW`.
-pub fn open_dirs(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
+pub(crate) fn open_dirs(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
     let mut names = path.0.iter();
     let first = names
         .next()
@@ -201,20 +201,20 @@ pub fn open_dirs(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
 /// A root produced by discovery that cannot be named by a bundle key (a name
 /// on its path is not UTF-8). SPEC: such an artifact is unverified.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnmappableRoot {
+pub(crate) struct UnmappableRoot {
     pub raw: RawPath,
 }
 
 impl UnmappableRoot {
     /// The key rule the path breaks when it is UTF-8 (a backslash, CR or LF in
     /// a name); `None` when a name on it is not UTF-8.
-    pub fn key_rule(&self) -> Option<super::paths::PathRule> {
+    pub(crate) fn key_rule(&self) -> Option<super::paths::PathRule> {
         let text = self.raw.to_os_string().into_string().ok()?;
         BundleKey::parse(&format!("./{text}")).err()
     }
 
     /// Why no bundle key can name this root, for messages.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self.key_rule() {
             Some(rule) => format!("its path {rule}, which a bundle key cannot hold"),
             None => "a name on its path is not valid UTF-8".to_string(),
@@ -228,7 +228,7 @@ pub struct Expansion {
     /// Each produced key with every on-disk location that normalises to it
     /// (more than one location means NFC twins) and the kind of the root.
     pub roots: BTreeMap<BundleKey, Vec<(RawPath, EntryKind)>>,
-    pub unmappable: Vec<UnmappableRoot>,
+    pub(crate) unmappable: Vec<UnmappableRoot>,
 }
 
 /// Expands every pattern against the project. Matched directories that hold no
@@ -383,7 +383,7 @@ impl Visit for Trackable {
 
 /// Where the root of a recorded key is on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Located {
+pub(crate) enum Located {
     /// No entry spells the key's path (in exact case and NFC), or a parent on
     /// the way is not a directory: the bundle is Removed.
     Absent,
@@ -397,7 +397,10 @@ pub enum Located {
 }
 
 /// Finds the root of `key`, one listed directory at a time.
-pub fn locate(listings: &mut Listings<'_>, key: &BundleKey) -> Result<Located, DiscoveryError> {
+pub(crate) fn locate(
+    listings: &mut Listings<'_>,
+    key: &BundleKey,
+) -> Result<Located, DiscoveryError> {
     let segments: Vec<&str> = key.segments().collect();
     let mut dir = RawPath::default();
     for (i, segment) in segments.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! How much work a verification may spend: when it stops after a proof that
 //! the root cannot be Verified ([`AfterProof`]), and a [`Cancel`] that bounds
-//! or abandons the work (a flag, a deadline, a byte budget), checked between
+//! or abandons the work (a flag, a byte budget), checked between
 //! directories and between the chunks of every file.
 //!
 //! The CLI verifies in full (its lists must be complete); the mount verifies a
@@ -9,7 +9,6 @@
 //! it takes to prove it wrong.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 use super::hash::HashProgress;
 
@@ -29,12 +28,10 @@ pub enum AfterProof {
 }
 
 /// A way to bound or abandon a verification from outside. Cancelled means:
-/// the flag was set, the deadline passed, or more bytes than the budget were
-/// read. Checked between directories and between chunks (256 KiB) of a file.
+/// the flag was set, or more bytes than the budget were read. Checked between directories and between chunks (256 KiB) of a file.
 #[derive(Debug)]
 pub struct Cancel {
     flag: AtomicBool,
-    deadline: Option<Instant>,
     byte_budget: Option<u64>,
     bytes: AtomicU64,
 }
@@ -44,16 +41,9 @@ impl Cancel {
     pub const fn new() -> Cancel {
         Cancel {
             flag: AtomicBool::new(false),
-            deadline: None,
             byte_budget: None,
             bytes: AtomicU64::new(0),
         }
-    }
-
-    /// Cancelled once `timeout` has passed from now.
-    pub fn with_timeout(mut self, timeout: Duration) -> Cancel {
-        self.deadline = Instant::now().checked_add(timeout);
-        self
     }
 
     /// Cancelled once more than `bytes` file bytes have been read.
@@ -67,17 +57,12 @@ impl Cancel {
         self.flag.store(true, Ordering::Relaxed);
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         if self.flag.load(Ordering::Relaxed) {
             return true;
         }
-        if self
-            .byte_budget
+        self.byte_budget
             .is_some_and(|budget| self.bytes.load(Ordering::Relaxed) > budget)
-        {
-            return true;
-        }
-        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Counts bytes read against the budget.
@@ -117,17 +102,6 @@ impl Effort<'static> {
     }
 }
 
-impl<'c> Effort<'c> {
-    /// Stop at the first proof, and whenever `cancel` says so.
-    pub fn verdict_only(cancel: &'c Cancel) -> Effort<'c> {
-        Effort {
-            after_proof: AfterProof::Stop,
-            cancel,
-            progress: None,
-        }
-    }
-}
-
 /// The stop rule of one run, shared by the walking and hashing threads.
 pub(crate) struct Stopper<'c> {
     effort: Effort<'c>,
@@ -142,7 +116,7 @@ impl<'c> Stopper<'c> {
         }
     }
 
-    pub(crate) fn cancel(&self) -> &Cancel {
+    pub fn cancel(&self) -> &Cancel {
         self.effort.cancel
     }
 
@@ -181,7 +155,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn budget_flag_and_deadline_cancel() {
+    fn budget_and_flag_cancel() {
         let c = Cancel::new().with_byte_budget(10);
         c.spend(10);
         assert!(!c.is_cancelled());
@@ -191,12 +165,6 @@ mod tests {
         assert!(!c.is_cancelled());
         c.cancel();
         assert!(c.is_cancelled());
-        assert!(Cancel::new().with_timeout(Duration::ZERO).is_cancelled());
-        assert!(
-            !Cancel::new()
-                .with_timeout(Duration::from_secs(3600))
-                .is_cancelled()
-        );
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub enum Problem {
 impl Problem {
     /// The sealed-root-relative (or project-relative) path concerned, as a
     /// plain string (escaped only when displayed).
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             Problem::Unsupported { path, .. }
             | Problem::Unreadable { path, .. }
@@ -192,7 +192,7 @@ impl<K> Observed<K> {
 
     /// True when the root was listed in full and holds nothing trackable (no
     /// file, no problem): a directory that is not a bundle.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.listed_all
             && self.files.is_empty()
             && self.problems.is_empty()

@@ -149,7 +149,7 @@ impl fmt::Display for BundleKey {
 
 /// True when relative path `above` is a strict directory-segment ancestor of
 /// relative path `below`.
-pub fn is_segment_ancestor(above: &str, below: &str) -> bool {
+pub(crate) fn is_segment_ancestor(above: &str, below: &str) -> bool {
     below.len() > above.len() && below.starts_with(above) && below.as_bytes()[above.len()] == b'/'
 }
 
@@ -166,7 +166,7 @@ impl std::borrow::Borrow<str> for FilePath {
 }
 
 /// The tracked path of a regular-file sealed root.
-pub const SINGLE_FILE_PATH: &str = ".";
+pub(crate) const SINGLE_FILE_PATH: &str = ".";
 
 impl FilePath {
     /// Validates a path as written in a `files` map and normalises it to NFC.

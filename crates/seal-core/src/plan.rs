@@ -346,7 +346,7 @@ fn member_blockers(member: &Surveyed<'_, ()>, out: &mut Vec<Blocker>) {
         Presence::Hashed { observed, .. } => {
             observed_blockers(&root, &observed.problems, observed.files.len(), out)
         }
-        Presence::Absent | Presence::Unhashed { .. } => {}
+        Presence::Absent | Presence::Unhashed => {}
     }
 }
 
@@ -381,7 +381,7 @@ pub fn plan_bulk(
                 (PinKind::Unchanged, Some(observed))
             }
             (Presence::Hashed { observed, .. }, Some(_)) => (PinKind::Modified, Some(observed)),
-            (Presence::Unverifiable { .. } | Presence::Unhashed { .. }, _) => continue,
+            (Presence::Unverifiable { .. } | Presence::Unhashed, _) => continue,
         };
         let files = observed.map(|o| &o.files);
         match (kind, files) {

@@ -31,11 +31,11 @@ use nix::sys::stat::Mode;
 use super::fs::{DirEntry, fstat_fd, list_fresh_dir, open_dir_at};
 
 /// Frame descriptors kept open at once (the deepest frames of the path).
-pub const OPEN_FRAMES: usize = 16;
+pub(crate) const OPEN_FRAMES: usize = 16;
 
 /// An open directory of a walk. Shared (in an [`Arc`]) by the walk and the
 /// hashing jobs of its files; the last holder closes it.
-pub struct DirFd {
+pub(crate) struct DirFd {
     fd: OwnedFd,
     gauge: Gauge,
 }
@@ -57,10 +57,10 @@ impl Drop for DirFd {
 /// total bounded (a bundle with thousands of directories must run under
 /// `RLIMIT_NOFILE` 256).
 #[derive(Clone, Default)]
-pub struct Gauge(Arc<AtomicUsize>);
+pub(crate) struct Gauge(Arc<AtomicUsize>);
 
 impl Gauge {
-    pub fn wrap(&self, fd: OwnedFd) -> Arc<DirFd> {
+    pub(crate) fn wrap(&self, fd: OwnedFd) -> Arc<DirFd> {
         self.0.fetch_add(1, Ordering::Relaxed);
         Arc::new(DirFd {
             fd,
@@ -69,13 +69,13 @@ impl Gauge {
     }
 
     /// Directory descriptors of this walk open right now.
-    pub fn open(&self) -> usize {
+    pub(crate) fn open(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }
 }
 
 /// A subdirectory a visitor wants entered.
-pub struct Subdir<T> {
+pub(crate) struct Subdir<T> {
     /// Its name exactly as listed.
     pub raw: OsString,
     /// What it adds to the path the visitor sees (its NFC name; anything for
@@ -87,13 +87,13 @@ pub struct Subdir<T> {
 
 /// Whether the walk goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     Continue,
     Stop,
 }
 
 /// What the entries of a walk mean.
-pub trait Visit {
+pub(crate) trait Visit {
     /// Per-directory state (e.g. where the directory is in a recorded tree).
     type Token;
     /// Directory `rel` (`""` for the walk's root) was listed; its descriptor
@@ -115,7 +115,7 @@ pub trait Visit {
 
 /// How a walk ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Walked {
+pub(crate) enum Walked {
     /// Every directory the visitor asked for was listed (or reported).
     Complete,
     /// The visitor stopped it.
@@ -133,7 +133,12 @@ struct Frame<T> {
 
 /// Walks the directory open as `root` (a fresh descriptor: its offset is
 /// used for listing), depth-first.
-pub fn walk<V: Visit>(root: OwnedFd, token: V::Token, gauge: &Gauge, visitor: &mut V) -> Walked {
+pub(crate) fn walk<V: Visit>(
+    root: OwnedFd,
+    token: V::Token,
+    gauge: &Gauge,
+    visitor: &mut V,
+) -> Walked {
     let mut rel = String::new();
     let mut stack: Vec<Frame<V::Token>> = Vec::new();
     if visitor.between() == Flow::Stop {

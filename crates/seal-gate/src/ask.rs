@@ -205,11 +205,6 @@ impl Op<'static> {
 }
 
 impl Round<'_> {
-    /// The lockfile this round reads.
-    pub fn lock(&self) -> &LockView {
-        &self.lock
-    }
-
     /// Where `path` sits on this round's lockfile.
     pub fn place(&self, path: &ViewPath) -> Place {
         self.gate.place(self.lock.patterns_source(), path)

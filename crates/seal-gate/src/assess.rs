@@ -128,7 +128,7 @@ pub fn uncovered_artifacts(
 }
 
 /// The kind of the entry at `raw` (by listing its parent), if it exists.
-pub fn root_kind(listings: &mut Listings<'_>, raw: &RawPath) -> Option<EntryKind> {
+pub(crate) fn root_kind(listings: &mut Listings<'_>, raw: &RawPath) -> Option<EntryKind> {
     let (name, parent) = raw.0.split_last()?;
     let entries = listings.list(&RawPath(parent.to_vec())).ok()?;
     entries.iter().find(|e| &e.name == name).map(|e| e.kind)

@@ -55,21 +55,17 @@ pub const KEEP_BYTES_FOR: Duration = Duration::from_secs(2);
 const KEEP_ENTRY_FOR: Duration = Duration::from_secs(120);
 
 /// What a watch walk found: the subscription, and where each file is.
-pub struct Watched {
+pub(crate) struct Watched {
     pub sub: Subscription,
     /// Each regular file under the root, by its path in the bundle.
     pub files: HashMap<FilePath, RawPath>,
     /// Their total size, by `lstat` (a hint for keeping their bytes).
     pub bytes: u64,
-    /// Whether every file has a watch of its own (otherwise only those with
-    /// several names do, and the rest are watched through their
-    /// directories: see docs/SECURITY.md).
-    pub complete: bool,
 }
 
 impl Watched {
     /// Whether a full verification should keep every file's bytes.
-    pub fn keep_all(&self) -> bool {
+    pub(crate) fn keep_all(&self) -> bool {
         self.files.len() <= KEEP_ALL_FILES && self.bytes <= KEEP_ALL_BYTES
     }
 }
@@ -77,7 +73,7 @@ impl Watched {
 /// Why a root is not watched (it is then verified in full at every
 /// decision).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unwatchable {
+pub(crate) enum Unwatchable {
     /// It has more entries than the feed may still watch.
     TooMany { room: usize },
     /// It is deeper than [`MAX_WATCHED_DEPTH`].
@@ -88,7 +84,7 @@ pub enum Unwatchable {
 }
 
 /// Places watches on everything verifying `key` reads, before it reads it.
-pub fn watch_root(
+pub(crate) fn watch_root(
     feed: &Arc<Feed>,
     project: BorrowedFd<'_>,
     key: &BundleKey,
@@ -113,12 +109,7 @@ pub fn watch_root(
             if matches.is_empty() {
                 // Absent: watch for it to appear.
                 sub.watch_entry(here, std::ffi::OsStr::new(segment));
-                return Ok(Watched {
-                    sub,
-                    files,
-                    bytes,
-                    complete: true,
-                });
+                return Ok(Watched { sub, files, bytes });
             }
             return Err(Unwatchable::Unclear);
         };
@@ -135,22 +126,12 @@ pub fn watch_root(
                     .map_err(|_| Unwatchable::Unclear)?
                     .st_size as u64;
                 files.insert(FilePath::single_file(), raw);
-                return Ok(Watched {
-                    sub,
-                    files,
-                    bytes,
-                    complete: true,
-                });
+                return Ok(Watched { sub, files, bytes });
             }
             // A symlink or a special file: the verification says Mismatch,
             // and a change of the name is seen on the parent.
             _ => {
-                return Ok(Watched {
-                    sub,
-                    files,
-                    bytes,
-                    complete: true,
-                });
+                return Ok(Watched { sub, files, bytes });
             }
         }
     }
@@ -235,12 +216,7 @@ pub fn watch_root(
             files.len()
         );
     }
-    Ok(Watched {
-        sub,
-        files,
-        bytes,
-        complete,
-    })
+    Ok(Watched { sub, files, bytes })
 }
 
 /// Whether a verification made under `then` still answers for `now`.
@@ -259,7 +235,7 @@ fn reopen(dir: BorrowedFd<'_>) -> Option<OwnedFd> {
 }
 
 /// One reusable verification.
-pub struct Cached {
+pub(crate) struct Cached {
     sub: Subscription,
     /// What `seal.json` said of the root when it was verified.
     entry: Option<BundleEntry>,
@@ -367,7 +343,7 @@ impl Drop for Refetch<'_> {
 }
 
 /// What the cache can tell about one decision.
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// The answer, from a verification the feed proves current.
     Answer(Answer<Assessment>),
     /// Verify in full (nothing cached, or no longer current).
@@ -375,7 +351,7 @@ pub enum Lookup {
 }
 
 /// The cached verifications of one gate.
-pub struct VerifiedCache {
+pub(crate) struct VerifiedCache {
     feed: Option<Arc<Feed>>,
     entries: Mutex<HashMap<BundleKey, Arc<Cached>>>,
     last_sweep: Mutex<Instant>,
@@ -389,15 +365,12 @@ pub struct VerifiedCache {
 
 /// Tags of bundle subscriptions have this bit set (the mount's directory
 /// watches use the others).
-pub const BUNDLE_TAG: u64 = 1 << 63;
+pub(crate) const BUNDLE_TAG: u64 = 1 << 63;
 
 impl VerifiedCache {
-    /// A cache that reuses nothing (no feed, or `--rehash-every-open`).
-    pub fn off() -> VerifiedCache {
-        VerifiedCache::with_feed(None)
-    }
-
-    pub fn with_feed(feed: Option<Arc<Feed>>) -> VerifiedCache {
+    /// A cache that reuses verifications while `feed` proves them current
+    /// (none: nothing is reused, as `--rehash-every-open` asks).
+    pub(crate) fn with_feed(feed: Option<Arc<Feed>>) -> VerifiedCache {
         VerifiedCache {
             feed,
             entries: Mutex::new(HashMap::new()),
@@ -421,7 +394,7 @@ impl VerifiedCache {
     }
 
     /// The bundle a tag stands for.
-    pub fn key_of(&self, tag: u64) -> Option<BundleKey> {
+    pub(crate) fn key_of(&self, tag: u64) -> Option<BundleKey> {
         self.keys
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -431,7 +404,12 @@ impl VerifiedCache {
 
     /// Whether a verification of `key` under `entry` and `policy` is cached
     /// and proven current now.
-    pub fn is_current(&self, key: &BundleKey, entry: Option<&BundleEntry>, policy: Policy) -> bool {
+    pub(crate) fn is_current(
+        &self,
+        key: &BundleKey,
+        entry: Option<&BundleEntry>,
+        policy: Policy,
+    ) -> bool {
         let Some(cached) = self.entries().get(key).cloned() else {
             return false;
         };
@@ -448,7 +426,7 @@ impl VerifiedCache {
 
     /// Places watches for a full verification of `key` that is about to
     /// start (none without a feed).
-    pub fn watch(&self, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watched> {
+    pub(crate) fn watch(&self, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watched> {
         let feed = self.feed.as_ref()?;
         match watch_root(feed, project, key, self.tag_of(key)) {
             Ok(watched) => Some(watched),
@@ -484,13 +462,13 @@ impl VerifiedCache {
     }
 
     /// Stores a full verification's result for reuse.
-    pub fn store(&self, key: &BundleKey, cached: Cached) {
+    pub(crate) fn store(&self, key: &BundleKey, cached: Cached) {
         self.entries().insert(key.clone(), Arc::new(cached));
     }
 
     /// Forgets what is cached for `key` (the listener is told, so that the
     /// kernel forgets what it remembered while the bundle was watched).
-    pub fn forget(&self, key: &BundleKey) {
+    pub(crate) fn forget(&self, key: &BundleKey) {
         if self.entries().remove(key).is_some() {
             self.tell_dropped(key);
         }
@@ -506,15 +484,6 @@ impl VerifiedCache {
         if let (Some(feed), Some(tag)) = (&self.feed, tag) {
             feed.tell(crate::feed::Notice::Dirty(tag));
         }
-    }
-
-    /// How many roots are cached (for tests and memory accounting).
-    pub fn len(&self) -> usize {
-        self.entries().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries().is_empty()
     }
 
     /// The answer for a decision about `key` (wanting the bytes of `want`)
@@ -606,7 +575,8 @@ impl VerifiedCache {
 
     /// Releases every kept snapshot now (later opens read their one file
     /// again, checked against the digest the verification saw).
-    pub fn release_kept(&self) {
+    #[cfg(test)]
+    pub(crate) fn release_kept(&self) {
         for cached in self.entries().values() {
             cached.snapshots().clear();
         }

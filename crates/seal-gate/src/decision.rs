@@ -469,7 +469,7 @@ impl ChangeReason {
     }
 
     /// Which policy set the rule behind this reason.
-    pub fn source(self) -> crate::policy::Source {
+    pub(crate) fn source(self) -> crate::policy::Source {
         match self {
             ChangeReason::MachineReadOnly
             | ChangeReason::MachineProtected

@@ -211,7 +211,7 @@ pub struct EntryWatch {
 }
 
 /// A set of watches that stays clean while nothing under them changes.
-pub struct Subscription {
+pub(crate) struct Subscription {
     feed: Arc<Feed>,
     state: Arc<SubState>,
     held: Vec<WatchDescriptor>,
@@ -223,7 +223,7 @@ impl Feed {
     }
 
     /// A feed that holds at most `budget` watches at once.
-    pub fn with_budget(budget: usize) -> io::Result<Arc<Feed>> {
+    pub(crate) fn with_budget(budget: usize) -> io::Result<Arc<Feed>> {
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
         let wake =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC)?;
@@ -247,7 +247,7 @@ impl Feed {
     }
 
     /// The whole budget (for messages).
-    pub fn watch_budget(&self) -> usize {
+    pub(crate) fn watch_budget(&self) -> usize {
         self.budget
     }
 
@@ -396,13 +396,14 @@ impl Feed {
     }
 
     /// A new, empty subscription (clean).
-    pub fn subscribe(self: &Arc<Feed>) -> Subscription {
+    #[cfg(test)]
+    pub(crate) fn subscribe(self: &Arc<Feed>) -> Subscription {
         self.subscribe_tagged(None)
     }
 
     /// A new subscription whose becoming dirty is told to the listener as
     /// [`Notice::Dirty`]`(tag)`.
-    pub fn subscribe_tagged(self: &Arc<Feed>, tag: Option<u64>) -> Subscription {
+    pub(crate) fn subscribe_tagged(self: &Arc<Feed>, tag: Option<u64>) -> Subscription {
         Subscription {
             feed: self.clone(),
             state: Arc::new(SubState {
@@ -427,7 +428,8 @@ impl Feed {
     }
 
     /// How many events have been read (for tests).
-    pub fn events_seen(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn events_seen(&self) -> u64 {
         self.events.load(Ordering::Relaxed)
     }
 }
@@ -510,7 +512,7 @@ impl Subscription {
     /// Watches the inode `fd` refers to (a directory or a file, opened or
     /// `O_PATH`). A watch that cannot be placed makes the subscription
     /// dirty: it proves nothing.
-    pub fn watch_fd(&mut self, fd: BorrowedFd<'_>) {
+    pub(crate) fn watch_fd(&mut self, fd: BorrowedFd<'_>) {
         // The magic link is followed to the inode the descriptor holds (a
         // symlink held by an O_PATH descriptor is watched itself).
         let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
@@ -524,7 +526,7 @@ impl Subscription {
     /// Watches the directory `dir` for changes to its entry `name` only (and
     /// for the directory itself being removed or moved): an ancestor of
     /// what matters, whose other entries do not.
-    pub fn watch_entry(&mut self, dir: BorrowedFd<'_>, name: &OsStr) {
+    pub(crate) fn watch_entry(&mut self, dir: BorrowedFd<'_>, name: &OsStr) {
         let path = format!("/proc/self/fd/{}", dir.as_raw_fd());
         self.watch_path(
             OsStr::new(&path),
@@ -534,7 +536,7 @@ impl Subscription {
     }
 
     /// Watches `name` in the directory `dir` (never following a symlink).
-    pub fn watch_at(&mut self, dir: BorrowedFd<'_>, name: &OsStr) {
+    pub(crate) fn watch_at(&mut self, dir: BorrowedFd<'_>, name: &OsStr) {
         let mut path = OsString::from(format!("/proc/self/fd/{}/", dir.as_raw_fd()));
         path.push(name);
         self.watch_path(&path, watch_mask(), None);
@@ -559,18 +561,9 @@ impl Subscription {
     }
 
     /// Whether nothing watched has changed (reads the queue first).
-    pub fn is_clean(&self) -> bool {
+    pub(crate) fn is_clean(&self) -> bool {
         self.feed.drain();
         !self.state.dirty.load(Ordering::Acquire)
-    }
-
-    /// How many watches it holds.
-    pub fn len(&self) -> usize {
-        self.held.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.held.is_empty()
     }
 }
 

@@ -26,19 +26,19 @@
 //! refuse more writes ([`Guard`]), and with `requireSeal` a missing
 //! `seal.json` is the empty lockfile until one appears.
 
-pub mod ask;
+mod ask;
 pub mod assess;
 pub mod audit;
 pub mod cache;
-pub mod decision;
+mod decision;
 pub mod feed;
-pub mod flight;
+mod flight;
 pub mod links;
 pub mod live;
 #[cfg(test)]
 mod machine_tests;
 pub mod memory;
-pub mod place;
+mod place;
 pub mod policy;
 pub mod snapshot;
 pub mod surfaces;
@@ -118,7 +118,7 @@ pub(crate) fn next_run() -> u64 {
 
 impl Assessment {
     /// What the decision table gets from this run.
-    pub fn found(&self) -> Found {
+    pub(crate) fn found(&self) -> Found {
         if self.fail_closed.is_some() {
             Found::LockfileInvalid
         } else {
@@ -240,7 +240,8 @@ impl Gate {
     }
 
     /// Releases every snapshot the cache keeps (not those open handles hold).
-    pub fn release_kept_bytes(&self) {
+    #[cfg(test)]
+    pub(crate) fn release_kept_bytes(&self) {
         self.cache.release_kept();
     }
 
@@ -249,7 +250,7 @@ impl Gate {
     }
 
     /// The lockfile now (re-read).
-    pub fn lock_view(&self) -> LockView {
+    pub(crate) fn lock_view(&self) -> LockView {
         self.live.current(self.project.as_fd())
     }
 
@@ -291,7 +292,7 @@ impl Gate {
     }
 
     /// What the machine policy adds to the write rules at `path`.
-    pub fn guard(&self, path: &ViewPath) -> Guard {
+    pub(crate) fn guard(&self, path: &ViewPath) -> Guard {
         if self.machine.read_only {
             return Guard::ReadOnly;
         }

@@ -116,7 +116,7 @@ impl ViewPath {
 
     /// The path below the first `n` segments as a tracked file path (`.` when
     /// the path is the root itself).
-    pub fn rel_from(&self, n: usize) -> Option<FilePath> {
+    pub(crate) fn rel_from(&self, n: usize) -> Option<FilePath> {
         if self.names.len() == n {
             return Some(FilePath::single_file());
         }
@@ -124,7 +124,7 @@ impl ViewPath {
     }
 
     /// The names below the first `n` segments joined by `/` (empty at `n`).
-    pub fn rel_text(&self, n: usize) -> String {
+    pub(crate) fn rel_text(&self, n: usize) -> String {
         self.names[n.min(self.names.len())..].join("/")
     }
 }

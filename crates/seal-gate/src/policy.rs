@@ -33,7 +33,7 @@ use seal_core::pattern::Pattern;
 use seal_core::store::{StoreError, read_lockfile};
 
 /// Where the machine policy lives, fixed at build time.
-pub const DEFAULT_PATH: &str = match option_env!("SEAL_POLICY_PATH") {
+pub(crate) const DEFAULT_PATH: &str = match option_env!("SEAL_POLICY_PATH") {
     Some(p) => p,
     None => "/etc/seal/policy.json",
 };
@@ -41,21 +41,21 @@ pub const DEFAULT_PATH: &str = match option_env!("SEAL_POLICY_PATH") {
 /// Debug builds only: the environment variable that points the binary at
 /// another policy file (for the tests).
 #[cfg(debug_assertions)]
-pub const TEST_PATH_VAR: &str = "SEAL_TEST_POLICY_PATH";
+pub(crate) const TEST_PATH_VAR: &str = "SEAL_TEST_POLICY_PATH";
 
 /// Debug builds only: the environment variable that replaces `/dev/log` as
 /// the syslog socket (for the tests).
 #[cfg(debug_assertions)]
-pub const TEST_SYSLOG_VAR: &str = "SEAL_TEST_SYSLOG_SOCKET";
+pub(crate) const TEST_SYSLOG_VAR: &str = "SEAL_TEST_SYSLOG_SOCKET";
 
 /// The syslog socket the journal and syslog daemons listen on.
-pub const SYSLOG_SOCKET: &str = "/dev/log";
+pub(crate) const SYSLOG_SOCKET: &str = "/dev/log";
 
 /// The largest policy file read (a policy is a few hundred bytes).
 const MAX_SIZE: u64 = 1 << 20;
 
 /// The only schema version this build reads.
-pub const VERSION: u64 = 1;
+pub(crate) const VERSION: u64 = 1;
 
 /// The machine policy file this binary reads: [`DEFAULT_PATH`], or in a debug
 /// build the file [`TEST_PATH_VAR`] names.
@@ -181,7 +181,7 @@ impl SyslogFormat {
 }
 
 /// The syslog facilities a policy may name, with their codes (RFC 5424).
-pub const FACILITIES: &[(&str, u8)] = &[
+pub(crate) const FACILITIES: &[(&str, u8)] = &[
     ("user", 1),
     ("daemon", 3),
     ("auth", 4),
@@ -205,7 +205,7 @@ pub struct Syslog {
 }
 
 impl Syslog {
-    pub fn facility_code(&self) -> u8 {
+    pub(crate) fn facility_code(&self) -> u8 {
         FACILITIES
             .iter()
             .find(|(n, _)| *n == self.facility)
@@ -288,7 +288,7 @@ pub enum Protection {
 }
 
 impl Glob {
-    pub fn parse(text: &str) -> Result<Glob, String> {
+    pub(crate) fn parse(text: &str) -> Result<Glob, String> {
         if text.is_empty() {
             return Err("an empty pattern".into());
         }
@@ -445,7 +445,7 @@ pub struct MachinePolicy {
 impl MachinePolicy {
     /// The policy in force for a project that asks for `project`: the
     /// strictest of the two, and who set it.
-    pub fn policy_for(&self, project: Policy) -> (Policy, Source) {
+    pub(crate) fn policy_for(&self, project: Policy) -> (Policy, Source) {
         match (self.minimum_policy, project) {
             (Some(Policy::Block), Policy::Warn) => (Policy::Block, Source::Machine),
             _ => (project, Source::Project),
@@ -515,7 +515,7 @@ pub fn machine() -> Result<&'static MachinePolicy, PolicyError> {
 }
 
 /// Reads and checks the policy file at `path` (absent: no machine policy).
-pub fn load_from(path: &Path) -> Result<MachinePolicy, PolicyError> {
+pub(crate) fn load_from(path: &Path) -> Result<MachinePolicy, PolicyError> {
     let refuse = |rule: Rule, detail: String| PolicyError {
         path: path.to_path_buf(),
         rule,
@@ -717,7 +717,7 @@ fn clean_absolute(text: &str) -> Option<PathBuf> {
 
 /// Parses policy bytes against the closed schema (`source` names the file in
 /// the rows it adds to the surface table).
-pub fn parse(bytes: &[u8], source: &Path) -> Result<MachinePolicy, (Rule, String)> {
+pub(crate) fn parse(bytes: &[u8], source: &Path) -> Result<MachinePolicy, (Rule, String)> {
     let root = json::parse(bytes).map_err(|e| (Rule::StrictJson, e.to_string()))?;
     let members = members(&root, "the policy", KEYS)?;
     let mut policy = MachinePolicy::default();

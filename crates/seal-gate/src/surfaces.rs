@@ -273,7 +273,7 @@ pub static AGENT_DIRS: &[&str] = &[
 
 /// Instruction files agents load by name from the project root and from
 /// subdirectories (so at any depth).
-pub static INSTRUCTION_FILES: &[&str] = &[
+pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "AGENT.md",
     "AGENTS.md",
     "AGENTS.override.md",
@@ -424,7 +424,7 @@ impl ExtraRows {
 /// [`classify`], then the `extra` rows: a built-in artifact stays one; else
 /// an extra row producing a prefix of the path makes that prefix an artifact
 /// root, and a path on the way to one is a container.
-pub fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
+pub(crate) fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
     let built_in = classify(segments);
     if extra.is_empty() || matches!(built_in, SurfaceClass::Artifact { .. }) {
         return built_in;
@@ -1161,11 +1161,6 @@ static PARENT_FILTERS: &[(&str, &FilterRule)] = &[
     ("opencode.jsonc", &OPENCODE_CONFIG),
 ];
 
-/// The names of [`parent_locations`] (for the documentation test).
-pub fn parent_names() -> Vec<String> {
-    parent_locations().into_iter().map(|(n, _)| n).collect()
-}
-
 /// The document format of a filtered file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -1241,7 +1236,7 @@ pub static CODEX_CONFIG: FilterRule = FilterRule {
 };
 
 /// `/etc/codex/config.toml`: as the user's, read-only.
-pub static CODEX_SYSTEM_CONFIG: FilterRule = FilterRule {
+pub(crate) static CODEX_SYSTEM_CONFIG: FilterRule = FilterRule {
     id: "codex-system-config",
     format: Format::Toml,
     remove: CODEX_REMOVED,
@@ -1319,7 +1314,7 @@ pub static GEMINI_SETTINGS: FilterRule = FilterRule {
 };
 
 /// Copilot CLI's `settings.json` (and a project's `.github/copilot/settings.json`).
-pub static COPILOT_SETTINGS: FilterRule = FilterRule {
+pub(crate) static COPILOT_SETTINGS: FilterRule = FilterRule {
     id: "copilot-settings",
     format: Format::Json,
     remove: COPILOT_REMOVED,
@@ -1330,7 +1325,7 @@ pub static COPILOT_SETTINGS: FilterRule = FilterRule {
 
 /// Copilot CLI's `config.json`: its state (trusted folders, logged-in users)
 /// with the same keys removed; the CLI writes it.
-pub static COPILOT_CONFIG: FilterRule = FilterRule {
+pub(crate) static COPILOT_CONFIG: FilterRule = FilterRule {
     id: "copilot-config",
     format: Format::Json,
     remove: COPILOT_REMOVED,
@@ -1381,7 +1376,7 @@ pub static CONTINUE_YAML: FilterRule = FilterRule {
 };
 
 /// Continue's legacy `config.json`.
-pub static CONTINUE_JSON: FilterRule = FilterRule {
+pub(crate) static CONTINUE_JSON: FilterRule = FilterRule {
     id: "continue-json",
     format: Format::Json,
     remove: &[
@@ -1399,7 +1394,7 @@ pub static CONTINUE_JSON: FilterRule = FilterRule {
 };
 
 /// Amp's `settings.json` (flat dotted keys).
-pub static AMP_SETTINGS: FilterRule = FilterRule {
+pub(crate) static AMP_SETTINGS: FilterRule = FilterRule {
     id: "amp-settings",
     format: Format::Json,
     remove: &[&["amp.mcpServers"]],

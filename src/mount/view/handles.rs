@@ -115,8 +115,4 @@ impl<Id> Handles<Id> {
     pub(super) fn served_size(&self, ino: u64) -> Option<u64> {
         self.served().get(&ino).map(|(size, _)| *size)
     }
-
-    pub(super) fn count(&self) -> usize {
-        self.table().len()
-    }
 }
