@@ -10,8 +10,6 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use super::hash::HashProgress;
-
 /// What a verification does once it has proven that the root cannot be
 /// Verified (a name the record cannot hold, a digest that differs, a problem,
 /// a recorded file missing; for an unrecorded root, anything trackable).
@@ -19,12 +17,21 @@ use super::hash::HashProgress;
 pub enum AfterProof {
     /// Go on: walk and hash everything, for complete lists (`seal verify -v`).
     Finish,
-    /// Hash only the files the [`Keeper`](super::hash::Keeper) wants (a
+    /// Hash only the files the keeper wants (a
     /// `warn` view still serves the bytes of a Mismatch bundle); walk on to
     /// find them.
     HashWanted,
     /// Stop at once: the verdict is all that is needed (a `block` view).
     Stop,
+}
+
+/// Counters a progress display can poll while hashing runs (bytes are counted
+/// chunk by chunk, so they also tell how much a run read).
+#[derive(Debug, Default)]
+pub struct HashProgress {
+    pub files_done: AtomicU64,
+    pub bytes_done: AtomicU64,
+    pub files_total: AtomicU64,
 }
 
 /// A way to bound or abandon a verification from outside. Cancelled means:

@@ -2,7 +2,7 @@
 //! "may this directory hold this name?" in time proportional to the name, not
 //! to its depth. Built once per verification, in time linear in the recorded
 //! paths; used to stop a verification at the first name the record cannot
-//! hold ([`super::effort::AfterProof`]).
+//! hold (`AfterProof`).
 
 use std::collections::{BTreeMap, HashMap};
 

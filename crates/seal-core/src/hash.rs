@@ -27,14 +27,14 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 
 use sha2::{Digest as _, Sha256};
 
 use super::digest::Digest;
 use super::discovery::{DiscoveryError, Listings, open_dirs};
-use super::effort::{Effort, Stopper};
+use super::effort::{Effort, HashProgress, Stopper};
 use super::expected::Expected;
 use super::fs::{DirEntry, EntryKind, RawPath, fstat_fd, nfc_name, open_file_beneath};
 use super::lockfile::LOCKFILE_NAME;
@@ -132,15 +132,6 @@ impl Keeper for KeepNothing {
     fn finish(&self, _: ()) -> io::Result<()> {
         Ok(())
     }
-}
-
-/// Counters a progress display can poll while hashing runs (bytes are counted
-/// chunk by chunk, so they also tell how much a run read).
-#[derive(Debug, Default)]
-pub struct HashProgress {
-    pub files_done: AtomicU64,
-    pub bytes_done: AtomicU64,
-    pub files_total: AtomicU64,
 }
 
 /// How a run over a root ended.
@@ -980,7 +971,7 @@ mod tests {
         let raw = RawPath(vec![OsString::from("b")]);
         let o = observe_root(&mut l, &raw, EntryKind::Dir, &KeepNothing, Some(&progress)).unwrap();
         assert_eq!(o.files.len(), 80);
-        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         assert_eq!(load(&progress.files_total), 80);
         assert_eq!(load(&progress.files_done), 80);
         assert_eq!(load(&progress.bytes_done), 400);

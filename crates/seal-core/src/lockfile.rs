@@ -16,8 +16,9 @@ use super::json::{self, Kind, Member, Value};
 use super::paths::{BundleKey, FilePath};
 use super::pattern::{Pattern, explain_not_produced};
 
-/// The lockfile's file name at the project root.
-pub const LOCKFILE_NAME: &str = "seal.json";
+/// The lockfile's file name at the project root (written beside the
+/// exclusion rule that names it, in [`super::paths`]).
+pub use super::paths::LOCKFILE_NAME;
 
 /// Enforcement policy for Unverified and Mismatch bundles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

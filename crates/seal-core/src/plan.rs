@@ -31,9 +31,10 @@ use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::discovery::{DiscoveryError, Listings, Located, expand, locate};
+use super::effort::HashProgress;
 use super::escape::{escaped, quoted};
 use super::fs::{EntryKind, RawPath, lstat_at, nfc_name};
-use super::hash::{HashProgress, KeepNothing, Observed, Problem, observe_root};
+use super::hash::{KeepNothing, Observed, Problem, observe_root};
 use super::lockfile::{BundleEntry, LOCKFILE_NAME, Lockfile, Policy};
 use super::paths::{BundleKey, PathRule, normalize_user_path};
 use super::pattern::{Pattern, PatternRule};

@@ -10,10 +10,10 @@ use std::fmt;
 
 use super::digest::Digest;
 use super::discovery::{DiscoveryError, Listings, Located, expand, locate};
-use super::effort::Effort;
+use super::effort::{Effort, HashProgress};
 use super::fs::RawPath;
 use super::hash::{
-    Finish, HashProgress, KeepNothing, Keeper, Observed, Problem, observe_root, observe_root_with,
+    Finish, KeepNothing, Keeper, Observed, Problem, observe_root, observe_root_with,
 };
 use super::lockfile::{BundleEntry, Lockfile, Policy};
 use super::paths::{BundleKey, FilePath};
