@@ -199,7 +199,7 @@ struct VerifyArgs {
     /// Print the result on stdout as json (the --json document), github
     /// (workflow-command annotations) or sarif (SARIF 2.1.0, for code scanning)
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "quiet")]
-    format: Option<verify::Format>,
+    format: Option<verify::OutputFormat>,
     /// Print nothing; the exit code is the result
     #[arg(short, long)]
     quiet: bool,

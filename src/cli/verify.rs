@@ -28,7 +28,7 @@ use seal_gate::policy::{MachinePolicy, Source, lockfile_bytes};
 
 /// The machine formats of `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub enum OutputFormat {
     /// The `--json` document
     Json,
     /// GitHub Actions workflow commands: one annotation per bundle that is
@@ -51,11 +51,11 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn from_flags(json: bool, format: Option<Format>, quiet: bool) -> Mode {
+    pub fn from_flags(json: bool, format: Option<OutputFormat>, quiet: bool) -> Mode {
         match (json, format, quiet) {
-            (true, _, _) | (false, Some(Format::Json), _) => Mode::Json,
-            (false, Some(Format::Github), _) => Mode::Github,
-            (false, Some(Format::Sarif), _) => Mode::Sarif,
+            (true, _, _) | (false, Some(OutputFormat::Json), _) => Mode::Json,
+            (false, Some(OutputFormat::Github), _) => Mode::Github,
+            (false, Some(OutputFormat::Sarif), _) => Mode::Sarif,
             (false, None, true) => Mode::Quiet,
             (false, None, false) => Mode::Human,
         }

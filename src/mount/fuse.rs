@@ -21,7 +21,7 @@ use fuser::{
 use super::backing::Register;
 use super::dispatch::Dispatch;
 use super::error::FsError;
-use super::view::{Entry, Node, Opened, ReadMode, SetAttr, SetTime, View, file_type};
+use super::view::{Entry, Mknod, Opened, ReadMode, SetAttr, SetTime, View, file_type};
 use seal_gate::{Gate, Who};
 
 /// Threads that run the verifications the FUSE threads hand off.
@@ -467,7 +467,7 @@ impl Filesystem for SealFs {
         rdev: u32,
         reply: ReplyEntry,
     ) {
-        let node = Node { mode, rdev };
+        let node = Mknod { mode, rdev };
         reply_entry(
             reply,
             "mknod",

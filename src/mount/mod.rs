@@ -512,7 +512,7 @@ fn run_ahead_of_load() {
 /// the directories that are gone first (so that no entry notice of the
 /// batch is followed by a lookup that still trusts a gone watch).
 fn batch(notices: Vec<seal_gate::feed::Notice>) -> Vec<seal_gate::feed::Notice> {
-    use seal_gate::feed::{Change, Notice};
+    use seal_gate::feed::{EntryChange, Notice};
     let mut seen = std::collections::HashSet::new();
     let mut unique: Vec<Notice> = notices
         .into_iter()
@@ -522,7 +522,7 @@ fn batch(notices: Vec<seal_gate::feed::Notice>) -> Vec<seal_gate::feed::Notice> 
         !matches!(
             n,
             Notice::Entry {
-                change: Change::Gone,
+                change: EntryChange::Gone,
                 ..
             }
         )

@@ -46,7 +46,7 @@ mod write;
 use handles::{Handle, Handles};
 pub use kernel_cache::Invalidate;
 use kernel_cache::KernelCache;
-pub use write::{Node, SetAttr, SetTime};
+pub use write::{Mknod, SetAttr, SetTime};
 
 /// The set-user-ID and set-group-ID bits of a mode.
 const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
@@ -824,7 +824,7 @@ impl<Id> View<Id> {
                 feed.tell(seal_gate::feed::Notice::Entry {
                     tag: *ino,
                     name: None,
-                    change: seal_gate::feed::Change::Names(seal_gate::feed::Naming::Other),
+                    change: seal_gate::feed::EntryChange::Names(seal_gate::feed::Naming::Other),
                 });
             }
         }

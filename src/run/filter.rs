@@ -598,7 +598,7 @@ fn insert_members(src: &[u8], node: &Node, new: &[(String, String)]) -> Option<E
 type Members = Vec<(String, String)>;
 
 /// One change the run made, to be applied to the host document.
-enum Change {
+enum HostEdit {
     Replace {
         parent: Vec<String>,
         key: String,
@@ -633,7 +633,7 @@ fn json_changes(
     run: (&[u8], &Node),
     host: (&[u8], &Node),
     path: &mut Vec<String>,
-    out: &mut Vec<Change>,
+    out: &mut Vec<HostEdit>,
 ) {
     let mut keys: Vec<String> = Vec::new();
     for n in [shown.1, run.1] {
@@ -690,17 +690,17 @@ fn json_changes(
             continue;
         }
         match (r, h) {
-            (Some(r), Some(_)) => out.push(Change::Replace {
+            (Some(r), Some(_)) => out.push(HostEdit::Replace {
                 parent,
                 key,
                 value: String::from_utf8_lossy(&run.0[r.start..r.end]).into_owned(),
             }),
-            (Some(r), None) => out.push(Change::Insert {
+            (Some(r), None) => out.push(HostEdit::Insert {
                 parent,
                 key,
                 value: String::from_utf8_lossy(&run.0[r.start..r.end]).into_owned(),
             }),
-            (None, Some(_)) => out.push(Change::Delete { parent, key }),
+            (None, Some(_)) => out.push(HostEdit::Delete { parent, key }),
             (None, None) => {}
         }
     }
@@ -747,7 +747,7 @@ fn json_merge(
     let mut deletions: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
     for c in &changes {
         match c {
-            Change::Replace { parent, key, value } => {
+            HostEdit::Replace { parent, key, value } => {
                 if let Some((_, m)) = object_at(&host_root, parent).and_then(|o| find(o, key)) {
                     edits.push(Edit {
                         start: m.value.start,
@@ -757,7 +757,7 @@ fn json_merge(
                     changed.push(change_name(parent, key));
                 }
             }
-            Change::Delete { parent, key } => {
+            HostEdit::Delete { parent, key } => {
                 if let Some((i, _)) = object_at(&host_root, parent).and_then(|o| find(o, key)) {
                     match deletions.iter_mut().find(|(p, _)| p == parent) {
                         Some((_, v)) => v.push(i),
@@ -766,7 +766,7 @@ fn json_merge(
                     changed.push(format!("{} (removed)", change_name(parent, key)));
                 }
             }
-            Change::Insert { .. } => {}
+            HostEdit::Insert { .. } => {}
         }
     }
     for (parent, mut gone) in deletions {
@@ -782,7 +782,7 @@ fn json_merge(
     // ... then insertions into the result, an object at a time.
     let mut inserts: Vec<(Vec<String>, Members)> = Vec::new();
     for c in changes {
-        if let Change::Insert { parent, key, value } = c {
+        if let HostEdit::Insert { parent, key, value } = c {
             changed.push(change_name(&parent, &key));
             match inserts.iter_mut().find(|(p, _)| *p == parent) {
                 Some((_, v)) => v.push((key, value)),

@@ -43,7 +43,7 @@ pub struct MergeDir<'p> {
 
 /// What the merge did, for the user.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct MergeReport {
     pub done: Vec<String>,
     pub problems: Vec<String>,
 }
@@ -55,12 +55,12 @@ fn shown(p: &Path) -> String {
 /// Merges every directory back; runs on a thread of its own that takes the
 /// target user's filesystem identity (so files are theirs, and permissions
 /// are checked as theirs).
-pub fn merge_back(plan: &Plan, dirs: Vec<MergeDir<'_>>, identity: &Identity) -> Outcome {
+pub fn merge_back(plan: &Plan, dirs: Vec<MergeDir<'_>>, identity: &Identity) -> MergeReport {
     std::thread::scope(|s| {
         s.spawn(|| {
             if identity.switch {
                 if let Err(e) = become_user(identity) {
-                    return Outcome {
+                    return MergeReport {
                         done: Vec::new(),
                         problems: vec![format!(
                             "cannot take the user's identity to merge the agent's state back: {e}"
@@ -68,7 +68,7 @@ pub fn merge_back(plan: &Plan, dirs: Vec<MergeDir<'_>>, identity: &Identity) -> 
                     };
                 }
             }
-            let mut out = Outcome::default();
+            let mut out = MergeReport::default();
             for d in &dirs {
                 merge_dir(plan, d, &mut out);
             }
@@ -272,7 +272,7 @@ fn extension_location(plan: &Plan, location: &Path) -> bool {
 /// Opens the host directory of `d` once (creating it when the run made it
 /// up and something must go there); false (with the problem noted) if it
 /// cannot be.
-fn ensure_host(host: &mut Option<OwnedFd>, d: &MergeDir<'_>, out: &mut Outcome) -> bool {
+fn ensure_host(host: &mut Option<OwnedFd>, d: &MergeDir<'_>, out: &mut MergeReport) -> bool {
     if host.is_none() {
         match host_dir(&d.dir.path, d.dir.mode, !d.dir.on_host) {
             Ok(fd) => *host = Some(fd),
@@ -288,7 +288,7 @@ fn ensure_host(host: &mut Option<OwnedFd>, d: &MergeDir<'_>, out: &mut Outcome) 
     true
 }
 
-fn merge_dir(plan: &Plan, d: &MergeDir<'_>, out: &mut Outcome) {
+fn merge_dir(plan: &Plan, d: &MergeDir<'_>, out: &mut MergeReport) {
     let entries = match seal_core::fs::list_dir(d.fd.as_fd()) {
         Ok(e) => e,
         Err(e) => {
@@ -390,7 +390,7 @@ fn merge_filtered(
     f: &super::plan::FilteredFile,
     run: &[u8],
     location: &Path,
-    out: &mut Outcome,
+    out: &mut MergeReport,
 ) {
     let is_link = fstatat(hfd, name, AtFlags::AT_SYMLINK_NOFOLLOW)
         .map(|st| EntryKind::from_mode(st.st_mode) == EntryKind::Symlink)

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use nix::unistd::{Gid, Uid, User};
 
 use namespace::{Identity, Launch, Report};
-use plan::{Plan, UserBind, Who};
+use plan::{Plan, RunsAs, UserBind};
 use root::BuildError;
 
 use crate::mount::{MountError, MountRequest};
@@ -249,7 +249,7 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
             .filter_map(|(k, v)| k.to_str().map(|k| (k.to_string(), v.clone())))
             .collect::<BTreeMap<_, _>>(),
         project: project_path.to_path_buf(),
-        who: Who {
+        who: RunsAs {
             uid: identity.uid.as_raw(),
             gid: identity.gid.as_raw(),
             groups,

@@ -40,7 +40,7 @@ const MAX_OPEN_DIRS: usize = 128;
 
 /// A directory a [`Listings`] has met: a node of a tree of names, so that a
 /// path is found by one lookup per name (no whole-path keys to hash or clone).
-struct Node {
+struct KnownDir {
     depth: u32,
     name: OsString,
     children: HashMap<OsString, u32>,
@@ -56,7 +56,7 @@ struct Node {
 pub struct Listings<'a> {
     root: BorrowedFd<'a>,
     /// `nodes[0]` is the project root (read through `root`).
-    nodes: Vec<Node>,
+    nodes: Vec<KnownDir>,
     /// Nodes holding a descriptor.
     open: Vec<u32>,
 }
@@ -65,7 +65,7 @@ impl<'a> Listings<'a> {
     pub fn new(root: BorrowedFd<'a>) -> Listings<'a> {
         Listings {
             root,
-            nodes: vec![Node {
+            nodes: vec![KnownDir {
                 depth: 0,
                 name: OsString::new(),
                 children: HashMap::new(),
@@ -91,7 +91,7 @@ impl<'a> Listings<'a> {
             let depth = parent.depth + 1;
             id = *parent.children.entry(name.clone()).or_insert(next);
             if id == next {
-                self.nodes.push(Node {
+                self.nodes.push(KnownDir {
                     depth,
                     name: name.clone(),
                     children: HashMap::new(),
@@ -136,7 +136,7 @@ impl<'a> Listings<'a> {
         if self.open.len() < MAX_OPEN_DIRS {
             return;
         }
-        let on_path = |node: &Node, id: u32| path.get(node.depth as usize) == Some(&id);
+        let on_path = |node: &KnownDir, id: u32| path.get(node.depth as usize) == Some(&id);
         let victim = self
             .open
             .iter()

@@ -72,7 +72,7 @@ struct Watched {
     entry_tags: Vec<u64>,
 }
 
-struct State {
+struct Registry {
     watches: HashMap<WatchDescriptor, Watched>,
     /// Notices for the listener, when one listens.
     notices: Option<Vec<Notice>>,
@@ -89,7 +89,7 @@ pub enum Notice {
     Entry {
         tag: u64,
         name: Option<OsString>,
-        change: Change,
+        change: EntryChange,
     },
     /// Events were lost: nothing cached can be trusted.
     Lost,
@@ -97,7 +97,7 @@ pub enum Notice {
 
 /// What an entry watch's event changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Change {
+pub enum EntryChange {
     /// Content or attributes (of the entry named, or of the directory).
     Content,
     /// The directory's names: the entry named was created, removed, or
@@ -118,22 +118,22 @@ pub enum Naming {
     Other,
 }
 
-impl Change {
-    fn of(mask: AddWatchFlags) -> Change {
+impl EntryChange {
+    fn of(mask: AddWatchFlags) -> EntryChange {
         if mask.intersects(
             AddWatchFlags::IN_IGNORED | AddWatchFlags::IN_DELETE_SELF | AddWatchFlags::IN_MOVE_SELF,
         ) {
-            Change::Gone
+            EntryChange::Gone
         } else if mask.contains(AddWatchFlags::IN_CREATE) {
-            Change::Names(Naming::Created)
+            EntryChange::Names(Naming::Created)
         } else if mask.contains(AddWatchFlags::IN_DELETE) {
-            Change::Names(Naming::Removed)
+            EntryChange::Names(Naming::Removed)
         } else if mask.contains(AddWatchFlags::IN_MOVED_FROM) {
-            Change::Names(Naming::MovedFrom)
+            EntryChange::Names(Naming::MovedFrom)
         } else if mask.contains(AddWatchFlags::IN_MOVED_TO) {
-            Change::Names(Naming::MovedTo)
+            EntryChange::Names(Naming::MovedTo)
         } else {
-            Change::Content
+            EntryChange::Content
         }
     }
 }
@@ -186,7 +186,7 @@ pub struct Feed {
     inotify: Inotify,
     /// The stamp taken when the latest finished drain began.
     drained_from: AtomicU64,
-    state: Mutex<State>,
+    state: Mutex<Registry>,
     /// A pipe that wakes the listener when notices are queued by a drain
     /// it did not make (a decision's): (read end, write end), non-blocking.
     wake: (std::os::fd::OwnedFd, std::os::fd::OwnedFd),
@@ -231,7 +231,7 @@ impl Feed {
             inotify,
             drained_from: AtomicU64::new(0),
             wake,
-            state: Mutex::new(State {
+            state: Mutex::new(Registry {
                 watches: HashMap::new(),
                 notices: None,
             }),
@@ -267,7 +267,7 @@ impl Feed {
         Feed::with_budget(watch_budget() / 2).map_err(|e| format!("inotify: {e}"))
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, Registry> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -305,7 +305,7 @@ impl Feed {
         let _ = nix::unistd::write(&self.wake.1, b"w");
     }
 
-    fn drain_locked(&self, state: &mut State) {
+    fn drain_locked(&self, state: &mut Registry) {
         loop {
             match self.inotify.read_events() {
                 Ok(events) => {
@@ -415,7 +415,7 @@ impl Feed {
     }
 
     /// Drops one holder of watch `wd`, removing the watch with the last.
-    fn release(&self, state: &mut State, wd: WatchDescriptor) {
+    fn release(&self, state: &mut Registry, wd: WatchDescriptor) {
         let Some(watched) = state.watches.get_mut(&wd) else {
             return;
         };
@@ -461,7 +461,7 @@ fn watch_budget() -> usize {
         / 2
 }
 
-impl State {
+impl Registry {
     /// One event on watch `wd`, about the entry `name` (or the watched
     /// inode itself).
     fn event(&mut self, wd: WatchDescriptor, name: Option<&OsStr>, mask: AddWatchFlags) {
@@ -484,7 +484,7 @@ impl State {
             notices.push(Notice::Entry {
                 tag: *tag,
                 name: name.map(OsStr::to_os_string),
-                change: Change::of(mask),
+                change: EntryChange::of(mask),
             });
         }
         if let Some(queue) = self.notices.as_mut() {
@@ -610,8 +610,8 @@ mod tests {
 
     #[test]
     fn a_subscription_sees_every_kind_of_change() {
-        type Change = fn(&std::path::Path);
-        let changes: [(&str, Change); 8] = [
+        type Mutation = fn(&std::path::Path);
+        let changes: [(&str, Mutation); 8] = [
             ("write", |d| fs::write(d.join("f"), "changed").unwrap()),
             ("append", |d| {
                 use std::io::Write;
@@ -789,7 +789,7 @@ mod tests {
             notices.contains(&Notice::Entry {
                 tag: 3,
                 name: Some("new".into()),
-                change: Change::Names(Naming::Created),
+                change: EntryChange::Names(Naming::Created),
             }),
             "{notices:?}"
         );

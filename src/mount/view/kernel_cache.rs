@@ -228,7 +228,7 @@ impl KernelCache {
             feed.tell(seal_gate::feed::Notice::Entry {
                 tag: dir,
                 name: Some(name.to_os_string()),
-                change: seal_gate::feed::Change::Names(seal_gate::feed::Naming::Other),
+                change: seal_gate::feed::EntryChange::Names(seal_gate::feed::Naming::Other),
             });
         }
     }
@@ -367,23 +367,23 @@ impl<Id> View<Id> {
         invalidate: &dyn Invalidate,
         dir: u64,
         name: Option<&OsStr>,
-        change: seal_gate::feed::Change,
+        change: seal_gate::feed::EntryChange,
     ) {
-        use seal_gate::feed::Change;
-        if let (Change::Names(naming), Some(name)) = (change, name) {
+        use seal_gate::feed::EntryChange;
+        if let (EntryChange::Names(naming), Some(name)) = (change, name) {
             if self.kernel.take_expected(dir, name, naming) {
                 return;
             }
         }
         let child = name.and_then(|n| self.inodes().peek(dir, n));
         match (change, name) {
-            (Change::Gone, _) => {
+            (EntryChange::Gone, _) => {
                 // Its watch reports nothing more: the kernel may keep
                 // nothing of it for long.
                 self.kernel.dir_watches().remove(&dir);
                 self.kernel.drop_listing(invalidate, dir);
             }
-            (Change::Names(_), name) => {
+            (EntryChange::Names(_), name) => {
                 if let Some(w) = self.kernel.dir_watches().get_mut(&dir) {
                     w.listed_until = None;
                 }
@@ -392,8 +392,8 @@ impl<Id> View<Id> {
                 }
                 self.kernel.drop_listing(invalidate, dir);
             }
-            (Change::Content, Some(_)) => {}
-            (Change::Content, None) => invalidate.inode(dir),
+            (EntryChange::Content, Some(_)) => {}
+            (EntryChange::Content, None) => invalidate.inode(dir),
         }
         match child {
             Some(child) if self.opens_in_kernel() => invalidate.data(child),

@@ -53,7 +53,7 @@ pub struct SetAttr {
 
 /// What `mknod` makes.
 #[derive(Debug, Clone, Copy)]
-pub struct Node {
+pub struct Mknod {
     pub mode: u32,
     pub rdev: u32,
 }
@@ -257,7 +257,13 @@ impl<Id> View<Id> {
         self.made(&path, parent, dir.as_fd(), name)
     }
 
-    pub fn mknod(&self, parent: u64, name: &OsStr, node: Node, who: Who) -> Result<Entry, FsError> {
+    pub fn mknod(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        node: Mknod,
+        who: Who,
+    ) -> Result<Entry, FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "mknod", who)?;
         self.changing(&[(parent, name, Naming::Created)], || {
