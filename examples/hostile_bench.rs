@@ -169,6 +169,7 @@ fn core(project: &Path, key: &str, mode: &str, reps: usize) {
             after_proof,
             cancel: &cancel,
             progress: Some(&progress),
+            witness: None,
         };
         let cpu_start = cpu();
         let started = Instant::now();

@@ -73,6 +73,7 @@ fn check(
         after_proof,
         cancel,
         progress: Some(&progress),
+        witness: None,
     };
     let key = BundleKey::parse(KEY).unwrap();
     let c = verify_key_with(&mut l, &key, entry, &Discard(keeper), effort).unwrap();

@@ -76,7 +76,7 @@ impl<'a> Listings<'a> {
         }
     }
 
-    pub(crate) fn root(&self) -> BorrowedFd<'a> {
+    pub fn root(&self) -> BorrowedFd<'a> {
         self.root
     }
 

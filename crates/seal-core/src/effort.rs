@@ -8,7 +8,12 @@
 //! 20 GB sparse file, a directory chain thousands deep) must not cost more than
 //! it takes to prove it wrong.
 
+use std::ffi::OsStr;
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::fs::RawPath;
+use crate::paths::FilePath;
 
 /// What a verification does once it has proven that the root cannot be
 /// Verified (a name the record cannot hold, a digest that differs, a problem,
@@ -86,13 +91,28 @@ impl Default for Cancel {
     }
 }
 
+/// Told of every directory and file a verification reads, before it reads
+/// them, from the thread that walks (the mount's change feed watches them:
+/// whatever changes after is seen by the feed, whatever changed before by
+/// the hash). Files are told as they are listed, whether or not they are
+/// then read.
+pub trait Witness: Sync {
+    /// Directory `dir`, open, is about to be listed.
+    fn dir(&self, dir: BorrowedFd<'_>);
+    /// The regular file `name` of `dir` (the root's `path`, `raw` from the
+    /// project root) is about to be read.
+    fn file(&self, dir: BorrowedFd<'_>, name: &OsStr, path: &FilePath, raw: &RawPath);
+}
+
 /// The effort a verification may spend, and a meter to watch it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Effort<'c> {
     pub after_proof: AfterProof,
     pub cancel: &'c Cancel,
     /// Counters of files and bytes read (a progress line, or a test).
     pub progress: Option<&'c HashProgress>,
+    /// Told of what is read before it is read.
+    pub witness: Option<&'c dyn Witness>,
 }
 
 /// Never cancelled; the cancel of [`Effort::full`].
@@ -105,6 +125,7 @@ impl Effort<'static> {
             after_proof: AfterProof::Finish,
             cancel: &NEVER,
             progress: None,
+            witness: None,
         }
     }
 }
@@ -125,6 +146,10 @@ impl<'c> Stopper<'c> {
 
     pub fn cancel(&self) -> &Cancel {
         self.effort.cancel
+    }
+
+    pub(crate) fn witness(&self) -> Option<&'c dyn Witness> {
+        self.effort.witness
     }
 
     /// Records that the root cannot be Verified.
@@ -185,6 +210,7 @@ mod tests {
             let s = Stopper::new(Effort {
                 after_proof: after,
                 cancel: &never,
+                witness: None,
                 progress: None,
             });
             assert!(!s.abandon(true) && !s.abandon(false) && !s.stop_walk());

@@ -310,6 +310,9 @@ fn single_file<K: Keeper>(
             return;
         }
     };
+    if let Some(witness) = pool.stopper.witness() {
+        witness.file(dir.as_fd(), name, &path, raw_root);
+    }
     if let Some(p) = pool.progress {
         p.files_total.fetch_add(1, Ordering::Relaxed);
     }
@@ -363,6 +366,8 @@ fn observe_dir<K: Keeper>(
         Some(_) => Region::Recorded(Expected::ROOT),
         None => Region::Unrecorded,
     };
+    // Where each directory is from the project root, for the witness only.
+    let raw = pool.stopper.witness().map(|_| raw_root.clone());
     std::thread::scope(|scope| {
         let close = CloseOnDrop(&pool.queue);
         let start = || {
@@ -382,7 +387,7 @@ fn observe_dir<K: Keeper>(
             problems: Vec::new(),
             unread: Vec::new(),
         };
-        let walked = walk(root, region, &gauge, &mut collect);
+        let walked = walk(root, (region, raw), &gauge, &mut collect);
         out.listed_all = walked == Walked::Complete;
         // A recorded file the complete walk did not find is missing: proven
         // before the last files are hashed.
@@ -437,10 +442,14 @@ impl<K: Keeper> Collect<'_, '_, K> {
         self.problems.push(problem);
     }
 
-    fn file(&mut self, dir: &Arc<DirFd>, rel: &str, region: Region, raw: OsString, name: &str) {
+    fn file(&mut self, dir: &Arc<DirFd>, rel: &str, here: &Here, raw: OsString, name: &str) {
+        let (region, raw_dir) = here;
         let path = FilePath::from_nfc_unchecked(join(rel, name));
+        if let (Some(witness), Some(raw_dir)) = (self.pool.stopper.witness(), raw_dir) {
+            witness.file(dir.as_fd(), &raw, &path, &raw_dir.join(&raw));
+        }
         let expect = match (region, self.expected) {
-            (Region::Recorded(d), Some(x)) => x.file(d, name).map(|i| {
+            (Region::Recorded(d), Some(x)) => x.file(*d, name).map(|i| {
                 self.seen[i as usize] = true;
                 x.digest(i)
             }),
@@ -481,17 +490,28 @@ impl<K: Keeper> Collect<'_, '_, K> {
     }
 }
 
+/// A directory of a hashing walk: where it is in the record, and (for a
+/// witness) where it is from the project root.
+type Here = (Region, Option<RawPath>);
+
 impl<K: Keeper> Visit for Collect<'_, '_, K> {
-    type Token = Region;
+    type Token = Here;
+
+    fn opened(&mut self, dir: BorrowedFd<'_>) {
+        if let Some(witness) = self.pool.stopper.witness() {
+            witness.dir(dir);
+        }
+    }
 
     fn listed(
         &mut self,
         dir: &Arc<DirFd>,
         rel: &str,
-        region: &Region,
+        here: &Here,
         entries: Vec<DirEntry>,
-        subdirs: &mut Vec<Subdir<Region>>,
+        subdirs: &mut Vec<Subdir<Here>>,
     ) -> Flow {
+        let (region, raw_dir) = here;
         let at_root = rel.is_empty();
         let mut names = HashSet::with_capacity(entries.len());
         for entry in entries {
@@ -523,19 +543,20 @@ impl<K: Keeper> Visit for Collect<'_, '_, K> {
             }
             match entry.kind {
                 EntryKind::Dir => {
-                    let token = match (*region, self.expected) {
+                    let region = match (*region, self.expected) {
                         (Region::Recorded(d), Some(x)) => x
                             .subdir(d, &name)
                             .map_or(Region::Unrecorded, Region::Recorded),
                         _ => Region::Unrecorded,
                     };
+                    let raw = raw_dir.as_ref().map(|r| r.join(&entry.name));
                     subdirs.push(Subdir {
                         raw: entry.name,
                         segment: name,
-                        token,
+                        token: (region, raw),
                     });
                 }
-                EntryKind::File => self.file(dir, rel, *region, entry.name, &name),
+                EntryKind::File => self.file(dir, rel, here, entry.name, &name),
                 other => self.problem(Problem::Unsupported {
                     path: join(rel, &name),
                     kind: other,

@@ -15,4 +15,4 @@ pub mod pattern;
 pub mod plan;
 pub mod store;
 pub mod verify;
-mod walk;
+pub mod walk;

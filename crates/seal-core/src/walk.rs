@@ -35,7 +35,7 @@ pub(crate) const OPEN_FRAMES: usize = 16;
 
 /// An open directory of a walk. Shared (in an [`Arc`]) by the walk and the
 /// hashing jobs of its files; the last holder closes it.
-pub(crate) struct DirFd {
+pub struct DirFd {
     fd: OwnedFd,
     gauge: Gauge,
 }
@@ -75,7 +75,7 @@ impl Gauge {
 }
 
 /// A subdirectory a visitor wants entered.
-pub(crate) struct Subdir<T> {
+pub struct Subdir<T> {
     /// Its name exactly as listed.
     pub raw: OsString,
     /// What it adds to the path the visitor sees (its NFC name; anything for
@@ -87,13 +87,13 @@ pub(crate) struct Subdir<T> {
 
 /// Whether the walk goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flow {
+pub enum Flow {
     Continue,
     Stop,
 }
 
 /// What the entries of a walk mean.
-pub(crate) trait Visit {
+pub trait Visit {
     /// Per-directory state (e.g. where the directory is in a recorded tree).
     type Token;
     /// Directory `rel` (`""` for the walk's root) was listed; its descriptor
@@ -106,6 +106,8 @@ pub(crate) trait Visit {
         entries: Vec<DirEntry>,
         subdirs: &mut Vec<Subdir<Self::Token>>,
     ) -> Flow;
+    /// Directory `rel` is open as `dir`, about to be listed.
+    fn opened(&mut self, _dir: BorrowedFd<'_>) {}
     /// Directory `rel` could not be opened or listed.
     fn unreadable(&mut self, rel: &str, error: io::Error) -> Flow;
     /// Called before each directory is entered: a place to stop (a proof was
@@ -115,7 +117,7 @@ pub(crate) trait Visit {
 
 /// How a walk ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Walked {
+pub enum Walked {
     /// Every directory the visitor asked for was listed (or reported).
     Complete,
     /// The visitor stopped it.
@@ -129,6 +131,24 @@ struct Frame<T> {
     subdirs: Vec<Subdir<T>>,
     /// Length of `rel` for this directory.
     rel_len: usize,
+}
+
+/// Walks the directory at `raw` below `project` (opened a name at a time,
+/// crossing no symlink), depth-first; a directory that cannot be opened is
+/// reported unreadable.
+pub fn walk_at<V: Visit>(
+    project: BorrowedFd<'_>,
+    raw: &crate::fs::RawPath,
+    token: V::Token,
+    visitor: &mut V,
+) -> Walked {
+    match crate::discovery::open_dirs(project, raw) {
+        Ok(root) => walk(root, token, &Gauge::default(), visitor),
+        Err(e) => match visitor.unreadable("", e) {
+            Flow::Continue => Walked::Complete,
+            Flow::Stop => Walked::Stopped,
+        },
+    }
 }
 
 /// Walks the directory open as `root` (a fresh descriptor: its offset is
@@ -232,6 +252,7 @@ fn enter<V: Visit>(
     gauge: &Gauge,
     visitor: &mut V,
 ) -> Entered<V::Token> {
+    visitor.opened(fd.as_fd());
     let listed = fstat_fd(fd.as_fd()).and_then(|st| Ok((st, list_fresh_dir(fd.as_fd())?)));
     let (st, entries) = match listed {
         Ok(x) => x,

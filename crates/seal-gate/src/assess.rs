@@ -5,13 +5,17 @@
 //! the walk that finds the agent artifacts no discovery pattern covers
 //! (shared by `seal run --dry-run`, `seal verify -v` and `seal pin`).
 
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+
 use seal_core::discovery::{DiscoveryError, Listings, has_trackable_entry};
 use seal_core::effort::Effort;
-use seal_core::fs::{EntryKind, RawPath};
+use seal_core::fs::{DirEntry, EntryKind, RawPath};
 use seal_core::hash::{Keeper, Observed};
 use seal_core::lockfile::{BundleEntry, Lockfile};
 use seal_core::paths::BundleKey;
 use seal_core::verify::{BundleReport, BundleState, verify_key_with};
+use seal_core::walk::{DirFd, Flow, Subdir, Visit, walk_at};
 
 use super::decision::RootState;
 use super::place::{Place, ViewPath};
@@ -92,71 +96,129 @@ pub fn uncovered_artifacts(
     lock: &Lockfile,
     extra: &crate::surfaces::ExtraRows,
 ) -> Vec<Uncovered> {
-    let mut out = Vec::new();
-    let mut stack = vec![ViewPath::root()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = listings.list(&dir.raw) else {
-            continue;
-        };
-        for entry in entries.iter() {
-            if entry.name == ".git" {
-                continue;
-            }
+    let mut scan = Uncovering {
+        lock,
+        extra,
+        listings,
+        out: Vec::new(),
+    };
+    let project = scan.listings.root();
+    walk_at(project, &RawPath::default(), ViewPath::root(), &mut scan);
+    let mut out = scan.out;
+    out.sort_by_cached_key(|u| u.path.display());
+    out
+}
+
+/// The visitor of [`uncovered_artifacts`]' walk (each directory's token is
+/// its view path).
+struct Uncovering<'a, 'l> {
+    lock: &'a Lockfile,
+    extra: &'a crate::surfaces::ExtraRows,
+    listings: &'a mut Listings<'l>,
+    out: Vec<Uncovered>,
+}
+
+impl Visit for Uncovering<'_, '_> {
+    type Token = ViewPath;
+
+    fn listed(
+        &mut self,
+        _: &Arc<DirFd>,
+        _: &str,
+        dir: &ViewPath,
+        entries: Vec<DirEntry>,
+        subdirs: &mut Vec<Subdir<ViewPath>>,
+    ) -> Flow {
+        for entry in entries.into_iter().filter(|e| e.name != ".git") {
             let path = dir.child(&entry.name);
-            let place = super::place_with(lock, extra, &path);
+            let place = super::place_with(self.lock, self.extra, &path);
             match &place {
                 Place::Artifact { root_len, .. } if *root_len == path.depth() => {
-                    let state = assess_artifact(listings, &path.raw);
+                    let state = assess_artifact(self.listings, &path.raw);
                     if let RootState::Bundle(_) = state {
-                        out.push(Uncovered {
+                        let kind = entry.kind;
+                        self.out.push(Uncovered {
                             path,
-                            kind: entry.kind,
+                            kind,
                             place,
                             state,
                         });
                     }
                 }
                 Place::Ordinary | Place::Container if entry.kind == EntryKind::Dir => {
-                    stack.push(path)
+                    subdirs.push(Subdir {
+                        raw: entry.name,
+                        segment: String::new(),
+                        token: path,
+                    })
                 }
                 _ => {}
             }
         }
+        Flow::Continue
     }
-    out.sort_by_cached_key(|u| u.path.display());
-    out
+
+    fn unreadable(&mut self, _: &str, _: std::io::Error) -> Flow {
+        Flow::Continue
+    }
+
+    fn between(&mut self) -> Flow {
+        Flow::Continue
+    }
 }
 
 /// The kind of the entry at `raw` (by listing its parent), if it exists.
-pub(crate) fn root_kind(listings: &mut Listings<'_>, raw: &RawPath) -> Option<EntryKind> {
+pub fn root_kind(listings: &mut Listings<'_>, raw: &RawPath) -> Option<EntryKind> {
     let (name, parent) = raw.0.split_last()?;
     let entries = listings.list(&RawPath(parent.to_vec())).ok()?;
     entries.iter().find(|e| &e.name == name).map(|e| e.kind)
 }
 
-/// Whether the directory at `dir` holds, at any depth, a name that is
-/// protected wherever it stands (an agent instruction file: see
+/// Whether the directory at `dir` (below `project`) holds, at any depth, a
+/// name that is protected wherever it stands (an agent instruction file: see
 /// [`crate::surfaces::INSTRUCTION_FILES`]): moving the directory would move
 /// it. A directory that cannot be read counts as holding one.
-pub fn holds_protected(listings: &mut Listings<'_>, dir: &RawPath) -> bool {
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = listings.list(&d) else {
-            return true;
-        };
-        for entry in entries.iter() {
-            let named = entry
-                .name
-                .to_str()
-                .map(seal_core::paths::nfc)
-                .is_some_and(|n| crate::surfaces::INSTRUCTION_FILES.contains(&n.as_str()));
-            if named {
-                return true;
+pub fn holds_protected(project: BorrowedFd<'_>, dir: &RawPath) -> bool {
+    struct Holds(bool);
+    impl Visit for Holds {
+        type Token = ();
+        fn listed(
+            &mut self,
+            _: &Arc<DirFd>,
+            _: &str,
+            _: &(),
+            entries: Vec<DirEntry>,
+            subdirs: &mut Vec<Subdir<()>>,
+        ) -> Flow {
+            for entry in entries {
+                let named = entry
+                    .name
+                    .to_str()
+                    .map(seal_core::paths::nfc)
+                    .is_some_and(|n| crate::surfaces::INSTRUCTION_FILES.contains(&n.as_str()));
+                if named {
+                    self.0 = true;
+                    return Flow::Stop;
+                }
+                if entry.kind == EntryKind::Dir {
+                    subdirs.push(Subdir {
+                        raw: entry.name,
+                        segment: String::new(),
+                        token: (),
+                    });
+                }
             }
-            if entry.kind == EntryKind::Dir {
-                stack.push(d.join(&entry.name));
-            }
+            Flow::Continue
+        }
+        fn unreadable(&mut self, _: &str, _: std::io::Error) -> Flow {
+            self.0 = true;
+            Flow::Stop
+        }
+        fn between(&mut self) -> Flow {
+            Flow::Continue
         }
     }
-    false
+    let mut holds = Holds(false);
+    walk_at(project, dir, (), &mut holds);
+    holds.0
 }

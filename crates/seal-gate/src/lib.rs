@@ -66,7 +66,7 @@ pub use place::{Place, ViewPath, place, place_with};
 use crate::policy::{MachinePolicy, Protection, Source};
 use crate::snapshot::{Snapshot, SnapshotKeeper};
 use seal_core::discovery::Listings;
-use seal_core::effort::{AfterProof, Cancel, Effort};
+use seal_core::effort::{AfterProof, Cancel, Effort, Witness};
 use seal_core::hash::observe_root;
 use seal_core::lockfile::{Lockfile, Policy};
 use seal_core::paths::{BundleKey, FilePath};
@@ -330,10 +330,10 @@ impl Gate {
         wanted: &[FilePath],
     ) -> (Assessment, HashMap<FilePath, Arc<Snapshot>>) {
         let started = Instant::now();
-        // Watches first: whatever changes after this is seen by the feed,
-        // whatever changed before is seen by the hash.
-        let watched = self.cache.watch(self.project.as_fd(), key);
-        let keep_all = watched.as_ref().is_some_and(cache::Watched::keep_all);
+        // Watches first (on the way to the root now, below it as the walk
+        // reads): whatever changes after is seen by the feed, whatever
+        // changed before is seen by the hash.
+        let watching = self.cache.watch(self.project.as_fd(), key);
         let view = self.lock_view();
         let lock = view.patterns_source();
         let policy = self.policy_of(lock).0;
@@ -354,7 +354,8 @@ impl Gate {
         let entry = lock.bundles.get(key);
         if assessment.fail_closed.is_none() {
             let mut listings = Listings::new(self.project.as_fd());
-            let wanted_fn = |p: &FilePath| keep_all || wanted.contains(p);
+            let wanted_fn =
+                |p: &FilePath| wanted.contains(p) || watching.as_ref().is_some_and(|w| w.keeps(p));
             let keeper = SnapshotKeeper { wanted: &wanted_fn };
             // Under block a proof of a Mismatch ends the run (nothing of it
             // will be served); under warn what is wanted is hashed anyway.
@@ -366,6 +367,7 @@ impl Gate {
                 },
                 cancel: &cancel,
                 progress: None,
+                witness: watching.as_ref().map(|w| w as &dyn Witness),
             };
             match assess_sealed(&mut listings, key, entry, &keeper, effort) {
                 Ok(found) => {
@@ -384,7 +386,11 @@ impl Gate {
             }
         }
         assessment.micros = started.elapsed().as_micros() as u64;
-        if let (Some(watched), None) = (watched, &assessment.fail_closed) {
+        let watched = match (watching, &assessment.fail_closed) {
+            (Some(watching), None) => self.cache.watched(key, watching),
+            _ => None,
+        };
+        if let Some(watched) = watched {
             let cached = cache::Cached::new(
                 watched,
                 entry.cloned(),

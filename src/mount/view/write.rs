@@ -28,7 +28,6 @@ use crate::mount::backing::{BackingOf, DAEMON, Register};
 use crate::mount::creds::AsCaller;
 use crate::mount::error::FsError;
 use crate::mount::inodes::ROOT;
-use seal_core::discovery::Listings;
 use seal_core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
 use seal_gate::feed::Naming;
 use seal_gate::{Change, Op, ViewPath, Who, assess::holds_protected};
@@ -378,8 +377,7 @@ impl<Id> View<Id> {
                 if seal_core::fs::EntryKind::from_mode(st.st_mode)
                     == seal_core::fs::EntryKind::Dir =>
             {
-                let mut listings = Listings::new(self.gate.project_fd());
-                holds_protected(&mut listings, &path.raw)
+                holds_protected(self.gate.project_fd(), &path.raw)
             }
             _ => false,
         }
