@@ -21,7 +21,10 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::SystemTime;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
+use nix::fcntl::{AT_FDCWD, AtFlags, FallocateFlags, FcntlArg, OFlag, RenameFlags};
+use nix::sys::stat::{FchmodatFlags, Mode, SFlag, UtimensatFlags};
+use nix::sys::time::TimeSpec;
+use nix::unistd::{Gid, Uid, UnlinkatFlags};
 
 use super::{Entry, Handle, Opened, ReadMode, SET_ID, View, attr_of, lstat_in};
 use crate::mount::backing::{BackingOf, DAEMON, Register};
@@ -57,16 +60,10 @@ pub struct Mknod {
     pub rdev: u32,
 }
 
-fn timespec(t: Option<SetTime>) -> Timespec {
+fn timespec(t: Option<SetTime>) -> TimeSpec {
     match t {
-        None => Timespec {
-            tv_sec: 0,
-            tv_nsec: rustix::fs::UTIME_OMIT,
-        },
-        Some(SetTime::Now) => Timespec {
-            tv_sec: 0,
-            tv_nsec: rustix::fs::UTIME_NOW,
-        },
+        None => TimeSpec::UTIME_OMIT,
+        Some(SetTime::Now) => TimeSpec::UTIME_NOW,
         Some(SetTime::At(t)) => {
             let (secs, nanos) = match t.duration_since(std::time::UNIX_EPOCH) {
                 Ok(d) => (d.as_secs() as i64, d.subsec_nanos() as i64),
@@ -80,10 +77,7 @@ fn timespec(t: Option<SetTime>) -> Timespec {
                     }
                 }
             };
-            Timespec {
-                tv_sec: secs,
-                tv_nsec: nanos,
-            }
+            TimeSpec::new(secs, nanos)
         }
     }
 }
@@ -112,13 +106,13 @@ fn proc_path(dir: BorrowedFd<'_>, name: Option<&OsStr>) -> OsString {
 /// long after every writer closed it.
 fn for_backing(file: &File) -> Option<OwnedFd> {
     use std::os::fd::AsRawFd;
-    let flags = rustix::fs::fcntl_getfl(file).ok()?;
-    if flags & OFlags::ACCMODE == OFlags::RDONLY {
+    let flags = OFlag::from_bits_truncate(nix::fcntl::fcntl(file, FcntlArg::F_GETFL).ok()?);
+    if flags & OFlag::O_ACCMODE == OFlag::O_RDONLY {
         return None;
     }
     let path = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let how = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    rustix::fs::open(path.as_str(), how, Mode::empty()).ok()
+    let how = OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    nix::fcntl::open(path.as_str(), how, Mode::empty()).ok()
 }
 
 impl<Id> View<Id> {
@@ -251,7 +245,11 @@ impl<Id> View<Id> {
         self.allow(&path, Change::MakeDir, "mkdir", who)?;
         self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(mode))?)
+            Ok(nix::sys::stat::mkdirat(
+                &dir,
+                name,
+                Mode::from_bits_truncate(mode),
+            )?)
         })?;
         self.made(&path, parent, dir.as_fd(), name)
     }
@@ -267,12 +265,12 @@ impl<Id> View<Id> {
         self.allow(&path, Change::Make, "mknod", who)?;
         self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::mknodat(
+            Ok(nix::sys::stat::mknodat(
                 &dir,
                 name,
-                FileType::from_raw_mode(node.mode),
-                Mode::from_raw_mode(node.mode),
-                node.rdev as u64,
+                SFlag::from_bits_truncate(node.mode & libc::S_IFMT),
+                Mode::from_bits_truncate(node.mode),
+                node.rdev.into(),
             )?)
         })?;
         self.made(&path, parent, dir.as_fd(), name)
@@ -289,7 +287,7 @@ impl<Id> View<Id> {
         self.allow(&path, Change::Make, "symlink", who)?;
         self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::symlinkat(target, &dir, name)?)
+            Ok(nix::unistd::symlinkat(target, &dir, name)?)
         })?;
         self.made(&path, parent, dir.as_fd(), name)
     }
@@ -315,9 +313,9 @@ impl<Id> View<Id> {
         let (src_dir, src_name) = self.located(&source)?;
         self.changing(&[(newparent, newname, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::linkat(
+            Ok(nix::unistd::linkat(
                 &src_dir,
-                &src_name,
+                src_name.as_os_str(),
                 &dir,
                 newname,
                 AtFlags::empty(),
@@ -342,11 +340,11 @@ impl<Id> View<Id> {
     }
 
     pub fn unlink(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
-        self.remove(parent, name, who, "unlink", AtFlags::empty())
+        self.remove(parent, name, who, "unlink", UnlinkatFlags::NoRemoveDir)
     }
 
     pub fn rmdir(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
-        self.remove(parent, name, who, "rmdir", AtFlags::REMOVEDIR)
+        self.remove(parent, name, who, "rmdir", UnlinkatFlags::RemoveDir)
     }
 
     fn remove(
@@ -355,13 +353,13 @@ impl<Id> View<Id> {
         name: &OsStr,
         who: Who,
         op: &'static str,
-        flags: AtFlags,
+        flags: UnlinkatFlags,
     ) -> Result<(), FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Remove, op, who)?;
         self.changing(&[(parent, name, Naming::Removed)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::unlinkat(&dir, name, flags)?)
+            Ok(nix::unistd::unlinkat(&dir, name, flags)?)
         })?;
         // The name is free: a new file there gets a new inode (the file's
         // other names keep theirs).
@@ -394,7 +392,7 @@ impl<Id> View<Id> {
     ) -> Result<(), FsError> {
         let flags = RenameFlags::from_bits(flags)
             .ok_or(FsError::Io(std::io::Error::from_raw_os_error(libc::EINVAL)))?;
-        if flags.contains(RenameFlags::WHITEOUT) {
+        if flags.contains(RenameFlags::RENAME_WHITEOUT) {
             return Err(FsError::Unsupported);
         }
         let (from, from_dir) = self.in_dir(parent, name)?;
@@ -409,7 +407,7 @@ impl<Id> View<Id> {
             who,
         )?;
         self.allow(&to, Change::Make, "rename", who)?;
-        let exchange = flags.contains(RenameFlags::EXCHANGE);
+        let exchange = flags.contains(RenameFlags::RENAME_EXCHANGE);
         if exchange {
             let holds = self.moves_protected(&to);
             self.allow(
@@ -432,7 +430,7 @@ impl<Id> View<Id> {
         }
         self.changing(&names, || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::renameat_with(
+            Ok(nix::fcntl::renameat2(
                 &from_dir, name, &to_dir, newname, flags,
             )?)
         })?;
@@ -456,26 +454,26 @@ impl<Id> View<Id> {
         // The kernel sends a create only for a name it found absent; should a
         // file appear there meanwhile, O_EXCL fails and O_TRUNC empties it,
         // as the caller asked.
-        let keep = OFlags::from_bits_truncate(flags as u32)
-            & (OFlags::EXCL | OFlags::APPEND | OFlags::TRUNC);
+        let keep =
+            OFlag::from_bits_truncate(flags) & (OFlag::O_EXCL | OFlag::O_APPEND | OFlag::O_TRUNC);
         // Read-write whatever the caller asked, so that the file can be a
         // passthrough backing for every later open (the kernel checks each
         // open's own access mode); a new file grants it. Made exclusively
         // first, so that the view knows whether it made the name.
-        let how = OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC | keep;
+        let how = OFlag::O_CREAT | OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | keep;
         let made = self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::openat(
+            Ok(nix::fcntl::openat(
                 &dir,
                 name,
-                how | OFlags::EXCL,
-                Mode::from_raw_mode(mode),
+                how | OFlag::O_EXCL,
+                Mode::from_bits_truncate(mode),
             )?)
         });
         let fd = match made {
             Ok(fd) => fd,
             Err(FsError::Io(e))
-                if e.raw_os_error() == Some(libc::EEXIST) && !keep.contains(OFlags::EXCL) =>
+                if e.raw_os_error() == Some(libc::EEXIST) && !keep.contains(OFlag::O_EXCL) =>
             {
                 self.open_existing(&dir, name, how, mode, flags, who)?
             }
@@ -495,18 +493,18 @@ impl<Id> View<Id> {
         &self,
         dir: &OwnedFd,
         name: &OsStr,
-        how: OFlags,
+        how: OFlag,
         mode: u32,
         flags: i32,
         who: Who,
     ) -> Result<OwnedFd, FsError> {
         let _as = AsCaller::switch(who)?;
-        let mode = Mode::from_raw_mode(mode);
-        Ok(rustix::fs::openat(dir, name, how, mode).or_else(|e| {
-            let acc = OFlags::from_bits_truncate((flags & libc::O_ACCMODE) as u32);
+        let mode = Mode::from_bits_truncate(mode);
+        Ok(nix::fcntl::openat(dir, name, how, mode).or_else(|e| {
+            let acc = OFlag::from_bits_truncate(flags & libc::O_ACCMODE);
             match e {
-                rustix::io::Errno::ACCESS => {
-                    rustix::fs::openat(dir, name, (how - OFlags::RDWR) | acc, mode)
+                nix::Error::EACCES => {
+                    nix::fcntl::openat(dir, name, (how - OFlag::O_RDWR) | acc, mode)
                 }
                 e => Err(e),
             }
@@ -594,7 +592,7 @@ impl<Id> View<Id> {
         let by_proc = proc_path(target.as_fd(), None);
         let mut mode = set.mode;
         if let Some(wanted) = mode {
-            let now = rustix::fs::fstat(&target)?.st_mode;
+            let now = nix::sys::stat::fstat(&target)?.st_mode;
             if only_drops_set_id_bits(now, wanted) {
                 // The kernel asks this when someone who is not the owner
                 // writes to or truncates a set-user-ID or set-group-ID file
@@ -603,11 +601,11 @@ impl<Id> View<Id> {
                 // being the owner, could not ask it of chmod. Only a kernel
                 // without FUSE_HANDLE_KILLPRIV_V2 asks it: with it, the
                 // disk drops the bits itself as the writer.
-                rustix::fs::chmodat(
-                    rustix::fs::CWD,
+                nix::sys::stat::fchmodat(
+                    AT_FDCWD,
                     by_proc.as_os_str(),
-                    Mode::from_raw_mode(wanted),
-                    AtFlags::empty(),
+                    Mode::from_bits_truncate(wanted),
+                    FchmodatFlags::FollowSymlink,
                 )?;
                 mode = None;
             }
@@ -619,43 +617,39 @@ impl<Id> View<Id> {
                     Some(Handle::Real { file: Some(f), .. }) => f.set_len(size)?,
                     _ => {
                         // Reopened for writing, with the caller's rights.
-                        let w = rustix::fs::openat(
-                            rustix::fs::CWD,
+                        let w = nix::fcntl::open(
                             by_proc.as_os_str(),
-                            OFlags::WRONLY | OFlags::CLOEXEC,
+                            OFlag::O_WRONLY | OFlag::O_CLOEXEC,
                             Mode::empty(),
                         )?;
-                        rustix::fs::ftruncate(&w, size)?;
+                        nix::unistd::ftruncate(&w, size as i64)?;
                     }
                 }
             }
             if let Some(mode) = mode {
-                rustix::fs::chmodat(
-                    rustix::fs::CWD,
+                nix::sys::stat::fchmodat(
+                    AT_FDCWD,
                     by_proc.as_os_str(),
-                    Mode::from_raw_mode(mode),
-                    AtFlags::empty(),
+                    Mode::from_bits_truncate(mode),
+                    FchmodatFlags::FollowSymlink,
                 )?;
             }
             if set.uid.is_some() || set.gid.is_some() {
-                rustix::fs::chownat(
+                nix::unistd::fchownat(
                     &target,
                     "",
-                    set.uid.map(rustix::fs::Uid::from_raw),
-                    set.gid.map(rustix::fs::Gid::from_raw),
-                    AtFlags::EMPTY_PATH,
+                    set.uid.map(Uid::from_raw),
+                    set.gid.map(Gid::from_raw),
+                    AtFlags::AT_EMPTY_PATH,
                 )?;
             }
             if set.atime.is_some() || set.mtime.is_some() {
-                let times = Timestamps {
-                    last_access: timespec(set.atime),
-                    last_modification: timespec(set.mtime),
-                };
-                rustix::fs::utimensat(
-                    rustix::fs::CWD,
+                nix::sys::stat::utimensat(
+                    AT_FDCWD,
                     by_proc.as_os_str(),
-                    &times,
-                    AtFlags::empty(),
+                    &timespec(set.atime),
+                    &timespec(set.mtime),
+                    UtimensatFlags::FollowSymlink,
                 )?;
             }
         }
@@ -737,11 +731,11 @@ impl<Id> View<Id> {
         let path = self.path_of(ino)?;
         self.allow(&path, Change::Modify, "fallocate", who)?;
         let file = self.real_file(fh, ino)?;
-        let flags = rustix::fs::FallocateFlags::from_bits(mode as u32).ok_or(FsError::Io(
+        let flags = FallocateFlags::from_bits(mode).ok_or(FsError::Io(
             std::io::Error::from_raw_os_error(libc::EOPNOTSUPP),
         ))?;
         let _as = AsCaller::switch(who)?;
-        rustix::fs::fallocate(&file, flags, offset, length)?;
+        nix::fcntl::fallocate(&file, flags, offset as i64, length as i64)?;
         Ok(())
     }
 
