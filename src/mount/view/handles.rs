@@ -19,9 +19,10 @@ use seal_gate::snapshot::Snapshot;
 
 /// An open file or directory.
 pub(super) enum Handle<Id> {
-    /// An ordinary file (read here when not passed through; no file is kept
-    /// when a kept backing serves it).
+    /// An ordinary file opened through inode `ino` (read here when not
+    /// passed through; no file is kept when a kept backing serves it).
     Real {
+        ino: u64,
         file: Option<File>,
         _backing: Option<Arc<Backing<Id>>>,
     },

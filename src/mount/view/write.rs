@@ -220,19 +220,26 @@ impl<Id> View<Id> {
                 return Ok(Some(f.try_clone()?));
             }
         }
-        let Some((
-            BackingOf::RealFile {
-                dev, ino: disk_ino, ..
-            },
-            _,
-        )) = self.backings().kept(ino)
-        else {
-            return Err(FsError::Stale);
+        // The file of its kept backing, or (no backing: the daemon serves its
+        // reads) of a handle opened through it.
+        let kept = match self.backings().kept(ino) {
+            Some((BackingOf::RealFile { dev, ino, .. }, _)) => Some((dev, ino)),
+            _ => None,
         };
-        let open = self.handles.all();
-        for handle in open {
-            if let Handle::Real { file: Some(f), .. } = &*handle {
-                if fstat_fd(f.as_fd()).is_ok_and(|st| st.st_dev == dev && st.st_ino == disk_ino) {
+        for handle in self.handles.all() {
+            if let Handle::Real {
+                file: Some(f),
+                ino: opened_as,
+                ..
+            } = &*handle
+            {
+                let same = match kept {
+                    Some(disk) => {
+                        fstat_fd(f.as_fd()).is_ok_and(|st| (st.st_dev, st.st_ino) == disk)
+                    }
+                    None => *opened_as == ino,
+                };
+                if same {
                     return Ok(Some(f.try_clone()?));
                 }
             }
@@ -563,6 +570,7 @@ impl<Id> View<Id> {
             None => ReadMode::Cached,
         };
         let fh = self.add_handle(Handle::Real {
+            ino,
             file: Some(file),
             _backing: backing,
         });
