@@ -567,7 +567,14 @@ impl<Id> View<Id> {
         }
         let mode = match &backing {
             Some(b) => ReadMode::Passthrough(b.clone()),
-            None => ReadMode::Cached,
+            None => {
+                // Read through the kernel's page cache, which stops at the
+                // size it keeps: a change on the disk the directory feed's
+                // notice has not yet reached must not cut the read short.
+                // (Dropping attributes takes no lock a request may hold.)
+                self.kernel.forget_attributes(ino);
+                ReadMode::Cached
+            }
         };
         let fh = self.add_handle(Handle::Real {
             ino,
