@@ -280,22 +280,10 @@ impl Model {
     /// Everything at or under `from` is now at or under `to` (what was
     /// there is replaced).
     fn rename(&mut self, from: &str, to: &str) {
-        let gone: Vec<String> = self
-            .disk
-            .keys()
-            .filter(|p| within(p, to))
-            .cloned()
-            .collect();
-        for p in gone {
+        for p in self.under(to) {
             self.unname(&p);
         }
-        let moved: Vec<String> = self
-            .disk
-            .keys()
-            .filter(|p| within(p, from))
-            .cloned()
-            .collect();
-        for p in moved {
+        for p in self.under(from) {
             let new = format!("{to}{}", &p[from.len()..]);
             let bytes = self.disk.remove(&p).unwrap();
             self.disk.insert(new.clone(), bytes);
@@ -305,6 +293,15 @@ impl Model {
                 }
             }
         }
+    }
+
+    /// The names on the disk at or under `dir`.
+    fn under(&self, dir: &str) -> Vec<String> {
+        self.disk
+            .keys()
+            .filter(|p| within(p, dir))
+            .cloned()
+            .collect()
     }
 
     /// `to` is now another name of the file at `from`.

@@ -375,10 +375,6 @@ impl Visit for Trackable {
         self.found = true;
         Flow::Stop
     }
-
-    fn between(&mut self) -> Flow {
-        Flow::Continue
-    }
 }
 
 /// Where the root of a recorded key is on disk.

@@ -108,11 +108,16 @@ pub trait Visit {
     ) -> Flow;
     /// Directory `rel` is open as `dir`, about to be listed.
     fn opened(&mut self, _dir: BorrowedFd<'_>) {}
-    /// Directory `rel` could not be opened or listed.
-    fn unreadable(&mut self, rel: &str, error: io::Error) -> Flow;
+    /// Directory `rel` could not be opened or listed (passed over unless
+    /// the visitor says otherwise).
+    fn unreadable(&mut self, _rel: &str, _error: io::Error) -> Flow {
+        Flow::Continue
+    }
     /// Called before each directory is entered: a place to stop (a proof was
     /// found, the work was cancelled) or to relieve descriptor pressure.
-    fn between(&mut self) -> Flow;
+    fn between(&mut self) -> Flow {
+        Flow::Continue
+    }
 }
 
 /// How a walk ended.
@@ -348,9 +353,6 @@ mod tests {
         }
         fn unreadable(&mut self, rel: &str, _: io::Error) -> Flow {
             self.unreadable.push(rel.to_string());
-            Flow::Continue
-        }
-        fn between(&mut self) -> Flow {
             Flow::Continue
         }
     }

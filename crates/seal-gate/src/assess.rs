@@ -157,14 +157,6 @@ impl Visit for Uncovering<'_, '_> {
         }
         Flow::Continue
     }
-
-    fn unreadable(&mut self, _: &str, _: std::io::Error) -> Flow {
-        Flow::Continue
-    }
-
-    fn between(&mut self) -> Flow {
-        Flow::Continue
-    }
 }
 
 /// The kind of the entry at `raw` (by listing its parent), if it exists.
@@ -213,9 +205,6 @@ pub fn holds_protected(project: BorrowedFd<'_>, dir: &RawPath) -> bool {
         fn unreadable(&mut self, _: &str, _: std::io::Error) -> Flow {
             self.0 = true;
             Flow::Stop
-        }
-        fn between(&mut self) -> Flow {
-            Flow::Continue
         }
     }
     let mut holds = Holds(false);
