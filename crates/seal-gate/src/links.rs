@@ -82,7 +82,7 @@ impl LinkRule {
 
     /// Whether a symlink in directory `link_dir` (project-relative) pointing
     /// at `target` may be shown.
-    pub fn allows(&self, link_dir: &RawPath, target: &OsStr) -> bool {
+    pub(crate) fn allows(&self, link_dir: &RawPath, target: &OsStr) -> bool {
         let target = Path::new(target);
         let absolute = if target.is_absolute() {
             normalize(target)

@@ -397,7 +397,7 @@ pub static AGENT_DIRS: &[&str] = &[
 
 /// Instruction files agents load by name from the project root and from
 /// subdirectories (so at any depth).
-pub static INSTRUCTION_FILES: &[&str] = &[
+pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "AGENT.md",
     "AGENTS.md",
     "AGENTS.override.md",
@@ -688,7 +688,7 @@ impl ExtraRows {
 /// [`classify`], then the `extra` rows: a built-in artifact stays one; else
 /// an extra row producing a prefix of the path makes that prefix an artifact
 /// root, and a path on the way to one is a container.
-pub fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
+pub(crate) fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
     let built_in = classify(segments);
     if extra.is_empty() || matches!(built_in, SurfaceClass::Artifact { .. }) {
         return built_in;
