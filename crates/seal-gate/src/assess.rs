@@ -122,7 +122,7 @@ pub fn uncovered_artifacts(
 /// root's or an artifact's inside, `.git`, or a symlink's target;
 /// directories that cannot be listed are passed over. One walk
 /// ([`seal_core::walk`]), each directory's token its view path.
-pub fn walk_view(
+pub(crate) fn walk_view(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     extra: &crate::surfaces::ExtraRows,

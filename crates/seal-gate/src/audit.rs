@@ -142,7 +142,7 @@ pub struct Session {
 
 /// A fresh session id: 128 random bits in hex (the time and pid when the
 /// kernel's random source cannot be read).
-pub fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     let mut bytes = [0u8; 16];
     let read = std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));

@@ -508,7 +508,7 @@ const GIT_SIDE_DOORS: &[(&str, &str)] = &[
 
 /// What the built-in git rules say about a project path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GitRule {
+pub(crate) enum GitRule {
     /// Nothing.
     None,
     /// A file through which git on the host runs commands or finds another
@@ -532,7 +532,7 @@ fn git_name(name: &str, want: &str) -> bool {
 }
 
 /// The built-in git rule of the project path of NFC `names`.
-pub fn git_rule<'a>(names: impl IntoIterator<Item = &'a str>) -> GitRule {
+pub(crate) fn git_rule<'a>(names: impl IntoIterator<Item = &'a str>) -> GitRule {
     let names: Vec<&str> = names.into_iter().collect();
     let Some(last) = names.last() else {
         return GitRule::None;
@@ -655,7 +655,7 @@ impl MachinePolicy {
     /// The write guard the built-in git rules ([`git_rule`]) put on the
     /// project path of NFC `names`, unless this policy lifts the rule
     /// (`allowWriteProtected`).
-    pub fn git_guard<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Guard {
+    pub(crate) fn git_guard<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Guard {
         let lifted = |name: &str| self.allow_write_protected.contains(&name);
         match git_rule(names) {
             GitRule::None => Guard::Open,
