@@ -28,9 +28,9 @@ use std::time::Instant;
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, mkdirat};
 use seal_core::discovery::Listings;
-use seal_core::effort::{AfterProof, Cancel, Effort};
+use seal_core::effort::{AfterProof, Cancel, Effort, HashProgress};
 use seal_core::fs::open_project;
-use seal_core::hash::{HashProgress, KeepNothing};
+use seal_core::hash::KeepNothing;
 use seal_core::lockfile::Lockfile;
 use seal_core::paths::BundleKey;
 use seal_core::store::read_lockfile;
@@ -169,6 +169,7 @@ fn core(project: &Path, key: &str, mode: &str, reps: usize) {
             after_proof,
             cancel: &cancel,
             progress: Some(&progress),
+            witness: None,
         };
         let cpu_start = cpu();
         let started = Instant::now();

@@ -25,9 +25,25 @@ fi
 # (seal-gate's test-hooks feature): link it, in case a plain `cargo build`
 # replaced it at target/debug/seal.
 cargo build --all-targets --quiet
-if cargo nextest --version >/dev/null 2>&1; then
-  exec cargo nextest run --all-targets --no-fail-fast "$@"
-else
+if ! cargo nextest --version >/dev/null 2>&1; then
   echo "cargo-nextest not found; running cargo test instead" >&2
   exec cargo test --all-targets --no-fail-fast "$@"
 fi
+if [ "${SEAL_TEST_MODES:-}" != "all" ]; then
+  exec cargo nextest run --all-targets --no-fail-fast "$@"
+fi
+# SEAL_TEST_MODES=all: the suite, then the mount tests again in every mode
+# of the view, as gocryptfs runs its suite per flag: every open verified in
+# full (--rehash-every-open), and reads served by the daemon (no FUSE
+# passthrough, as where the kernel refuses it). Tests of a fast path a mode
+# turns off say so and pass over it (support::mount_mode_has).
+status=0
+cargo nextest run --all-targets --no-fail-fast "$@" || status=1
+mount_tests=(--test mount --test mount_clients --test mount_handles --test mount_toctou
+  --test mount_workflows --test mount_write --test mount_stress --test mount_conventions
+  --test mount_surfaces)
+echo "== mode: --rehash-every-open" >&2
+SEAL_TEST_MOUNT_MODE=--rehash-every-open cargo nextest run --no-fail-fast "${mount_tests[@]}" "$@" || status=1
+echo "== mode: no passthrough" >&2
+SEAL_TEST_NO_PASSTHROUGH=1 cargo nextest run --no-fail-fast "${mount_tests[@]}" "$@" || status=1
+exit $status

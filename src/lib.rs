@@ -7,6 +7,12 @@
 //! the machine policy and the agent surface table); `seal-core` knows the
 //! spec and nothing above it.
 
-pub mod cli;
-pub mod mount;
-pub mod run;
+//!
+//! Nothing of this crate is used outside it but [`main`]: its modules are
+//! private, so the compiler holds every item to a use inside the crate.
+
+mod cli;
+mod mount;
+mod run;
+
+pub use cli::main;

@@ -1,5 +1,5 @@
-//! The `seal` binary: a thin shell over [`sealfs::cli`].
+//! The `seal` binary: a thin shell over [`sealfs::main`].
 
 fn main() -> std::process::ExitCode {
-    sealfs::cli::main()
+    sealfs::main()
 }

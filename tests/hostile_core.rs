@@ -16,9 +16,9 @@ use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{Mode, mkdirat};
 use seal_core::digest::Digest;
 use seal_core::discovery::{Listings, has_trackable_entry};
-use seal_core::effort::{AfterProof, Cancel, Effort};
+use seal_core::effort::{AfterProof, Cancel, Effort, HashProgress};
 use seal_core::fs::{EntryKind, RawPath, open_project};
-use seal_core::hash::{Finish, HashProgress, KeepNothing, Keeper, observe_root};
+use seal_core::hash::{Finish, KeepNothing, Keeper, observe_root};
 use seal_core::lockfile::BundleEntry;
 use seal_core::paths::{BundleKey, FilePath};
 use seal_core::verify::{BundleState, KeyCheck, verify_key, verify_key_with};
@@ -73,6 +73,7 @@ fn check(
         after_proof,
         cancel,
         progress: Some(&progress),
+        witness: None,
     };
     let key = BundleKey::parse(KEY).unwrap();
     let c = verify_key_with(&mut l, &key, entry, &Discard(keeper), effort).unwrap();

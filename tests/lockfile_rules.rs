@@ -1,10 +1,10 @@
 //! One test per validity rule of SPEC §Lockfile Validity and the seeds'
 //! lockfile reference, through the public parser: each invalid lockfile must be
-//! rejected with exactly the named [`Rule`] (and nothing else, unless a second
+//! rejected with exactly the named [`ValidityRule`] (and nothing else, unless a second
 //! rule is necessarily broken too), and the message must name the offending
 //! value. The golden files in tests/golden/ pin the canonical writer.
 
-use seal_core::lockfile::{Lockfile, LockfileError, Policy, Rule};
+use seal_core::lockfile::{Lockfile, LockfileError, Policy, ValidityRule};
 use sha2::{Digest as _, Sha256};
 use unicode_normalization::UnicodeNormalization;
 
@@ -83,15 +83,15 @@ fn parse_err(text: &str) -> LockfileError {
     }
 }
 
-fn rules(text: &str) -> Vec<Rule> {
+fn rules(text: &str) -> Vec<ValidityRule> {
     parse_err(text).violations.iter().map(|v| v.rule).collect()
 }
 
 /// Asserts that `text` breaks exactly `rule` (once) and returns the message.
 #[track_caller]
-fn only(text: &str, rule: Rule) -> String {
+fn only(text: &str, rule: ValidityRule) -> String {
     let e = parse_err(text);
-    let got: Vec<Rule> = e.violations.iter().map(|v| v.rule).collect();
+    let got: Vec<ValidityRule> = e.violations.iter().map(|v| v.rule).collect();
     assert_eq!(got, [rule], "for lockfile:\n{text}\nerror: {e}");
     let shown = e.to_string();
     assert!(
@@ -124,7 +124,7 @@ fn not_json_at_all() {
         "{'version': 1}",
         "{version: 1}",
     ] {
-        only(bad, Rule::NotJson);
+        only(bad, ValidityRule::NotJson);
     }
 }
 
@@ -137,7 +137,7 @@ fn top_level_must_be_an_object() {
         ("\"x\"", "a string"),
         ("true", "a boolean"),
     ] {
-        let msg = only(bad, Rule::NotAnObject);
+        let msg = only(bad, ValidityRule::NotAnObject);
         assert!(msg.contains(what), "{msg}");
     }
 }
@@ -146,7 +146,7 @@ fn top_level_must_be_an_object() {
 fn trailing_garbage_is_rejected() {
     for tail in [" x", "{}", "\n{}", ",", "\n\n}", " null", "\u{0}"] {
         let text = format!("{EMPTY}{tail}");
-        let msg = only(&text, Rule::NotJson);
+        let msg = only(&text, ValidityRule::NotJson);
         assert!(
             msg.contains("after the JSON value") || msg.contains("expected"),
             "{msg}"
@@ -159,12 +159,12 @@ fn trailing_garbage_is_rejected() {
 #[test]
 fn duplicate_keys_at_the_top_level() {
     let text = "{\"version\": 1, \"policy\": \"block\", \"policy\": \"block\", \"bundles\": {}}";
-    let msg = only(text, Rule::NotJson);
+    let msg = only(text, ValidityRule::NotJson);
     assert!(msg.contains("duplicate object key \"policy\""), "{msg}");
     // Same key after unescaping.
     only(
         "{\"version\": 1, \"\\u0076ersion\": 1, \"policy\": \"block\", \"bundles\": {}}",
-        Rule::NotJson,
+        ValidityRule::NotJson,
     );
 }
 
@@ -175,7 +175,7 @@ fn duplicate_keys_in_bundles_entries_and_files() {
     let text = format!(
         "{{\"version\": 1, \"discovery\": [\"s/*\"], \"policy\": \"block\", \"bundles\": {{\"./s/a\": {e}, \"./s/a\": {e}}}}}"
     );
-    let msg = only(&text, Rule::NotJson);
+    let msg = only(&text, ValidityRule::NotJson);
     assert!(msg.contains("duplicate object key \"./s/a\""), "{msg}");
     // Twice "files" inside an entry.
     let files = format!("{{\"SKILL.md\": \"{}\"}}", h(1));
@@ -183,7 +183,10 @@ fn duplicate_keys_in_bundles_entries_and_files() {
         "{{\"contentHash\": \"{}\", \"files\": {files}, \"files\": {files}}}",
         agg(&[("SKILL.md", &h(1))])
     );
-    only(&lock(&["s/*"], &[("./s/a", dup_field)]), Rule::NotJson);
+    only(
+        &lock(&["s/*"], &[("./s/a", dup_field)]),
+        ValidityRule::NotJson,
+    );
     // Twice a file path.
     let dup_file = format!(
         "{{\"contentHash\": \"{}\", \"files\": {{\"SKILL.md\": \"{}\", \"SKILL.md\": \"{}\"}}}}",
@@ -191,7 +194,10 @@ fn duplicate_keys_in_bundles_entries_and_files() {
         h(1),
         h(1)
     );
-    let msg = only(&lock(&["s/*"], &[("./s/a", dup_file)]), Rule::NotJson);
+    let msg = only(
+        &lock(&["s/*"], &[("./s/a", dup_file)]),
+        ValidityRule::NotJson,
+    );
     assert!(msg.contains("line 1"), "position is named: {msg}");
 }
 
@@ -202,14 +208,14 @@ fn invalid_utf8_is_rejected() {
     bytes[at] = 0xff;
     let e = Lockfile::parse(&bytes).unwrap_err();
     assert_eq!(e.violations.len(), 1);
-    assert_eq!(e.violations[0].rule, Rule::NotJson);
+    assert_eq!(e.violations[0].rule, ValidityRule::NotJson);
     assert!(e.violations[0].message.contains("UTF-8"), "{e}");
     // An overlong encoding and a lone continuation byte.
     for bad in [
         &b"{\"version\": 1, \"policy\": \"\xc0\xafblock\", \"bundles\": {}}"[..],
         b"\x80{}",
     ] {
-        assert!(Lockfile::parse(bad).unwrap_err().has(Rule::NotJson));
+        assert!(Lockfile::parse(bad).unwrap_err().has(ValidityRule::NotJson));
     }
 }
 
@@ -220,7 +226,7 @@ fn byte_order_mark_is_rejected() {
     let e = Lockfile::parse(&bytes).unwrap_err();
     assert_eq!(
         e.violations.iter().map(|v| v.rule).collect::<Vec<_>>(),
-        [Rule::NotJson]
+        [ValidityRule::NotJson]
     );
     assert!(e.to_string().contains("byte-order mark"), "{e}");
 }
@@ -234,7 +240,7 @@ fn lone_surrogates_and_raw_control_characters_are_rejected() {
         "{\"version\": 1, \"policy\": \"blo\nck\", \"bundles\": {}}",
         "{\"version\": 1, \"policy\": \"\\x\", \"bundles\": {}}",
     ] {
-        only(bad, Rule::NotJson);
+        only(bad, ValidityRule::NotJson);
     }
 }
 
@@ -245,7 +251,7 @@ fn hostile_nesting_is_an_error_not_a_crash() {
         "[".repeat(100_000),
         "]".repeat(100_000)
     );
-    only(&deep, Rule::NotJson);
+    only(&deep, ValidityRule::NotJson);
 }
 
 // ---------------------------------------------------------------------------
@@ -256,13 +262,13 @@ fn hostile_nesting_is_an_error_not_a_crash() {
 fn unknown_top_level_fields() {
     let msg = only(
         "{\"version\": 1, \"policy\": \"block\", \"bundles\": {}, \"extra\": true}",
-        Rule::UnknownField,
+        ValidityRule::UnknownField,
     );
     assert!(msg.contains("\"extra\""), "{msg}");
     // A case variant beside the real field is unknown, with a hint.
     let msg = only(
         "{\"version\": 1, \"Version\": 1, \"policy\": \"block\", \"bundles\": {}}",
-        Rule::UnknownField,
+        ValidityRule::UnknownField,
     );
     assert!(
         msg.contains("\"Version\"") && msg.contains("did you mean \"version\""),
@@ -271,27 +277,27 @@ fn unknown_top_level_fields() {
     // A case variant alone: unknown, and the real field is missing.
     assert_eq!(
         rules("{\"Version\": 1, \"policy\": \"block\", \"bundles\": {}}"),
-        [Rule::UnknownField, Rule::VersionMissing]
+        [ValidityRule::UnknownField, ValidityRule::VersionMissing]
     );
     assert_eq!(
         rules("{\"version\": 1, \"Policy\": \"block\", \"bundles\": {}}"),
-        [Rule::UnknownField, Rule::PolicyMissing]
+        [ValidityRule::UnknownField, ValidityRule::PolicyMissing]
     );
     assert_eq!(
         rules("{\"version\": 1, \"policy\": \"block\", \"BUNDLES\": {}}"),
-        [Rule::UnknownField, Rule::BundlesMissing]
+        [ValidityRule::UnknownField, ValidityRule::BundlesMissing]
     );
     assert_eq!(
         rules(&format!(
             "{{\"version\": 1, \"Discovery\": [\"s/*\"], \"policy\": \"block\", \"bundles\": {{\"./s/a\": {}}}}}",
             ok_entry()
         )),
-        [Rule::UnknownField, Rule::DiscoveryRequired]
+        [ValidityRule::UnknownField, ValidityRule::DiscoveryRequired]
     );
     // Empty-string and null-valued unknown fields are still unknown.
     only(
         "{\"\": null, \"version\": 1, \"policy\": \"block\", \"bundles\": {}}",
-        Rule::UnknownField,
+        ValidityRule::UnknownField,
     );
 }
 
@@ -308,7 +314,7 @@ fn unknown_bundle_entry_fields() {
         "\"signature\": null",
     ] {
         let e = format!("{{{extra}, {}", &base[1..]);
-        let msg = only(&lock(&["s/*"], &[("./s/a", e)]), Rule::UnknownField);
+        let msg = only(&lock(&["s/*"], &[("./s/a", e)]), ValidityRule::UnknownField);
         assert!(msg.contains("bundle ./s/a"), "{msg}");
     }
 }
@@ -325,17 +331,17 @@ fn with_version(v: &str) -> String {
 fn version_must_be_the_integer_one() {
     accepted(&with_version("1"));
     for v in ["2", "0", "-1", "-0", "10", "100000000000000000000000000"] {
-        let msg = only(&with_version(v), Rule::VersionUnsupported);
+        let msg = only(&with_version(v), ValidityRule::VersionUnsupported);
         assert!(msg.contains(v), "{msg}");
     }
     for v in [
         "1.0", "1e0", "1E0", "0.1e1", "1.5", "\"1\"", "null", "true", "[1]", "{}",
     ] {
-        only(&with_version(v), Rule::VersionNotInteger);
+        only(&with_version(v), ValidityRule::VersionNotInteger);
     }
     only(
         "{\"policy\": \"block\", \"bundles\": {}}",
-        Rule::VersionMissing,
+        ValidityRule::VersionMissing,
     );
 }
 
@@ -355,25 +361,28 @@ fn policy_must_be_block_or_warn_exactly() {
         "\"audit\"",
         "\"off\"",
     ] {
-        let msg = only(&p(v), Rule::PolicyInvalid);
+        let msg = only(&p(v), ValidityRule::PolicyInvalid);
         assert!(msg.contains(v), "the value is named: {msg}");
     }
     for v in ["null", "1", "true", "[\"block\"]", "{}"] {
-        only(&p(v), Rule::PolicyInvalid);
+        only(&p(v), ValidityRule::PolicyInvalid);
     }
-    only("{\"version\": 1, \"bundles\": {}}", Rule::PolicyMissing);
+    only(
+        "{\"version\": 1, \"bundles\": {}}",
+        ValidityRule::PolicyMissing,
+    );
 }
 
 #[test]
 fn bundles_is_a_required_object() {
     only(
         "{\"version\": 1, \"policy\": \"block\"}",
-        Rule::BundlesMissing,
+        ValidityRule::BundlesMissing,
     );
     for v in ["null", "[]", "\"\"", "0", "true"] {
         only(
             &format!("{{\"version\": 1, \"policy\": \"block\", \"bundles\": {v}}}"),
-            Rule::BundlesNotObject,
+            ValidityRule::BundlesNotObject,
         );
     }
 }
@@ -386,11 +395,11 @@ fn discovery_is_absent_or_an_array_of_strings() {
     accepted(&d("[]"));
     accepted(&d("[\"skills/*\"]"));
     for v in ["null", "\"skills/*\"", "{}", "1", "true"] {
-        let msg = only(&d(v), Rule::DiscoveryNotArray);
+        let msg = only(&d(v), ValidityRule::DiscoveryNotArray);
         assert!(msg.contains("discovery"), "{msg}");
     }
     for v in ["[1]", "[null]", "[[\"a\"]]", "[\"a\", {}]", "[true]"] {
-        only(&d(v), Rule::PatternNotString);
+        only(&d(v), ValidityRule::PatternNotString);
     }
 }
 
@@ -399,9 +408,9 @@ fn missing_everything_reports_every_rule() {
     assert_eq!(
         rules("{}"),
         [
-            Rule::VersionMissing,
-            Rule::PolicyMissing,
-            Rule::BundlesMissing
+            ValidityRule::VersionMissing,
+            ValidityRule::PolicyMissing,
+            ValidityRule::BundlesMissing
         ]
     );
 }
@@ -433,7 +442,7 @@ fn every_malformed_pattern_is_rejected() {
             "{{\"version\": 1, \"discovery\": [{}], \"policy\": \"block\", \"bundles\": {{}}}}",
             js(bad)
         );
-        let msg = only(&text, Rule::PatternMalformed);
+        let msg = only(&text, ValidityRule::PatternMalformed);
         assert!(msg.contains(words), "{bad:?}: {msg}");
     }
 }
@@ -456,7 +465,7 @@ fn nesting_patterns_are_rejected() {
         ("x", "x/y/z"),
     ] {
         for (p, q) in [(a, b), (b, a)] {
-            let msg = only(&lock(&[p, q], &[]), Rule::PatternsNest);
+            let msg = only(&lock(&[p, q], &[]), ValidityRule::PatternsNest);
             assert!(msg.contains(a) && msg.contains(b), "{msg}");
         }
     }
@@ -487,13 +496,16 @@ fn bundles_without_discovery_are_rejected() {
         "{{\"version\": 1, \"policy\": \"block\", \"bundles\": {{\"./s/a\": {}}}}}",
         ok_entry()
     );
-    let msg = only(&text, Rule::DiscoveryRequired);
+    let msg = only(&text, ValidityRule::DiscoveryRequired);
     assert!(msg.contains("discovery"), "{msg}");
 }
 
 #[test]
 fn empty_discovery_produces_nothing() {
-    let msg = only(&lock(&[], &[("./s/a", ok_entry())]), Rule::KeyNotProduced);
+    let msg = only(
+        &lock(&[], &[("./s/a", ok_entry())]),
+        ValidityRule::KeyNotProduced,
+    );
     assert!(msg.contains("./s/a"), "{msg}");
 }
 
@@ -502,7 +514,7 @@ fn key_not_produced_explains_whole_root_versus_per_child() {
     // Whole-root discovery does not produce a child key.
     let msg = only(
         &lock(&["skills"], &[("./skills/foo", ok_entry())]),
-        Rule::KeyNotProduced,
+        ValidityRule::KeyNotProduced,
     );
     for part in [
         "./skills/foo",
@@ -518,7 +530,7 @@ fn key_not_produced_explains_whole_root_versus_per_child() {
     // Per-child discovery does not produce the parent.
     let msg = only(
         &lock(&["skills/*"], &[("./skills", ok_entry())]),
-        Rule::KeyNotProduced,
+        ValidityRule::KeyNotProduced,
     );
     for part in ["./skills", "\"skills/*\"", "add \"skills\""] {
         assert!(msg.contains(part), "missing {part:?} in: {msg}");
@@ -526,7 +538,7 @@ fn key_not_produced_explains_whole_root_versus_per_child() {
     // Unrelated pattern: offers both shapes.
     let msg = only(
         &lock(&["other/*"], &[("./x/y", ok_entry())]),
-        Rule::KeyNotProduced,
+        ValidityRule::KeyNotProduced,
     );
     for part in [
         "./x/y",
@@ -540,17 +552,17 @@ fn key_not_produced_explains_whole_root_versus_per_child() {
     // Wildcards are per segment: `*` does not produce a two-segment key.
     only(
         &lock(&["*"], &[("./a/b", ok_entry())]),
-        Rule::KeyNotProduced,
+        ValidityRule::KeyNotProduced,
     );
     // `?` is literal.
     only(
         &lock(&["skills/?"], &[("./skills/a", ok_entry())]),
-        Rule::KeyNotProduced,
+        ValidityRule::KeyNotProduced,
     );
     // Case-sensitive.
     only(
         &lock(&["Skills/*"], &[("./skills/a", ok_entry())]),
-        Rule::KeyNotProduced,
+        ValidityRule::KeyNotProduced,
     );
 }
 
@@ -592,7 +604,10 @@ fn every_malformed_key_is_rejected() {
         ("./a\rb", "carriage return"),
         ("./a\nb", "line feed"),
     ] {
-        let msg = only(&lock(&["*"], &[(bad, ok_entry())]), Rule::KeyMalformed);
+        let msg = only(
+            &lock(&["*"], &[(bad, ok_entry())]),
+            ValidityRule::KeyMalformed,
+        );
         assert!(msg.contains(words), "{bad:?}: {msg}");
     }
 }
@@ -603,14 +618,14 @@ fn keys_duplicated_after_nfc_are_rejected() {
         &["*"],
         &[("./caf\u{e9}", ok_entry()), ("./cafe\u{301}", ok_entry())],
     );
-    let msg = only(&text, Rule::KeyDuplicateAfterNfc);
+    let msg = only(&text, ValidityRule::KeyDuplicateAfterNfc);
     assert!(msg.contains("NFC"), "{msg}");
     // Also when one spelling is a JSON escape.
     let text = format!(
         "{{\"version\": 1, \"discovery\": [\"*\"], \"policy\": \"block\", \"bundles\": {{\"./caf\\u00e9\": {e}, \"./cafe\\u0301\": {e}}}}}",
         e = ok_entry()
     );
-    only(&text, Rule::KeyDuplicateAfterNfc);
+    only(&text, ValidityRule::KeyDuplicateAfterNfc);
 }
 
 #[test]
@@ -629,7 +644,7 @@ fn nested_keys_are_rejected_by_segment() {
     );
     let mut got = rules(&text);
     got.sort_by_key(|r| r.name());
-    assert_eq!(got, [Rule::KeyNested, Rule::PatternsNest]);
+    assert_eq!(got, [ValidityRule::KeyNested, ValidityRule::PatternsNest]);
     assert!(
         parse_err(&text)
             .to_string()
@@ -640,7 +655,7 @@ fn nested_keys_are_rejected_by_segment() {
         &["a", "a/b/*"],
         &[("./a", ok_entry()), ("./a/b/c", ok_entry())],
     );
-    assert!(parse_err(&text).has(Rule::KeyNested));
+    assert!(parse_err(&text).has(ValidityRule::KeyNested));
     // Prefix but not a segment ancestor: fine.
     accepted(&lock(
         &["*"],
@@ -661,7 +676,7 @@ fn entry_must_be_an_object() {
     for v in ["null", "[]", "\"x\"", "1"] {
         only(
             &lock(&["s/*"], &[("./s/a", v.to_string())]),
-            Rule::EntryNotObject,
+            ValidityRule::EntryNotObject,
         );
     }
 }
@@ -672,7 +687,7 @@ fn entry_fields_are_required_and_typed() {
     let ch = agg(&[("SKILL.md", &h(1))]);
     let msg = only(
         &lock(&["s/*"], &[("./s/a", format!("{{\"files\": {files}}}"))]),
-        Rule::EntryFieldMissing,
+        ValidityRule::EntryFieldMissing,
     );
     assert!(msg.contains("contentHash"), "{msg}");
     let msg = only(
@@ -680,7 +695,7 @@ fn entry_fields_are_required_and_typed() {
             &["s/*"],
             &[("./s/a", format!("{{\"contentHash\": \"{ch}\"}}"))],
         ),
-        Rule::EntryFieldMissing,
+        ValidityRule::EntryFieldMissing,
     );
     assert!(msg.contains("files"), "{msg}");
     for bad_hash in ["null", "1", "[]"] {
@@ -692,7 +707,7 @@ fn entry_fields_are_required_and_typed() {
                     format!("{{\"contentHash\": {bad_hash}, \"files\": {files}}}"),
                 )],
             ),
-            Rule::EntryFieldWrongType,
+            ValidityRule::EntryFieldWrongType,
         );
     }
     for bad_files in ["null", "[]", "\"SKILL.md\""] {
@@ -704,7 +719,7 @@ fn entry_fields_are_required_and_typed() {
                     format!("{{\"contentHash\": \"{ch}\", \"files\": {bad_files}}}"),
                 )],
             ),
-            Rule::EntryFieldWrongType,
+            ValidityRule::EntryFieldWrongType,
         );
     }
     // A file hash that is not a string.
@@ -716,7 +731,7 @@ fn entry_fields_are_required_and_typed() {
                 format!("{{\"contentHash\": \"{ch}\", \"files\": {{\"SKILL.md\": 1}}}}"),
             )],
         ),
-        Rule::EntryFieldWrongType,
+        ValidityRule::EntryFieldWrongType,
     );
 }
 
@@ -728,7 +743,7 @@ fn revision_present_must_be_a_non_empty_string() {
             &["s/*"],
             &[("./s/a", format!("{{\"revision\": \"\", {body}"))],
         ),
-        Rule::RevisionEmpty,
+        ValidityRule::RevisionEmpty,
     );
     assert!(msg.contains("revision"), "{msg}");
     for v in ["null", "1", "[]", "{}", "false"] {
@@ -737,7 +752,7 @@ fn revision_present_must_be_a_non_empty_string() {
                 &["s/*"],
                 &[("./s/a", format!("{{\"revision\": {v}, {body}"))],
             ),
-            Rule::EntryFieldWrongType,
+            ValidityRule::EntryFieldWrongType,
         );
     }
     let l = accepted(&lock(
@@ -772,12 +787,12 @@ fn hash_format_is_sha256_and_64_lowercase_hex() {
             &["s/*"],
             &[("./s/a", entry_with(bad, &[("SKILL.md", &good)]))],
         );
-        let msg = only(&text, Rule::HashMalformed);
+        let msg = only(&text, ValidityRule::HashMalformed);
         assert!(msg.contains("contentHash"), "{msg}");
         // As a file hash (the contentHash is computed over the bad text, so
         // only the format rule can fire).
         let text = lock(&["s/*"], &[("./s/a", entry(&[("SKILL.md", bad)]))]);
-        let msg = only(&text, Rule::HashMalformed);
+        let msg = only(&text, ValidityRule::HashMalformed);
         assert!(msg.contains("SKILL.md"), "{msg}");
     }
 }
@@ -785,7 +800,7 @@ fn hash_format_is_sha256_and_64_lowercase_hex() {
 #[test]
 fn files_must_not_be_empty() {
     let text = lock(&["s/*"], &[("./s/a", entry_with(&sha(b""), &[]))]);
-    let msg = only(&text, Rule::FilesEmpty);
+    let msg = only(&text, ValidityRule::FilesEmpty);
     assert!(msg.contains("./s/a"), "{msg}");
 }
 
@@ -799,7 +814,7 @@ fn dot_is_only_valid_as_the_sole_entry() {
         &["docs/*"],
         &[("./docs/p", entry(&[(".", &h(1)), ("a", &h(2))]))],
     );
-    only(&text, Rule::SingleFileDotNotSole);
+    only(&text, ValidityRule::SingleFileDotNotSole);
 }
 
 #[test]
@@ -819,7 +834,7 @@ fn every_malformed_file_path_is_rejected() {
         ("a\\b", "backslash"),
     ] {
         let text = lock(&["s/*"], &[("./s/a", entry(&[(bad, &h(1))]))]);
-        let msg = only(&text, Rule::FilePathMalformed);
+        let msg = only(&text, ValidityRule::FilePathMalformed);
         assert!(msg.contains(words), "{bad:?}: {msg}");
     }
 }
@@ -857,7 +872,7 @@ fn file_paths_colliding_after_nfc_are_rejected() {
             entry(&[("caf\u{e9}", &h(1)), ("cafe\u{301}", &h(2))]),
         )],
     );
-    let msg = only(&text, Rule::FilePathDuplicateAfterNfc);
+    let msg = only(&text, ValidityRule::FilePathDuplicateAfterNfc);
     assert!(msg.contains("NFC"), "{msg}");
     let text = lock(
         &["s/*"],
@@ -866,7 +881,7 @@ fn file_paths_colliding_after_nfc_are_rejected() {
             entry(&[("d/\u{c5}", &h(1)), ("d/A\u{30a}", &h(2))]),
         )],
     );
-    only(&text, Rule::FilePathDuplicateAfterNfc);
+    only(&text, ValidityRule::FilePathDuplicateAfterNfc);
 }
 
 #[test]
@@ -880,7 +895,7 @@ fn content_hash_must_equal_the_aggregate() {
     for wrong in [agg(&f[..1]), wrong_order, trailing_lf, sha(b"test")] {
         let msg = only(
             &lock(&["s/*"], &[("./s/a", entry_with(&wrong, &f))]),
-            Rule::ContentHashMismatch,
+            ValidityRule::ContentHashMismatch,
         );
         assert!(msg.contains(&wrong) && msg.contains(&agg(&f)), "{msg}");
     }
@@ -903,7 +918,7 @@ fn content_hash_uses_nfc_paths() {
             &["s/*"],
             &[("./s/a", entry_with(&raw_agg, &[(nfd, &h(1))]))],
         ),
-        Rule::ContentHashMismatch,
+        ValidityRule::ContentHashMismatch,
     );
 }
 
@@ -911,14 +926,14 @@ fn content_hash_uses_nfc_paths() {
 fn several_problems_are_all_reported() {
     let text = "{\"version\": 2, \"discovery\": [\"a/\"], \"policy\": \"Block\", \"bundles\": {}, \"x\": 1}";
     let e = parse_err(text);
-    let got: Vec<Rule> = e.violations.iter().map(|v| v.rule).collect();
+    let got: Vec<ValidityRule> = e.violations.iter().map(|v| v.rule).collect();
     assert_eq!(
         got,
         [
-            Rule::UnknownField,
-            Rule::VersionUnsupported,
-            Rule::PolicyInvalid,
-            Rule::PatternMalformed
+            ValidityRule::UnknownField,
+            ValidityRule::VersionUnsupported,
+            ValidityRule::PolicyInvalid,
+            ValidityRule::PatternMalformed
         ]
     );
     assert!(
@@ -932,7 +947,7 @@ fn several_problems_are_all_reported() {
 fn names_in_messages_are_escaped() {
     let msg = only(
         "{\"version\": 1, \"ex\\u001b[31mtra\\u202e\": 1, \"policy\": \"block\", \"bundles\": {}}",
-        Rule::UnknownField,
+        ValidityRule::UnknownField,
     );
     assert!(msg.contains("ex\\u{001b}[31mtra\\u{202e}"), "{msg}");
     assert!(
@@ -969,7 +984,7 @@ fn golden_canonical_example_is_accepted_and_rewritten_identically() {
 
 #[test]
 fn golden_spec_file_format_example_is_rejected_for_its_content_hash() {
-    let msg = only(SPEC_EXAMPLE, Rule::ContentHashMismatch);
+    let msg = only(SPEC_EXAMPLE, ValidityRule::ContentHashMismatch);
     assert!(
         msg.contains("sha256:9fe7f798a33bac89fa4fc396647caa03a17b64372af0b000dcfe89f1e10d4442"),
         "{msg}"
@@ -1044,8 +1059,8 @@ fn check_rejects_in_memory_models_the_parser_would_reject() {
         .discovery
         .push(seal_core::pattern::Pattern::parse(".claude").unwrap());
     let e = nested.check().unwrap_err();
-    assert!(e.has(Rule::PatternsNest), "{e}");
+    assert!(e.has(ValidityRule::PatternsNest), "{e}");
     l.discovery.clear();
     let e = l.check().unwrap_err();
-    assert!(e.has(Rule::DiscoveryRequired), "{e}");
+    assert!(e.has(ValidityRule::DiscoveryRequired), "{e}");
 }

@@ -308,7 +308,8 @@ fn logged(m: &Mounted, counts: impl Fn(&str) -> bool) -> usize {
 /// forgotten as soon as it changes.
 #[test]
 fn a_watched_bundle_is_remembered_by_the_kernel_and_forgotten_at_its_change() {
-    if !fuse_available() {
+    // The change feed's fast path: off under --rehash-every-open.
+    if !fuse_available() || support::mount_mode_has("--rehash-every-open") {
         return;
     }
     let p = fixture(false, true);
@@ -336,7 +337,8 @@ fn a_watched_bundle_is_remembered_by_the_kernel_and_forgotten_at_its_change() {
 /// all, and a change on the disk still refuses it within 100 ms.
 #[test]
 fn where_the_kernel_opens_a_bundle_file_read_again_reaches_no_one() {
-    if !fuse_available() {
+    // The change feed's fast path: off under --rehash-every-open.
+    if !fuse_available() || support::mount_mode_has("--rehash-every-open") {
         return;
     }
     let p = fixture(false, true);
@@ -400,7 +402,8 @@ fn requests_since(m: &Mounted, mark: usize) -> Vec<String> {
 /// listing within 100 ms, and back as soon as it is whole again.
 #[test]
 fn the_kernel_opens_directories_itself_and_keeps_true_listings() {
-    if !fuse_available() {
+    // The change feed's fast path: off under --rehash-every-open.
+    if !fuse_available() || support::mount_mode_has("--rehash-every-open") {
         return;
     }
     let p = fixture(false, true);

@@ -636,3 +636,44 @@ fn init_seals_the_extra_surfaces_and_strict_verify_is_a_policy_setting() {
     let (_, _, err) = seal(p.path(), &strict, &["policy"]);
     assert!(err.contains("strict verify"), "{err}");
 }
+
+/// `seal verify -v`, `seal why` and the dry run ask the gate's own question
+/// about an agent artifact no pattern covers, so they decide it under the
+/// policy in force (the strictest of the project's and the machine's), as
+/// the view does: a project on `warn` under a machine minimum of `block`
+/// has the artifact hidden, and every command says so.
+#[test]
+fn verify_v_why_and_the_dry_run_decide_an_artifact_under_the_machine_minimum() {
+    if !root() {
+        return;
+    }
+    let d = PolicyDir::new();
+    let file = d.write(r#"{"version": 1, "minimumPolicy": "block"}"#);
+    let p = Project::new();
+    p.write(".claude/skills/review/SKILL.md", "approved")
+        .write("src/main.rs", "fn main() {}");
+    p.init(&["--warn"]);
+    p.write("docs/AGENTS.md", "nested instructions");
+    let (code, _, err) = seal(p.path(), &file, &["verify", "-v"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("  hidden   ./docs/AGENTS.md  (") && err.contains("; block mode)"),
+        "verify -v calls visible what the view hides: {err}"
+    );
+    let (_, _, err) = seal(p.path(), &file, &["why", "docs/AGENTS.md"]);
+    assert!(err.contains("decision: hidden (block mode"), "{err}");
+    let (code, out, err) = seal(p.path(), &file, &["run", "--dry-run", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let artifact = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "./docs/AGENTS.md")
+        .unwrap();
+    assert_eq!(artifact["visible"], false, "{artifact}");
+    // Without the machine policy, the project's warn shows it.
+    let none = d.write(r#"{"version": 1}"#);
+    let (_, _, err) = seal(p.path(), &none, &["verify", "-v"]);
+    assert!(err.contains("  visible  ./docs/AGENTS.md  ("), "{err}");
+}

@@ -13,8 +13,9 @@ use std::sync::atomic::Ordering;
 
 use seal_core::discovery::Listings;
 use seal_core::effort::Effort;
+use seal_core::effort::HashProgress;
 use seal_core::fs::{EntryKind, RawPath, open_project};
-use seal_core::hash::{HashProgress, KeepNothing, Keeper, observe_root, observe_root_with};
+use seal_core::hash::{KeepNothing, Keeper, observe_root, observe_root_with};
 use seal_core::paths::FilePath;
 
 const CHUNK: u64 = 256 * 1024;

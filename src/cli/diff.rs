@@ -708,7 +708,7 @@ impl FileDiff {
     /// The name a reviewer knows the file by: its path in the bundle, or
     /// the root's own name for a single-file bundle.
     pub fn shown_path(&self) -> &str {
-        if self.path == seal_core::paths::SINGLE_FILE_PATH {
+        if self.path == FilePath::single_file().as_str() {
             self.project_path
                 .rsplit('/')
                 .next()

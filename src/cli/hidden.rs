@@ -2,12 +2,14 @@
 //! hides them (block) or serves them unverified (warn), and a user looking
 //! at `seal verify` would not know why. `seal verify -v` lists them, each
 //! with the `seal pin` command that would seal it; `seal pin` offers
-//! patterns for them. They are found, placed, assessed and decided by the
-//! gate's own walk and decision table ([`uncovered_artifacts`], [`decide`]),
-//! the ones `seal why` and `seal run --dry-run` use, so the three agree.
-//! Symlinks at surface paths are listed too, each with its target, where it
-//! leads, the gate's judgement of it ([`surface_links`]) and a remedy that
-//! works (pinning what it leads to; a link itself is never sealed).
+//! patterns for them. They are found by the gate's own walk
+//! ([`uncovered_artifacts`]) and decided by asking the gate's one question
+//! ([`Gate::ask`](seal_gate::Gate::ask), explaining: under the policy in
+//! force, as the view decides), the one `seal why` and `seal run --dry-run`
+//! ask, so they all agree with the view. Symlinks at surface paths are
+//! listed too, each with its target, where it leads, the gate's judgement
+//! of it ([`surface_links`]) and a remedy that works (pinning what it leads
+//! to; a link itself is never sealed).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -19,7 +21,7 @@ use seal_core::paths::BundleKey;
 use seal_core::pattern::Pattern;
 use seal_gate::assess::{Uncovered, uncovered_artifacts};
 use seal_gate::links::{Leads, LinkRule, LinkState, SurfaceLink, surface_links};
-use seal_gate::{Place, State, ViewPath, decide};
+use seal_gate::{Gate, Op, Place, ViewPath, Who};
 
 /// The uncovered artifact roots of the project, as the gate sees them now
 /// (with the machine policy's extra surfaces).
@@ -209,27 +211,26 @@ pub fn linked_section(command: &str, lines: &[String]) -> String {
 }
 
 /// The section `seal verify -v` prints about links at surface paths: each
-/// link, its target, where it leads, what the view does with it and why,
-/// and the remedy. Empty when there is none.
-pub fn render_links(lines: &[LinkLine], project_arg: Option<&Path>) -> String {
+/// link, its target, where it leads, what the view does with it and why (as
+/// `gate`, explaining the project's view, decides it), and the remedy.
+/// Empty when there is none.
+pub fn render_links(lines: &[LinkLine], gate: &Gate, project_arg: Option<&Path>) -> String {
     let mut out = String::new();
     if lines.is_empty() {
         return out;
     }
     let _ = writeln!(out, "\nAgent surfaces that are symlinks ({}):", lines.len());
+    let round = gate.explaining(None);
     for line in lines {
-        let decision = decide(
-            &Place::Container,
-            State::SurfaceLink(line.link.state),
-            seal_core::lockfile::Policy::Block,
-        );
+        let op = Op::symlink(&line.link.target);
+        let decision = round.ask(&line.path, op, Who::this_process());
         let _ = writeln!(
             out,
             "  {:<8} {} -> {}  ({}; it leads {})",
             decision.word(),
             escaped(&line.path.display()),
             escaped_os(&line.link.target),
-            line.link.state.describe(),
+            decision.reason.describe(),
             leads_text(&line.link.leads)
         );
         if let Some(remedy) = link_remedy(line, project_arg) {
@@ -241,9 +242,10 @@ pub fn render_links(lines: &[LinkLine], project_arg: Option<&Path>) -> String {
 
 /// The section `seal verify -v` prints after the result: every uncovered
 /// artifact, what the view does with it and why, and the command that would
-/// seal it. Empty when there is none. `project_arg` is the `-C DIR` the
-/// command was given, repeated in the suggested commands.
-pub fn render(found: &[Uncovered], lock: &Lockfile, project_arg: Option<&Path>) -> String {
+/// seal it. Empty when there is none. `gate` explains the project's view;
+/// `project_arg` is the `-C DIR` the command was given, repeated in the
+/// suggested commands.
+pub fn render(found: &[Uncovered], gate: &Gate, project_arg: Option<&Path>) -> String {
     let mut out = String::new();
     if found.is_empty() {
         return out;
@@ -253,8 +255,9 @@ pub fn render(found: &[Uncovered], lock: &Lockfile, project_arg: Option<&Path>) 
         "\nAgent artifacts no discovery pattern covers ({}):",
         found.len()
     );
+    let round = gate.explaining(None);
     for u in found {
-        let decision = decide(&u.place, State::Root(u.state), lock.policy);
+        let decision = round.ask(&u.path, Op::lookup(u.kind), Who::this_process());
         let rule = match &u.place {
             Place::Artifact { rule, .. } => rule.describe(),
             _ => String::new(),

@@ -15,7 +15,10 @@ mod diff;
 mod formats;
 mod hidden;
 mod init;
-pub mod lets_run;
+// Not wired to a command yet (its tests use it); `seal pin` and `seal init`
+// will show what approving a bundle lets run.
+#[allow(dead_code)]
+mod lets_run;
 mod meta;
 mod mount;
 mod output;
@@ -29,7 +32,7 @@ mod verify;
 mod why;
 
 use std::ffi::OsString;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -294,7 +297,7 @@ struct VerifyArgs {
     /// Print the result on stdout as json (the --json document), github
     /// (workflow-command annotations) or sarif (SARIF 2.1.0, for code scanning)
     #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "quiet")]
-    format: Option<verify::Format>,
+    format: Option<verify::OutputFormat>,
     /// Print nothing; the exit code is the result
     #[arg(short, long)]
     quiet: bool,
@@ -450,6 +453,23 @@ fn exit_code(result: &Result<Done, CliError>) -> u8 {
 /// ends every command that reads it with exit 2.
 pub fn machine_policy() -> Result<&'static seal_gate::policy::MachinePolicy, CliError> {
     seal_gate::policy::machine().map_err(CliError::Policy)
+}
+
+/// A gate that answers the view's questions about the project in `ctx` the
+/// way the view would (the machine policy in force; `lock` as `seal.json`,
+/// `implied` when it stands in for a missing one), explaining only: the
+/// commands that say what the view shows ask it.
+pub fn explaining_gate(
+    ctx: &Context,
+    lock: &seal_core::lockfile::Lockfile,
+    implied: bool,
+) -> Result<seal_gate::Gate, CliError> {
+    let links = ctx.link_rule()?;
+    seal_gate::Gate::for_explaining(ctx.project.as_fd(), lock, machine_policy()?, implied, links)
+        .map_err(|source| CliError::Project {
+            dir: ctx.dir.clone(),
+            source,
+        })
 }
 
 /// Shared context: where the project is.

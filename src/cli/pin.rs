@@ -262,7 +262,7 @@ fn link_target_arg(
     } else {
         path
     };
-    let view = ViewPath::from_names(rel.iter().collect::<Vec<_>>().into_iter());
+    let view = ViewPath::from_names(rel.iter());
     let (Some(parent), Some(name)) = (view.parent(), view.name()) else {
         return unchanged;
     };

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::output::human_bytes;
-use seal_core::hash::HashProgress;
+use seal_core::effort::HashProgress;
 
 /// How long a run goes before the line appears (quick runs show nothing).
 const FIRST_PAINT: Duration = Duration::from_millis(400);

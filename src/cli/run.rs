@@ -66,11 +66,10 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         kernel_opens: args.kernel_opens && args.read_only,
     })
     .map_err(CliError::Run)?;
-    // Strictest wins: what the dry run shows and the summary says are
-    // decided under the policy in force.
+    // Strictest wins: the summary says the policy in force (what the dry
+    // run shows, the gate decides under it).
     let implied = prepared.implied;
     let decided = apply_machine_policy(&mut prepared.report, machine, &prepared.lockfile, implied);
-    prepared.lockfile.policy = prepared.report.policy;
     if args.dry_run {
         return dry_run(&prepared, args.json, &decided);
     }
@@ -143,7 +142,7 @@ fn blocked_meaning(prepared: &Prepared) -> Option<String> {
 }
 
 fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, CliError> {
-    let seen = what_it_would_see(prepared);
+    let seen = what_it_would_see(prepared).map_err(CliError::Run)?;
     // The real run's exit code: only an impossible mask keeps the command
     // from starting.
     let impossible = prepared.impossible_mask().is_some();
@@ -151,7 +150,7 @@ fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, C
     if json {
         let mut doc = serde_json::json!({
             "status": if impossible { "Blocked" } else { prepared.report.outcome.as_str() },
-            "policy": prepared.lockfile.policy.as_str(),
+            "policy": prepared.report.policy.as_str(),
             "entries": seen,
             "masks": prepared.plan.planned.iter().map(location_json).collect::<Vec<_>>(),
             "writeScope": write_scope_json(prepared),
@@ -432,7 +431,7 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
         out,
         "Result: {} ({} mode)",
         outcome,
-        prepared.lockfile.policy.as_str()
+        prepared.report.policy.as_str()
     );
     if let Some(line) = blocked_meaning(prepared) {
         let _ = writeln!(out, "{line}");

@@ -2,9 +2,9 @@
 //! loading anything. The verification `seal verify` makes (the same
 //! report, raised to the policy in force), each bundle that is not Verified
 //! with the files that changed, and the agent artifacts the sealed view
-//! hides although they are on disk (the `seal verify -v` list, found and
-//! decided by the gate's own walk and decision table); then what to run
-//! next. Nothing here decides anything of its own: every state and decision
+//! hides although they are on disk (the `seal verify -v` list, found by
+//! the gate's own walk and decided by asking the gate's one question, as
+//! the view does); then what to run next. Nothing here decides anything of its own: every state and decision
 //! comes from the functions `seal verify`, `seal verify -v` and `seal why`
 //! call. Exit codes are verify's.
 
@@ -20,7 +20,7 @@ use seal_core::lockfile::Lockfile;
 use seal_core::verify::{BundleState, Outcome, ProjectReport, verify_project};
 use seal_gate::assess::Uncovered;
 use seal_gate::policy::lockfile_bytes;
-use seal_gate::{Place, State, decide};
+use seal_gate::{Gate, Op, Place, Who};
 
 /// A project verified as `seal verify` verifies it.
 pub struct Assessed {
@@ -38,14 +38,6 @@ impl Assessed {
             Outcome::Blocked => Done::Blocked,
             Outcome::Verified | Outcome::Drift | Outcome::Warning => Done::Success,
         }
-    }
-
-    /// The lockfile with the policy in force (a machine policy may raise
-    /// it), for the decisions rendered from it.
-    pub fn lock_in_force(&self) -> Lockfile {
-        let mut lock = self.lock.clone();
-        lock.policy = self.report.policy;
-        lock
     }
 }
 
@@ -80,24 +72,25 @@ pub fn run(ctx: &Context, json: bool) -> Result<Done, CliError> {
     let mut listings = Listings::new(ctx.project.as_fd());
     let assessed = assess(ctx, &mut listings, !json)?;
     let found = super::hidden::find(&mut listings, &assessed.lock);
+    // The view's decisions, under the policy in force.
+    let gate = super::explaining_gate(ctx, &assessed.lock, assessed.implied)?;
     if json {
         let mut text =
-            serde_json::to_string_pretty(&document(&assessed, &found)).unwrap_or_default();
+            serde_json::to_string_pretty(&document(&assessed, &found, &gate)).unwrap_or_default();
         text.push('\n');
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
     } else {
-        eprint!("{}", human(ctx, &assessed, &found));
+        eprint!("{}", human(ctx, &assessed, &found, &gate));
     }
     Ok(assessed.done())
 }
 
 /// The human overview: verify's output with every bundle's files, the
 /// hidden artifacts, and what to run next.
-fn human(ctx: &Context, assessed: &Assessed, found: &[Uncovered]) -> String {
-    let lock = assessed.lock_in_force();
+fn human(ctx: &Context, assessed: &Assessed, found: &[Uncovered], gate: &Gate) -> String {
     let mut out = verify_human(&assessed.report, true);
     out.push_str(&assessed.decided.human_line());
-    out.push_str(&super::hidden::render(found, &lock, ctx.project_arg()));
+    out.push_str(&super::hidden::render(found, gate, ctx.project_arg()));
     let mut next = Vec::new();
     let changed = assessed
         .report
@@ -168,7 +161,7 @@ struct Hidden {
     cannot_seal: Option<String>,
 }
 
-fn document(assessed: &Assessed, found: &[Uncovered]) -> Document {
+fn document(assessed: &Assessed, found: &[Uncovered], gate: &Gate) -> Document {
     let report = &assessed.report;
     let policy = report.policy;
     let bundles = report
@@ -183,10 +176,11 @@ fn document(assessed: &Assessed, found: &[Uncovered]) -> Document {
             problems: b.problems.iter().map(ToString::to_string).collect(),
         })
         .collect();
+    let round = gate.explaining(None);
     let hidden = found
         .iter()
         .map(|u| {
-            let decision = decide(&u.place, State::Root(u.state), policy);
+            let decision = round.ask(&u.path, Op::lookup(u.kind), Who::this_process());
             let (keys, refused) = super::hidden::keys(std::slice::from_ref(u));
             Hidden {
                 path: u.path.display(),

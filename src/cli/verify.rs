@@ -39,7 +39,7 @@ use seal_gate::policy::{MachinePolicy, Source, lockfile_bytes};
 
 /// The machine formats of `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub enum OutputFormat {
     /// The `--json` document
     Json,
     /// GitHub Actions workflow commands: one annotation per bundle that is
@@ -62,11 +62,11 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn from_flags(json: bool, format: Option<Format>, quiet: bool) -> Mode {
+    pub fn from_flags(json: bool, format: Option<OutputFormat>, quiet: bool) -> Mode {
         match (json, format, quiet) {
-            (true, _, _) | (false, Some(Format::Json), _) => Mode::Json,
-            (false, Some(Format::Github), _) => Mode::Github,
-            (false, Some(Format::Sarif), _) => Mode::Sarif,
+            (true, _, _) | (false, Some(OutputFormat::Json), _) => Mode::Json,
+            (false, Some(OutputFormat::Github), _) => Mode::Github,
+            (false, Some(OutputFormat::Sarif), _) => Mode::Sarif,
             (false, None, true) => Mode::Quiet,
             (false, None, false) => Mode::Human,
         }
@@ -155,12 +155,16 @@ pub fn run(ctx: &Context, mode: Mode, verbose: bool, strict: bool) -> Result<Don
         }
         if verbose {
             let found = super::hidden::find(&mut listings, &lock);
+            let gate = super::explaining_gate(ctx, &lock, implied)?;
             eprint!(
                 "{}",
-                super::hidden::render(&found, &lock, ctx.project_arg())
+                super::hidden::render(&found, &gate, ctx.project_arg())
             );
             let links = super::hidden::find_links(&mut listings, &lock, &rule);
-            eprint!("{}", super::hidden::render_links(&links, ctx.project_arg()));
+            eprint!(
+                "{}",
+                super::hidden::render_links(&links, &gate, ctx.project_arg())
+            );
         }
     }
     if let Some(text) = stdout {

@@ -1,30 +1,27 @@
 //! `seal why PATH [--json]`: explain one path — ordinary, or which lockfile
 //! key and discovery pattern, which surface row, or which project-external
 //! mask governs it; whether it exists; its classification; and the
-//! decision the gate (or `seal run`) takes about it now. The same
-//! [`Explanation`] is printed as `label: text` lines on stderr, or as the
-//! JSON document of docs/JSON.md on stdout.
+//! decision the gate (or `seal run`) takes about it now, asked of the gate
+//! itself ([`Gate::explaining`](seal_gate::Gate::explaining): the view's own
+//! question, recording nothing). The same [`Explanation`] is printed as
+//! `label: text` lines on stderr, or as the JSON document of docs/JSON.md
+//! on stdout.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::{CliError, Context, Done};
 use crate::run::plan::{self, Node, Placement, lexical, locate};
 use crate::run::target_user;
-use seal_core::discovery::Listings;
-use seal_core::effort::Effort;
 use seal_core::escape::{escaped, escaped_os};
-use seal_core::hash::KeepNothing;
+use seal_core::fs::EntryKind;
 use seal_core::lockfile::{Lockfile, Policy};
 use seal_core::store::StoreError;
-use seal_core::verify::BundleState;
-use seal_gate::links::LinkRule;
 use seal_gate::policy::{MachinePolicy, Protection, Source, lockfile_bytes};
-use seal_gate::{
-    Place, Reason, RootState, State, ViewPath, assess_artifact, assess_sealed, decide, place_with,
-};
+use seal_gate::{Found, Gate, Kernel, Op, Place, Reason, Verdict, ViewPath, Who};
 
 pub fn run(ctx: &Context, path: &Path, json: bool) -> Result<Done, CliError> {
     let machine = super::machine_policy()?;
@@ -43,10 +40,14 @@ pub fn run(ctx: &Context, path: &Path, json: bool) -> Result<Done, CliError> {
         Err(StoreError::Missing) => (Lockfile::empty(Policy::Block), LockfileStatus::Missing),
         Err(e) => return Err(e.into()),
     };
+    // The view's own gate, explaining: a missing seal.json is the empty
+    // lockfile standing in, so that the path is still placed and assessed.
+    let gate = super::explaining_gate(ctx, &lock, lockfile != LockfileStatus::Present)?;
     let under = Under {
         machine,
         lock: &lock,
         lockfile,
+        gate: &gate,
     };
     let project = ctx.canonical_dir()?;
     let absolute = if path.is_absolute() {
@@ -159,11 +160,12 @@ struct Explanation {
 
 /// The rules a path is explained under: the machine policy and the
 /// lockfile (the empty one when seal.json is missing; `lockfile` says
-/// which).
+/// which), and the gate that decides under them.
 struct Under<'a> {
     machine: &'a MachinePolicy,
     lock: &'a Lockfile,
     lockfile: LockfileStatus,
+    gate: &'a Gate,
 }
 
 fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) -> Explanation {
@@ -171,10 +173,7 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
         return x;
     }
     let lock = under.lock;
-    let mut view = ViewPath::root();
-    for c in rel.iter() {
-        view = view.child(c);
-    }
+    let view = ViewPath::from_names(rel.iter());
     let mut x = Explanation {
         path: view.display(),
         location: "project",
@@ -206,8 +205,15 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             );
         }
     }
-    let place = place_with(lock, &under.machine.extra_surfaces, &view);
-    if let Some(link) = explain_surface_link(ctx, under, project, rel, &view, &place) {
+    let round = under.gate.explaining(None);
+    let place = round.place(&view);
+    let on_disk = on_disk.ok().map(|m| EntryKind::from_mode(m.mode()));
+    let target = std::fs::read_link(project.join(rel)).ok();
+    let who = Who::this_process();
+    if let Some(link) = target.as_deref().and_then(|t| {
+        let verdict = round.ask(&view, Op::symlink(t.as_os_str()), who);
+        explain_surface_link(ctx, under, &place, &view, &verdict)
+    }) {
         out.push_str(&link.text);
         x.class = "surface-link";
         x.class_text = link.class_text;
@@ -218,7 +224,6 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
         x.text = out;
         return x;
     }
-    let mut listings = Listings::new(ctx.project.as_fd());
     let at = |root_len: usize, root: &'static str, inside: &'static str| {
         if root_len == view.depth() {
             root
@@ -226,9 +231,6 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             inside
         }
     };
-    // The states the gate would decide on, root first: a path inside a root
-    // is only reachable while its root is shown.
-    let mut states = Vec::new();
     match &place {
         Place::Ordinary | Place::Lockfile | Place::Container => {
             x.class = match place {
@@ -238,17 +240,9 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             };
             x.class_text = place_class(&place).to_string();
             let _ = writeln!(out, "class:    {}", x.class_text);
-            match std::fs::read_link(project.join(rel)) {
-                Ok(target) => {
-                    let rule = LinkRule::new(project, &[project.to_path_buf()]);
-                    let dir = view.parent().map(|p| p.raw).unwrap_or_default();
-                    let _ = writeln!(out, "link:     {}", escaped_os(target.as_os_str()));
-                    x.link_target = Some(target.to_string_lossy().into_owned());
-                    states.push(State::Link {
-                        stays_behind_gate: rule.allows(&dir, target.as_os_str()),
-                    });
-                }
-                Err(_) => states.push(State::Plain),
+            if let Some(target) = &target {
+                let _ = writeln!(out, "link:     {}", escaped_os(target.as_os_str()));
+                x.link_target = Some(target.to_string_lossy().into_owned());
             }
         }
         Place::Sealed { key, root_len } => {
@@ -272,33 +266,6 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
                 Some(e) => writeln!(out, "lockfile: recorded, {} files", e.files.len()),
                 None => writeln!(out, "lockfile: not recorded"),
             };
-            match assess_sealed(&mut listings, key, entry, &KeepNothing, Effort::full()) {
-                Ok(found) => {
-                    x.state = Some(found.state.as_str().to_string());
-                    let _ = writeln!(
-                        out,
-                        "state:    {} (assessed just now)",
-                        found.state.as_str()
-                    );
-                    if let Some(report) = &found.report {
-                        super::output::file_lines(&mut out, report);
-                        x.modified = report.modified.clone();
-                        x.added = report.added.clone();
-                        x.missing = report.missing.clone();
-                    }
-                    states.push(State::Root(found.state));
-                }
-                Err(e) => {
-                    x.state = Some("cannot-verify".to_string());
-                    let _ = writeln!(out, "state:    cannot verify ({e})");
-                    states.push(State::Root(RootState::Bundle(BundleState::Mismatch)));
-                }
-            }
-            if *root_len < view.depth() {
-                let rel = view.rel_text(*root_len);
-                let recorded = entry.is_some_and(|e| e.records(&rel));
-                states.push(State::Recorded(recorded));
-            }
         }
         Place::Artifact { root_len, rule } => {
             x.class = at(*root_len, "artifact", "inside-artifact");
@@ -312,22 +279,52 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
                 out,
                 "lockfile: no discovery pattern covers it, so it is unverified"
             );
-            let state = assess_artifact(&mut listings, &view.prefix(*root_len).raw);
-            x.state = Some(state.as_str().to_string());
-            let _ = writeln!(out, "state:    {} (assessed just now)", state.as_str());
-            states.push(State::Root(state));
         }
-        Place::Unmappable { root_len } => {
+        Place::Unmappable { .. } => {
             x.class = "unmappable";
             x.class_text =
                 "produced by a discovery pattern, but a name on its path cannot be a bundle key"
                     .to_string();
             let _ = writeln!(out, "class:    {}", x.class_text);
-            states.push(State::Root(assess_artifact(
-                &mut listings,
-                &view.prefix(*root_len).raw,
-            )));
         }
+    }
+    // The gate's own question, root first: a path inside a root is only
+    // reachable while its root is shown.
+    let ask = |path: &ViewPath| {
+        let op = Op::Lookup {
+            on_disk,
+            link_target: target.as_deref().map(Path::as_os_str),
+            kernel: Kernel::default(),
+        };
+        round.ask(path, op, who)
+    };
+    let mut verdict = match place.root_len() {
+        Some(root_len) => round.ask(&view.prefix(root_len), Op::lookup(EntryKind::Dir), who),
+        None => ask(&view),
+    };
+    if let (Found::Root(state), Place::Sealed { .. } | Place::Artifact { .. }) =
+        (verdict.found, &place)
+    {
+        let assessment = verdict.assessment.as_deref();
+        match assessment.and_then(|a| a.unverifiable.as_ref()) {
+            Some(e) => {
+                x.state = Some("cannot-verify".to_string());
+                let _ = writeln!(out, "state:    cannot verify ({e})");
+            }
+            None => {
+                x.state = Some(state.as_str().to_string());
+                let _ = writeln!(out, "state:    {} (assessed just now)", state.as_str());
+            }
+        }
+        if let Some(report) = assessment.and_then(|a| a.report.as_ref()) {
+            super::output::file_lines(&mut out, report);
+            x.modified = report.modified.clone();
+            x.added = report.added.clone();
+            x.missing = report.missing.clone();
+        }
+    }
+    if verdict.yes && place.root_len().is_some_and(|n| n < view.depth()) {
+        verdict = ask(&view);
     }
     let implied = under.lockfile == LockfileStatus::Implied;
     let (policy, source) = under.machine.policy_of(lock, implied);
@@ -344,14 +341,7 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             lock.policy.as_str()
         );
     }
-    let mut decision = decide(&place, State::Plain, policy);
-    for state in states {
-        decision = decide(&place, state, policy);
-        if !decision.shown {
-            break;
-        }
-    }
-    let fix = match decision.reason {
+    let fix = match verdict.reason {
         Reason::Failing { .. } | Reason::NotRecorded if place.is_gated() => {
             let root = view.prefix(place.root_len().unwrap_or(view.depth()));
             Some(format!(
@@ -371,7 +361,7 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
     } else if !x.exists {
         ("absent", "nothing at this path on disk".to_string())
     } else {
-        (decision.word(), decision.reason.describe().to_string())
+        (verdict.word(), verdict.reason.describe().to_string())
     };
     let hint = match (&fix, x.decision) {
         (Some(fix), "hidden" | "visible") => format!("; run '{}' to seal it", escaped(fix)),
@@ -415,19 +405,31 @@ fn through_a_link(
     })?;
     let prefix: std::path::PathBuf = names[..at].iter().collect();
     let link_view = ViewPath::from_names(names[..at].iter().copied());
-    let place = place_with(under.lock, &under.machine.extra_surfaces, &link_view);
     let shown_path = ViewPath::from_names(names.iter().copied()).display();
     let mut out = format!(
         "path:     {}\nvia:      {}\n",
         escaped(&shown_path),
         escaped(&link_view.display())
     );
-    let surface = explain_surface_link(ctx, under, project, &prefix, &link_view, &place);
     let target = std::fs::read_link(project.join(&prefix)).ok()?;
-    let leads =
-        ctx.link_rule()
-            .ok()?
-            .follow(ctx.project.as_fd(), &link_view.raw, target.as_os_str());
+    // The gate decides the link itself (a link at a surface path is judged
+    // where it leads); the kernel follows it where it leads.
+    let round = under.gate.explaining(None);
+    let place = round.place(&link_view);
+    let verdict = round.ask(
+        &link_view,
+        Op::symlink(target.as_os_str()),
+        Who::this_process(),
+    );
+    let surface = explain_surface_link(ctx, under, &place, &link_view, &verdict);
+    let leads = match &verdict.link {
+        Some(link) => link.leads.clone(),
+        None => {
+            ctx.link_rule()
+                .ok()?
+                .follow(ctx.project.as_fd(), &link_view.raw, target.as_os_str())
+        }
+    };
     match (&surface, leads) {
         (Some(link), _) if link.decision == "hidden" => {
             out.push_str(&link.text);
@@ -468,17 +470,12 @@ fn through_a_link(
             })
         }
         _ => {
-            // An ordinary link out of the project: the ordinary link rule.
-            let dir = link_view.parent().map(|p| p.raw).unwrap_or_default();
-            let shown =
-                LinkRule::new(project, &[project.to_path_buf()]).allows(&dir, target.as_os_str());
-            let decision = if shown { "visible" } else { "hidden" };
+            // A link out of the project: decided as the gate decides the
+            // link itself (an ordinary one by the ordinary link rule).
+            let decision = verdict.word();
             let reason = format!(
                 "{}; what is reached through it is not the project's",
-                Reason::Link {
-                    stays_behind_gate: shown
-                }
-                .describe()
+                verdict.reason.describe()
             );
             let _ = writeln!(
                 out,
@@ -504,11 +501,9 @@ fn through_a_link(
     }
 }
 
-/// The lines about a symlink at a surface path: its target, where it
-/// leads, the gate's judgement and a remedy (see [`seal_gate::links`]);
-/// `None` for any other path.
-/// A symlink at a surface path, explained: its lines for the terminal and
-/// the fields `seal why --json` gives for it.
+/// A symlink at a surface path, explained: its lines for the terminal (its
+/// target, where it leads, the gate's judgement and a remedy, see
+/// [`seal_gate::links`]) and the fields `seal why --json` gives for it.
 struct SurfaceLinkExplained {
     text: String,
     class_text: String,
@@ -518,33 +513,21 @@ struct SurfaceLinkExplained {
     fix: Option<String>,
 }
 
+/// `verdict` is the gate's answer about the symlink at `view` (placed at
+/// `place`); `None` when it is not a link at a surface path.
 fn explain_surface_link(
     ctx: &Context,
     under: &Under<'_>,
-    project: &Path,
-    rel: &Path,
-    view: &ViewPath,
     place: &Place,
+    view: &ViewPath,
+    decision: &Verdict,
 ) -> Option<SurfaceLinkExplained> {
-    let target = std::fs::read_link(project.join(rel)).ok()?;
-    let rule = ctx.link_rule().ok()?;
-    let link = seal_gate::links::judge(
-        &rule,
-        ctx.project.as_fd(),
-        under.lock,
-        &under.machine.extra_surfaces,
-        view,
-        place,
-        target.as_os_str(),
-    )?;
+    let link = decision.link.clone()?;
     let line = super::hidden::LinkLine {
         path: view.clone(),
         keys: super::hidden::line_keys(ctx, under.lock, &link),
         link,
     };
-    let implied = under.lockfile == LockfileStatus::Implied;
-    let (policy, _) = under.machine.policy_of(under.lock, implied);
-    let decision = decide(place, State::SurfaceLink(line.link.state), policy);
     let mut out = String::new();
     let class_text = format!(
         "a symlink at an agent surface path ({})",

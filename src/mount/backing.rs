@@ -276,8 +276,9 @@ impl<Id> BackingCache<Id> {
         }
     }
 
-    /// How many backings are kept (for tests and memory accounting).
-    pub fn kept_len(&self) -> usize {
+    /// How many backings are kept.
+    #[cfg(test)]
+    fn kept_len(&self) -> usize {
         self.kept.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }

@@ -31,7 +31,7 @@ pub const ROOT: u64 = 1;
 /// practice (a file whose disk number is not below gets one of these).
 const COUNTED_FROM: u64 = 1 << 48;
 
-struct Node {
+struct Inode {
     parent: u64,
     name: OsString,
     lookups: u64,
@@ -46,7 +46,7 @@ struct Node {
 
 /// Inodes by number and by (parent, name).
 pub struct Inodes {
-    nodes: HashMap<u64, Node>,
+    nodes: HashMap<u64, Inode>,
     by_name: HashMap<(u64, OsString), u64>,
     next: u64,
 }
@@ -56,7 +56,7 @@ impl Default for Inodes {
         let mut nodes = HashMap::new();
         nodes.insert(
             ROOT,
-            Node {
+            Inode {
                 parent: ROOT,
                 name: OsString::new(),
                 lookups: 1,
@@ -108,7 +108,7 @@ impl Inodes {
         let ino = self.number_for(disk);
         self.nodes.insert(
             ino,
-            Node {
+            Inode {
                 parent,
                 name: key.1.clone(),
                 lookups: 1,
@@ -387,12 +387,10 @@ impl Inodes {
         out
     }
 
-    pub fn len(&self) -> usize {
+    /// How many inodes the table holds.
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.nodes.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
     }
 }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use fuser::{Config, MountOption, Session, SessionACL};
 use nix::sys::signal::{SigSet, Signal};
 
-pub use error::{FsError, MountError};
+pub use error::MountError;
 
 use seal_core::lockfile::Lockfile;
 use seal_gate::audit::AuditLog;
@@ -235,7 +235,7 @@ pub fn check_mountpoint(
     // statfs always reaches a FUSE daemon (the kernel keeps no answer), so
     // a view whose daemon is gone shows here even while the kernel still
     // keeps the mountpoint's attributes.
-    if rustix::fs::statfs(mountpoint).err() == Some(rustix::io::Errno::NOTCONN) {
+    if nix::sys::statfs::statfs(mountpoint).err() == Some(nix::Error::ENOTCONN) {
         return Err(MountError::StaleMount(mountpoint.to_path_buf()));
     }
     match std::fs::metadata(mountpoint) {
@@ -305,50 +305,11 @@ pub const FS_TYPE: &str = "fuse.seal";
 /// The source of the view of this tool mounted at `path` (the topmost mount
 /// there), per /proc/self/mountinfo; None when there is none.
 pub fn seal_mount_at(path: &Path) -> Option<String> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let want = path.as_os_str().as_encoded_bytes();
-    let mut found = None;
-    for line in info.lines() {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let Some(sep) = fields.iter().position(|f| *f == "-") else {
-            continue;
-        };
-        let (Some(point), Some(fstype), Some(source)) =
-            (fields.get(4), fields.get(sep + 1), fields.get(sep + 2))
-        else {
-            continue;
-        };
-        if unescape_mountinfo(point) != want {
-            continue;
-        }
-        // Later lines are mounted on top of earlier ones: the last one wins.
-        let source = String::from_utf8_lossy(&unescape_mountinfo(source)).into_owned();
-        found = (*fstype == FS_TYPE || (*fstype == "fuse" && source == "sealfs")).then_some(source);
-    }
-    found
-}
-
-/// Undoes the octal escapes (`\040` for a space) of /proc/self/mountinfo.
-fn unescape_mountinfo(field: &str) -> Vec<u8> {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (bytes[i], octal) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
+    let mounts = crate::run::mountinfo::read().ok()?;
+    // Later lines are mounted on top of earlier ones: the last one wins.
+    let top = mounts.iter().rev().find(|m| m.mountpoint == path)?;
+    let ours = top.fstype == FS_TYPE || (top.fstype == "fuse" && top.source == "sealfs");
+    ours.then(|| top.source.clone())
 }
 
 /// The setuid helper through which a user other than root mounts FUSE file
@@ -503,7 +464,7 @@ fn mount_with(
         }
         Err(why) => tracing::info!(
             "no directory feed ({why}): the kernel keeps ordinary entries for {} s",
-            view::ORDINARY_TTL.as_secs()
+            seal_gate::ORDINARY_TTL.as_secs()
         ),
     }
     if view.kernel_opens_asked() && !view.opens_in_kernel() {
@@ -569,7 +530,7 @@ fn run_ahead_of_load() {
 /// the directories that are gone first (so that no entry notice of the
 /// batch is followed by a lookup that still trusts a gone watch).
 fn batch(notices: Vec<seal_gate::feed::Notice>) -> Vec<seal_gate::feed::Notice> {
-    use seal_gate::feed::{Change, Notice};
+    use seal_gate::feed::{EntryChange, Notice};
     let mut seen = std::collections::HashSet::new();
     let mut unique: Vec<Notice> = notices
         .into_iter()
@@ -579,7 +540,7 @@ fn batch(notices: Vec<seal_gate::feed::Notice>) -> Vec<seal_gate::feed::Notice> 
         !matches!(
             n,
             Notice::Entry {
-                change: Change::Gone,
+                change: EntryChange::Gone,
                 ..
             }
         )
@@ -731,12 +692,9 @@ impl Detached {
             .write(true)
             .open("/dev/null")
         {
-            for fd in 0..=2 {
-                // SAFETY: dup2 onto the standard descriptors, which this
-                // process owns; nothing holds a Rust handle that assumes
-                // which file they refer to.
-                unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) };
-            }
+            let _ = nix::unistd::dup2_stdin(&null);
+            let _ = nix::unistd::dup2_stdout(&null);
+            let _ = nix::unistd::dup2_stderr(&null);
         }
         let _ = std::env::set_current_dir("/");
     }
@@ -813,14 +771,6 @@ pub fn shown(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mountinfo_fields_are_unescaped() {
-        assert_eq!(unescape_mountinfo("/mnt/a\\040b"), b"/mnt/a b");
-        assert_eq!(unescape_mountinfo("/x\\011y\\012z\\134w"), b"/x\ty\nz\\w");
-        // Not an octal escape: kept as is.
-        assert_eq!(unescape_mountinfo("/a\\9b\\04"), b"/a\\9b\\04");
-    }
 
     #[test]
     fn a_directory_that_is_no_mountpoint_is_no_seal_view() {

@@ -1,13 +1,21 @@
 //! A model-based test of the view and the gate, without FUSE: random
 //! sequences of changes to a real temporary project (tamper, restore, add,
-//! delete, rename, edit or break `seal.json`, pin, flip the policy) mixed
-//! with lookups, opens + reads and listings through [`View`], each checked
+//! delete, rename, edit or break `seal.json`, pin, flip the policy), changes
+//! through the view (write, truncate, rename, link, mkdir, rmdir, unlink),
+//! lookups, opens + reads and listings through [`View`], each checked
 //! against a reference model written from the spec, independently of the
 //! decision table:
 //!
-//! * a path is visible exactly when the model says so;
+//! * a path is visible exactly when the model says so, and the kernel may
+//!   keep a sealed or surface answer only where the view can tell it of a
+//!   change (never in a view without a notifier);
 //! * the bytes an open serves always equal the pinned bytes under `block`
-//!   (and the disk's under `warn`), never anything else.
+//!   (and the disk's under `warn`), never anything else;
+//! * a change through the view is made exactly when every path it touches
+//!   is ordinary (a directory on the way to extensions may be made and
+//!   emptied; nothing that holds an instruction file moves), and a refused
+//!   or failed one leaves the disk as it was. Hard links made through the
+//!   view are followed: a write through one name changes the others.
 //!
 //! Runs without root in about a second. Beside it, kernel-free too: what
 //! the directory feed makes the kernel forget.
@@ -64,6 +72,16 @@ impl Register for NoKernel {
     }
 }
 
+/// A change through the view (see [`World::change_through_view`]).
+#[derive(Debug, Clone, Copy)]
+enum ViewChange {
+    Unlink(&'static str),
+    Rename(&'static str, &'static str),
+    Link(&'static str, &'static str),
+    Mkdir(&'static str),
+    Rmdir(&'static str),
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Write(usize, usize),
@@ -80,6 +98,16 @@ enum Op {
     /// read (a kernel reading pages it has not kept), where the kernel
     /// opens files itself.
     Reread(usize),
+    /// Removes a file through the view.
+    ViewUnlink(usize),
+    /// Renames a name (file or directory) to another through the view.
+    ViewRename(usize, usize),
+    /// Links a file under another name through the view.
+    ViewLink(usize, usize),
+    /// Makes a directory through the view.
+    ViewMkdir(usize),
+    /// Removes a directory through the view.
+    ViewRmdir(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -95,8 +123,45 @@ fn op() -> impl Strategy<Value = Op> {
         6 => file.clone().prop_map(Op::Check),
         2 => (0..DIRS.len()).prop_map(Op::List),
         2 => file.clone().prop_map(Op::Reread),
+        1 => file.clone().prop_map(Op::ViewUnlink),
+        2 => (0..NAMES.len(), 0..NAMES.len()).prop_map(|(a, b)| Op::ViewRename(a, b)),
+        1 => (file.clone(), 0..NAMES.len()).prop_map(|(a, b)| Op::ViewLink(a, b)),
+        1 => (0..MADE_DIRS.len()).prop_map(Op::ViewMkdir),
+        1 => (0..MADE_DIRS.len()).prop_map(Op::ViewRmdir),
     ]
 }
+
+/// Directories the view is asked to make and remove: ordinary ones, a
+/// container of surfaces, a sealed root, an artifact, an agent directory's
+/// entry.
+const MADE_DIRS: &[&str] = &[
+    "src/sub",
+    "lib",
+    "docs/sub",
+    ".claude/commands",
+    ".claude/skills/c",
+    ".claude/commands/d",
+    ".claude/other",
+];
+
+/// Names the view is asked to rename and link to and from: every file and
+/// made directory, the ordinary directories, and new ordinary names.
+const NAMES: &[&str] = &[
+    ".claude/skills/a/SKILL.md",
+    ".claude/skills/b/notes.txt",
+    "CLAUDE.md",
+    ".claude/commands/c.md",
+    "src/main.rs",
+    "docs/AGENTS.md",
+    ".claude/skills/a/.git/HEAD",
+    "src",
+    "docs",
+    "lib",
+    ".claude/skills/c",
+    "lib/moved.rs",
+    "docs/notes.txt",
+    "lib/AGENTS.md",
+];
 
 /// Directories whose listings are checked.
 const DIRS: &[&str] = &[
@@ -112,6 +177,9 @@ const DIRS: &[&str] = &[
 #[derive(Debug, Default)]
 struct Model {
     disk: BTreeMap<String, Vec<u8>>,
+    /// Names made one file by hard links through the view (each set has at
+    /// least two names that are on the disk).
+    links: Vec<BTreeSet<String>>,
     /// Root (without `./`) → recorded files (root-relative, `.` for a file).
     pinned: BTreeMap<String, BTreeMap<String, Vec<u8>>>,
     policy: Option<Policy>,
@@ -136,7 +204,124 @@ fn artifact_root(path: &str) -> Option<String> {
     }
 }
 
+/// How the writable view treats a change at a path (docs/SECURITY.md): an
+/// ordinary path changes; a directory on the way to agent surfaces may be
+/// made, changed and emptied but not replaced or moved; `seal.json`, every
+/// sealed root and every surface path, and whatever is inside one, never
+/// change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Ordinary,
+    Container,
+    Protected,
+}
+
+fn shape(path: &str) -> Shape {
+    const CONTAINERS: &[&str] = &[".claude", ".claude/skills", ".claude/commands"];
+    const INSTRUCTION_FILES: &[&str] = &["CLAUDE.md", "AGENTS.md"];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if CONTAINERS.contains(&path) {
+        Shape::Container
+    } else if path == "seal.json"
+        || sealed_root(path).is_some()
+        || artifact_root(path).is_some()
+        || path.starts_with(".claude/")
+        || INSTRUCTION_FILES.contains(&name)
+    {
+        Shape::Protected
+    } else {
+        Shape::Ordinary
+    }
+}
+
+/// Whether the gate decides `path` (not ordinary, a container or
+/// `seal.json`).
+fn decided(path: &str) -> bool {
+    shape(path) == Shape::Protected && path != "seal.json"
+}
+
+/// The directory holding `path` ("" for the project root).
+fn parent_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// Whether `path` is `dir` or inside it.
+fn within(path: &str, dir: &str) -> bool {
+    path == dir || path.starts_with(&format!("{dir}/"))
+}
+
 impl Model {
+    /// Sets the bytes of the file at `path` and of every name linked to it.
+    fn set_bytes(&mut self, path: &str, bytes: &[u8]) {
+        let names = self.names_of(path);
+        for name in names {
+            self.disk.insert(name, bytes.to_vec());
+        }
+    }
+
+    /// `path` and the names linked to it.
+    fn names_of(&self, path: &str) -> BTreeSet<String> {
+        self.links
+            .iter()
+            .find(|set| set.contains(path))
+            .cloned()
+            .unwrap_or_else(|| BTreeSet::from([path.to_string()]))
+    }
+
+    /// The file at `path` is gone from the disk (its other names stay).
+    fn unname(&mut self, path: &str) {
+        self.disk.remove(path);
+        for set in &mut self.links {
+            set.remove(path);
+        }
+        self.links.retain(|set| set.len() > 1);
+    }
+
+    /// Everything at or under `from` is now at or under `to` (what was
+    /// there is replaced).
+    fn rename(&mut self, from: &str, to: &str) {
+        for p in self.under(to) {
+            self.unname(&p);
+        }
+        for p in self.under(from) {
+            let new = format!("{to}{}", &p[from.len()..]);
+            let bytes = self.disk.remove(&p).unwrap();
+            self.disk.insert(new.clone(), bytes);
+            for set in &mut self.links {
+                if set.remove(&p) {
+                    set.insert(new.clone());
+                }
+            }
+        }
+    }
+
+    /// The names on the disk at or under `dir`.
+    fn under(&self, dir: &str) -> Vec<String> {
+        self.disk
+            .keys()
+            .filter(|p| within(p, dir))
+            .cloned()
+            .collect()
+    }
+
+    /// `to` is now another name of the file at `from`.
+    fn link(&mut self, from: &str, to: &str) {
+        let bytes = self.disk[from].clone();
+        self.disk.insert(to.to_string(), bytes);
+        let mut names = self.names_of(from);
+        self.links.retain(|set| !set.contains(from));
+        names.insert(to.to_string());
+        self.links.push(names);
+    }
+
+    /// Whether a directory at `path` would move an agent instruction file
+    /// with it.
+    fn holds_instructions(&self, path: &str) -> bool {
+        self.disk
+            .keys()
+            .any(|p| p.starts_with(&format!("{path}/")) && shape(p) == Shape::Protected)
+    }
+
     /// The trackable files of a root (`.git` is never hashed).
     fn files_under(&self, root: &str) -> BTreeMap<String, Vec<u8>> {
         self.disk
@@ -226,7 +411,7 @@ impl World {
         let dir = tempfile::tempdir().unwrap();
         let mut model = Model::default();
         for f in [".claude/skills/a/SKILL.md", "CLAUDE.md", "src/main.rs"] {
-            write(dir.path(), f, CONTENTS[0]);
+            write(dir.path(), f, CONTENTS[0]).unwrap();
             model.disk.insert(f.to_string(), CONTENTS[0].to_vec());
         }
         let bytes = pin_bytes(&mut model, Policy::Block);
@@ -277,23 +462,25 @@ impl World {
     fn apply(&mut self, op: &Op) {
         match *op {
             Op::Write(f, c) => {
-                write(self.dir.path(), FILES[f], CONTENTS[c]);
-                self.model
-                    .disk
-                    .insert(FILES[f].into(), CONTENTS[c].to_vec());
+                // In place: every name linked to the file changes.
+                if write(self.dir.path(), FILES[f], CONTENTS[c]).is_ok() {
+                    self.model.set_bytes(FILES[f], CONTENTS[c]);
+                }
             }
             Op::Delete(f) => {
-                let _ = std::fs::remove_file(self.path(FILES[f]));
-                self.model.disk.remove(FILES[f]);
+                if std::fs::remove_file(self.path(FILES[f])).is_ok() {
+                    self.model.unname(FILES[f]);
+                }
             }
             Op::Rename(a, b) => {
                 if a == b || !self.model.disk.contains_key(FILES[a]) {
                     return;
                 }
-                std::fs::create_dir_all(self.path(FILES[b]).parent().unwrap()).unwrap();
-                std::fs::rename(self.path(FILES[a]), self.path(FILES[b])).unwrap();
-                let bytes = self.model.disk.remove(FILES[a]).unwrap();
-                self.model.disk.insert(FILES[b].into(), bytes);
+                let moved = std::fs::create_dir_all(self.path(FILES[b]).parent().unwrap())
+                    .and_then(|()| std::fs::rename(self.path(FILES[a]), self.path(FILES[b])));
+                if moved.is_ok() {
+                    self.model.rename(FILES[a], FILES[b]);
+                }
             }
             Op::Pin(policy) => {
                 let bytes = pin_bytes(&mut self.model, policy);
@@ -311,6 +498,13 @@ impl World {
             // A read-only view is written through in tests of its own.
             Op::ViewWrite(..) if self.in_kernel => {}
             Op::ViewWrite(f, c) => self.write_through_view(FILES[f], CONTENTS[c]),
+            Op::ViewUnlink(f) => self.change_through_view(ViewChange::Unlink(FILES[f])),
+            Op::ViewRename(a, b) => {
+                self.change_through_view(ViewChange::Rename(NAMES[a], NAMES[b]))
+            }
+            Op::ViewLink(a, b) => self.change_through_view(ViewChange::Link(FILES[a], NAMES[b])),
+            Op::ViewMkdir(d) => self.change_through_view(ViewChange::Mkdir(MADE_DIRS[d])),
+            Op::ViewRmdir(d) => self.change_through_view(ViewChange::Rmdir(MADE_DIRS[d])),
             Op::Reread(f) => self.reread(FILES[f]),
             Op::Check(f) => self.check(FILES[f]),
             Op::List(d) => self.list(DIRS[d]),
@@ -323,9 +517,21 @@ impl World {
         let mut held = Vec::new();
         let mut ino = ROOT;
         let mut result = Ok(());
+        let mut walked = String::new();
         for name in rel.split('/').filter(|n| !n.is_empty()) {
+            if !walked.is_empty() {
+                walked.push('/');
+            }
+            walked.push_str(name);
             match self.view.lookup(ino, OsStr::new(name), WHO) {
                 Ok(entry) => {
+                    // The kernel keeps an ordinary answer; a sealed or
+                    // surface one only where the view tells it of a change.
+                    if decided(&walked) && !self.in_kernel {
+                        assert!(entry.ttl.is_zero(), "{walked} kept: {entry:?}");
+                    } else if !decided(&walked) {
+                        assert!(!entry.ttl.is_zero(), "{walked} not kept: {entry:?}");
+                    }
                     ino = entry.attr.ino.0;
                     held.push(ino);
                 }
@@ -391,14 +597,17 @@ impl World {
                 n
             })
         });
-        let ordinary = sealed_root(rel).is_none() && artifact_root(rel).is_none();
-        match written {
-            Ok(Ok(n)) => {
+        let ordinary = shape(rel) == Shape::Ordinary;
+        // Natively, a file can be written there: its directory is one, and
+        // it is not a directory itself.
+        let natively = self.path(parent_of(rel)).is_dir() && !self.path(rel).is_dir();
+        match written.and_then(|w| w) {
+            Ok(n) => {
                 assert!(ordinary, "wrote the protected {rel} through the view");
                 assert_eq!(n as usize, bytes.len());
-                self.model.disk.insert(rel.into(), bytes.to_vec());
+                self.model.set_bytes(rel, bytes);
             }
-            Ok(Err(FsError::ReadOnly)) | Err(FsError::NotFound) if !ordinary => {
+            Err(FsError::ReadOnly | FsError::NotFound | FsError::Absent(_)) if !ordinary => {
                 let on_disk = std::fs::read(self.path(rel)).ok();
                 let before = self.model.disk.get(rel).cloned();
                 assert_eq!(
@@ -406,7 +615,98 @@ impl World {
                     "{rel} changed on disk (existed: {existed})"
                 );
             }
+            Err(e) if ordinary && !natively && !matches!(e, FsError::ReadOnly) => {}
             other => panic!("write of {rel} through the view: {other:?}"),
+        }
+    }
+
+    /// Makes `change` through the view, walking to each directory it names
+    /// as a path walk would, and checks it against the model: made exactly
+    /// when every path it touches may change (and then as natively: done
+    /// when it natively can be), refused (read-only, or not found where a
+    /// directory on the way is hidden) otherwise; a refused or failed change
+    /// leaves the disk as it was.
+    fn change_through_view(&mut self, change: ViewChange) {
+        let before = tree(self.dir.path());
+        let exists = |rel: &str| self.path(rel).symlink_metadata().ok();
+        let is_dir = |rel: &str| exists(rel).is_some_and(|m| m.is_dir());
+        let is_file = |rel: &str| exists(rel).is_some_and(|m| m.is_file());
+        let dir_ok = |rel: &str| rel.is_empty() || is_dir(rel);
+        let ordinary = |rel: &str| shape(rel) == Shape::Ordinary;
+        let may_make_dir = |rel: &str| shape(rel) != Shape::Protected;
+        let (allowed, natively) = match change {
+            ViewChange::Unlink(f) => (ordinary(f), is_file(f)),
+            ViewChange::Rename(a, b) if a == b || within(b, a) => return,
+            ViewChange::Rename(a, b) => {
+                let moves = ordinary(a) && !(is_dir(a) && self.model.holds_instructions(a));
+                let natively = match is_dir(a) {
+                    true => dir_ok(parent_of(b)) && exists(b).is_none(),
+                    false => is_file(a) && dir_ok(parent_of(b)) && !is_dir(b),
+                };
+                (moves && ordinary(b), natively)
+            }
+            ViewChange::Link(a, b) => (
+                ordinary(a) && ordinary(b),
+                is_file(a) && dir_ok(parent_of(b)) && exists(b).is_none(),
+            ),
+            ViewChange::Mkdir(d) => (may_make_dir(d), dir_ok(parent_of(d)) && exists(d).is_none()),
+            ViewChange::Rmdir(d) => (
+                may_make_dir(d),
+                is_dir(d) && std::fs::read_dir(self.path(d)).unwrap().next().is_none(),
+            ),
+        };
+        let allowed = allowed && !self.in_kernel;
+        let done = self.make_through_view(change);
+        match (&done, allowed) {
+            (Ok(()), true) => {}
+            (Ok(()), false) => panic!("{change:?} made through the view"),
+            (Err(e), false) => assert!(
+                matches!(
+                    e,
+                    FsError::ReadOnly | FsError::NotFound | FsError::Absent(_)
+                ),
+                "{change:?} refused with {e:?}"
+            ),
+            (Err(e), true) => {
+                assert!(!natively, "{change:?} failed: {e:?}");
+                assert!(!matches!(e, FsError::ReadOnly), "{change:?} refused");
+            }
+        }
+        if done.is_err() {
+            assert_eq!(tree(self.dir.path()), before, "{change:?} changed the disk");
+            return;
+        }
+        match change {
+            ViewChange::Unlink(f) => self.model.unname(f),
+            ViewChange::Rename(a, b) => self.model.rename(a, b),
+            ViewChange::Link(a, b) => self.model.link(a, b),
+            ViewChange::Mkdir(_) | ViewChange::Rmdir(_) => {}
+        }
+    }
+
+    /// Makes `change` through the view (see [`World::change_through_view`]).
+    fn make_through_view(&self, change: ViewChange) -> Result<(), FsError> {
+        let name = |rel: &'static str| OsStr::new(rel.rsplit('/').next().unwrap());
+        let in_dir = |rel: &'static str, then: &dyn Fn(u64) -> Result<(), FsError>| {
+            self.walk(parent_of(rel), then)?
+        };
+        let made = |entry: Result<super::view::Entry, FsError>| {
+            entry.map(|e| self.view.forget(e.attr.ino.0, 1))
+        };
+        match change {
+            ViewChange::Unlink(f) => in_dir(f, &|dir| self.view.unlink(dir, name(f), WHO)),
+            ViewChange::Mkdir(d) => {
+                in_dir(d, &|dir| made(self.view.mkdir(dir, name(d), 0o755, WHO)))
+            }
+            ViewChange::Rmdir(d) => in_dir(d, &|dir| self.view.rmdir(dir, name(d), WHO)),
+            ViewChange::Rename(a, b) => in_dir(a, &|from| {
+                in_dir(b, &|to| {
+                    self.view.rename(from, name(a), to, name(b), 0, WHO)
+                })
+            }),
+            ViewChange::Link(a, b) => self.walk(a, |ino| {
+                in_dir(b, &|to| made(self.view.link(ino, to, name(b), WHO)))
+            })?,
         }
     }
 
@@ -546,10 +846,31 @@ fn gated(rel: &str) -> bool {
     (sealed_root(rel).is_some() || artifact_root(rel).is_some()) && !rel.contains("/.git/")
 }
 
-fn write(root: &Path, rel: &str, bytes: &[u8]) {
+fn write(root: &Path, rel: &str, bytes: &[u8]) -> io::Result<()> {
     let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, bytes).unwrap();
+    std::fs::create_dir_all(p.parent().unwrap())?;
+    std::fs::write(p, bytes)
+}
+
+/// Everything under `root`: each file's bytes, each directory (`None`), each
+/// symlink's target.
+fn tree(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            if meta.is_dir() {
+                stack.push(path);
+                out.insert(rel, None);
+            } else {
+                out.insert(rel, std::fs::read(&path).ok());
+            }
+        }
+    }
+    out
 }
 
 /// Pins every non-empty root on the model's disk, as a bulk pin would.
@@ -683,14 +1004,14 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
     // Kept long: the directory is watched.
     assert_eq!(
         (main.ttl, main.attr_ttl),
-        (super::view::FED_TTL, super::view::FED_TTL)
+        (seal_gate::FED_TTL, seal_gate::FED_TTL)
     );
     // A sealed path's entry is not.
     let claude = world
         .view
         .lookup(ROOT, OsStr::new("CLAUDE.md"), WHO)
         .unwrap();
-    assert!(claude.ttl < super::view::FED_TTL, "{claude:?}");
+    assert!(claude.ttl < seal_gate::FED_TTL, "{claude:?}");
     // A name not on the disk: kept as absent in a watched directory below
     // the root; never at the root (a lost event could not make the kernel
     // forget it), never where the gate would decide it.
@@ -699,15 +1020,15 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
         Err(FsError::NotFound) => None,
         other => panic!("{name}: {other:?}"),
     };
-    assert_eq!(absent(src_ino, "missing.rs"), Some(super::view::FED_TTL));
+    assert_eq!(absent(src_ino, "missing.rs"), Some(seal_gate::FED_TTL));
     assert_eq!(absent(ROOT, "missing.rs"), None);
     assert_eq!(absent(src_ino, "AGENTS.md"), None);
     settle();
     forgotten.take();
 
     // On the disk: content changed, a name made, a name removed.
-    write(world.dir.path(), "src/main.rs", b"changed on the disk");
-    write(world.dir.path(), "src/new.rs", b"new");
+    write(world.dir.path(), "src/main.rs", b"changed on the disk").unwrap();
+    write(world.dir.path(), "src/new.rs", b"new").unwrap();
     std::fs::remove_file(world.path("src/new.rs")).unwrap();
     settle();
     let told = forgotten.take();
@@ -754,7 +1075,7 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
 
     // A change through the view that fails (the name is taken on the disk
     // meanwhile): the kernel forgets the name anyway.
-    write(world.dir.path(), "src/taken", b"");
+    write(world.dir.path(), "src/taken", b"").unwrap();
     settle();
     forgotten.take();
     let refused = world.view.mkdir(src_ino, OsStr::new("taken"), 0o755, WHO);
@@ -824,7 +1145,7 @@ fn a_listing_read_without_opendir_is_dropped_once_the_kernel_holds_it() {
     // (a name made on the disk, here): the listener's drop may have come
     // first, so it is dropped again at its continuation.
     let end = first(src);
-    write(world.dir.path(), "src/new.rs", b"new");
+    write(world.dir.path(), "src/new.rs", b"new").unwrap();
     assert!(dropped(&settle(), src), "the change drops the listing");
     assert!(rest(src, end).is_empty());
     assert!(
@@ -865,14 +1186,14 @@ fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding()
     let file = lookup(root.attr.ino.0, "SKILL.md").unwrap();
     // Verified, and the feed proves it current: kept as long as an ordinary
     // entry in a watched directory, attributes too.
-    let long = super::view::FED_TTL;
+    let long = seal_gate::FED_TTL;
     assert_eq!((root.ttl, root.attr_ttl), (long, long));
     assert_eq!((file.ttl, file.attr_ttl), (long, long));
     settle();
     forgotten.take();
 
     // A change under the root: the root and what is below it are forgotten.
-    write(world.dir.path(), ".claude/skills/a/SKILL.md", b"tampered!");
+    write(world.dir.path(), ".claude/skills/a/SKILL.md", b"tampered!").unwrap();
     assert!(settle() > 0, "the change is reported");
     let told = forgotten.take();
     for expected in [
@@ -885,7 +1206,7 @@ fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding()
     // was decided (a change during a lookup must reach the kernel: see
     // WATCHED_TTL), so the change that makes it whole again forgets it too.
     assert!(matches!(lookup(skills, "a"), Err(FsError::NotFound)));
-    write(world.dir.path(), ".claude/skills/a/SKILL.md", CONTENTS[0]);
+    write(world.dir.path(), ".claude/skills/a/SKILL.md", CONTENTS[0]).unwrap();
     assert!(settle() > 0, "the change is reported");
     let told = forgotten.take();
     assert!(
@@ -915,7 +1236,7 @@ fn where_the_kernel_opens_a_shown_bundle_file_is_kept_until_its_bundle_changes()
     let skills = lookup(claude, "skills").unwrap().attr.ino.0;
     let root = lookup(skills, "a").unwrap().attr.ino.0;
     let file = lookup(root, "SKILL.md").unwrap();
-    let long = super::view::FED_TTL;
+    let long = seal_gate::FED_TTL;
     assert_eq!(
         (file.ttl, file.attr_ttl),
         (long, long),
@@ -929,7 +1250,7 @@ fn where_the_kernel_opens_a_shown_bundle_file_is_kept_until_its_bundle_changes()
 
     // Tampered: before the notice, the kept inode reads the approved bytes
     // (or nothing once they were let go), never the new ones.
-    write(world.dir.path(), ".claude/skills/a/SKILL.md", b"tampered!");
+    write(world.dir.path(), ".claude/skills/a/SKILL.md", b"tampered!").unwrap();
     assert_eq!(read().unwrap(), CONTENTS[0]);
     world.view.let_go_of_pinned_bytes(std::time::Duration::ZERO);
     assert!(matches!(read(), Err(FsError::Stale)), "{:?}", read());
@@ -989,7 +1310,7 @@ fn hard_links_of_an_ordinary_file_share_its_inode_and_no_other_name_does() {
         "./lib/third.rs"
     );
     // A new file at a name the inode had is a new inode.
-    write(world.dir.path(), "src/copy.rs", b"another file");
+    write(world.dir.path(), "src/copy.rs", b"another file").unwrap();
     let other = lookup(src, "copy.rs").unwrap().attr.ino.0;
     assert_ne!(other, main);
     assert_eq!(

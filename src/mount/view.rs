@@ -1,10 +1,12 @@
 //! The view: everything the mount serves, without a kernel in the loop. It
-//! owns the inode table, the open handles and the passthrough backings, asks
+//! owns the inode table, the open handles and the passthrough backings
+//! ([`handles`]) and the kernel-cache bookkeeping ([`kernel_cache`]), asks
 //! the gate about every path, and returns values (never replies), so that
 //! tests drive it directly; [`super::fuse`] only translates.
 //!
-//! * Every lookup and listing entry is decided by the gate; the answer's
-//!   [`Caching`] becomes the kernel's entry timeout.
+//! * Every lookup and listing entry is decided by the gate
+//!   ([`Gate::ask`]); how long the kernel may keep the answer is the gate's
+//!   too ([`Keep`]).
 //! * An open of an ordinary file is served by the real file; an open inside a
 //!   sealed root by the gate's verified snapshot. Both go through FUSE
 //!   passthrough when the kernel allows it, else through [`View::read`]
@@ -17,11 +19,9 @@
 //!   writable one makes changes to ordinary paths on the real project, as
 //!   the caller, and refuses the rest ([`write`]).
 
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -36,129 +36,32 @@ use seal_core::fs::{
     EntryKind, fstat_fd, list_dir, open_dir_beneath, open_dir_path_beneath, open_file_beneath,
     read_chunk_at,
 };
-use seal_gate::snapshot::Snapshot;
-use seal_gate::{Caching, Gate, OpenDecision, ViewPath, Who};
+use seal_gate::{Found, Gate, Keep, Kernel, Op, Serve, ViewPath, Who};
 
+mod handles;
+mod kernel_cache;
 mod kernel_dirs;
 mod kernel_opens;
 mod write;
-pub use write::{Node, SetAttr, SetTime};
-
-/// How long the kernel may cache entries of ordinary paths and containers
-/// in a directory the view's directory feed does not watch.
-pub const ORDINARY_TTL: Duration = Duration::from_secs(1);
-
-/// How long the kernel may cache the entries and attributes of ordinary
-/// paths in a directory the directory feed watches. The feed's listener
-/// tells the kernel to forget each as soon as the feed reports its change
-/// (and the kernel orders that notice after any lookup or listing in
-/// flight in the directory: both hold its lock); this bounds only what the
-/// feed cannot see, the time stamps a write through a shared writable
-/// mapping sets. Long, because an agent's `git status` or walk minutes
-/// after the last should not find every entry expired.
-pub const FED_TTL: Duration = Duration::from_secs(600);
-
-/// How long the kernel may cache attributes, of every path. Attributes never
-/// decide visibility (an entry with a zero TTL is looked up again on every
-/// path walk, and that lookup returns fresh attributes); caching them spares
-/// the GETATTR the kernel's permission check would send after each lookup.
-pub const ATTR_TTL: Duration = Duration::from_secs(1);
-
-/// How long the kernel may remember a sealed path whose bundle the change
-/// feed watches (and its attributes): the feed's listener tells it to
-/// forget the bundle's root, and everything the view numbered below it, as
-/// soon as it reads a change under the root. No answer decided before the
-/// change outlives that notice:
-/// - a lookup the kernel sends for a name it does not hold keeps the
-///   directory locked until it has taken the answer, and the notice waits
-///   for that lock, so it finds and drops the entry just made;
-/// - a lookup that checks an entry the kernel holds runs without the lock,
-///   but the notice removes the entry from the kernel's tables, so an answer
-///   that arrives after it refreshes an entry no path walk finds again;
-/// - a root is registered for the notice before its lookup is decided (see
-///   [`View::lookup`]), so a change made while its first lookup is decided
-///   forgets it too;
-/// - the kernel takes no attributes asked before its last notice about an
-///   inode.
-///
-/// Long, like ordinary entries in a watched directory: an agent that loads
-/// a skill's files again a minute later should not look each up again.
-/// Opens are decided by the gate either way; where the kernel opens files
-/// itself they were decided at the lookup this entry keeps, and an open
-/// before the notice serves the bytes that lookup pinned (approved ones).
-const WATCHED_TTL: Duration = FED_TTL;
+use handles::{Handle, Handles};
+pub use kernel_cache::Invalidate;
+use kernel_cache::KernelCache;
+pub use write::{Mknod, SetAttr, SetTime};
 
 /// The set-user-ID and set-group-ID bits of a mode.
 const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 
-/// How long the kernel may keep `attr`. A file with several names may be a
-/// separate inode in the view under some of them (a name in a sealed root,
-/// an artifact or a protected path never shares its file's inode: see
-/// `Gate::shares_inodes`), so a change through one name would leave the
-/// others' attributes stale: such files' attributes are not kept at all.
-/// Nor are those of a
-/// file with a set-ID bit: a write drops the bit on the disk (as the
-/// writer, see `BackingOf::RealFile`) without the kernel's knowing, and a
-/// `stat` right after must show it gone, as natively.
-/// `fed`: the entry's directory is watched by the directory feed (and the
-/// entry is ordinary).
-pub fn attr_ttl(attr: &FileAttr, fed: bool) -> Duration {
+/// Whether the attributes of `attr` may change with no notice the view
+/// could pass on: a file with several names may be a separate inode in the
+/// view under some of them (a name in a sealed root, an artifact or a
+/// protected path never shares its file's inode: see `Gate::shares_inodes`),
+/// so a change through one name would leave the others' attributes stale;
+/// and a write drops a set-ID bit on the disk (as the writer, see
+/// `BackingOf::RealFile`) without the kernel's knowing, and a `stat` right
+/// after must show it gone, as natively.
+fn volatile(attr: &FileAttr) -> bool {
     let set_id = attr.kind == fuser::FileType::RegularFile && u32::from(attr.perm) & SET_ID != 0;
-    if (attr.kind != fuser::FileType::Directory && attr.nlink > 1) || set_id {
-        Duration::ZERO
-    } else if fed {
-        FED_TTL
-    } else {
-        ATTR_TTL
-    }
-}
-
-/// The kernel's entry timeout for a gate decision's caching.
-pub fn entry_ttl(caching: Caching) -> Duration {
-    match caching {
-        Caching::Cacheable => ORDINARY_TTL,
-        // Without a listener to invalidate them, watched paths stay fresh.
-        Caching::Fresh | Caching::Watched => Duration::ZERO,
-    }
-}
-
-/// Tells the kernel to forget what it remembers (the FUSE notify calls).
-pub trait Invalidate: Send + Sync {
-    /// Forget the entry `name` in directory `parent`.
-    fn entry(&self, parent: u64, name: &OsStr);
-    /// Forget the attributes of `ino`.
-    fn inode(&self, ino: u64);
-    /// Forget the attributes of file `ino` and every page of it the kernel
-    /// keeps (files the kernel opens itself keep their pages).
-    fn data(&self, ino: u64);
-    /// Forget the attributes of directory `dir` and the listing of it the
-    /// kernel keeps.
-    fn listing(&self, dir: u64);
-}
-
-/// An open file or directory.
-enum Handle<Id> {
-    /// An ordinary file (read here when not passed through; no file is kept
-    /// when a kept backing serves it).
-    Real {
-        file: Option<File>,
-        _backing: Option<Arc<Backing<Id>>>,
-    },
-    /// Verified bytes, served under inode `ino`.
-    Verified {
-        snapshot: Arc<Snapshot>,
-        _backing: Option<Arc<Backing<Id>>>,
-        ino: u64,
-    },
-    /// Directory `ino` opened for `who`: its listing, already filtered by
-    /// the gate, taken at opendir or (when the kernel was to serve its own)
-    /// at the first read; `cached`: the kernel was told it may keep it.
-    Dir {
-        ino: u64,
-        who: Who,
-        listing: Mutex<Option<Vec<DirItem>>>,
-        cached: bool,
-    },
+    (attr.kind != fuser::FileType::Directory && attr.nlink > 1) || set_id
 }
 
 /// A listing, and whether every entry in it (shown or hidden) is ordinary.
@@ -187,50 +90,15 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// An entry kept `ttl`, whose attributes are kept as [`attr_ttl`] says.
-    pub fn new(attr: FileAttr, ttl: Duration, fed: bool) -> Entry {
+    /// An entry with the lifetimes the gate gave it.
+    fn kept(attr: FileAttr, keep: Keep) -> Entry {
         Entry {
-            attr_ttl: attr_ttl(&attr, fed),
             attr,
-            ttl,
+            ttl: keep.entry,
+            attr_ttl: keep.attrs,
         }
     }
 }
-
-/// A directory the directory feed watches, for the inode the kernel knows
-/// it by.
-struct DirWatch {
-    _watch: seal_gate::feed::EntryWatch,
-    /// The directory watched (device, inode): its name may come to hold
-    /// another one.
-    disk: (u64, u64),
-    /// Until when the kernel holds every entry of its last listing (a
-    /// `readdirplus` from the start taught it them all, for [`FED_TTL`]),
-    /// unless told to forget since.
-    listed_until: Option<Instant>,
-    /// Changes of names the view itself is making in it, whose events tell
-    /// the kernel nothing it does not know (it keeps its own caches true
-    /// for what it asked): the listener passes over one event for each.
-    expected: Vec<Expected>,
-}
-
-/// A name change the view is making, recorded before it is made (so that
-/// its event always finds it), with when.
-struct Expected {
-    name: OsString,
-    naming: seal_gate::feed::Naming,
-    since: Instant,
-}
-
-/// How long the listener waits for the event of a change the view made:
-/// a record left over (a change the kernel reported no event for, such as
-/// a rename onto another name of the same file) must not pass over
-/// another's event for long.
-const EXPECT_FOR: Duration = Duration::from_secs(1);
-
-/// Expected changes kept per directory at most (beyond, events are acted
-/// on: that only costs the kernel a lookup).
-const EXPECTED_MAX: usize = 1024;
 
 /// An opened directory, and whether the kernel may keep its listing
 /// (`cache`) and keep what it kept before (`keep`).
@@ -254,21 +122,6 @@ pub enum ReadMode<Id> {
     InKernel,
 }
 
-/// The verified bytes an inode of a bundle file is bound to when the kernel
-/// opens files itself (see `kernel_opens`).
-pub(super) struct Pin {
-    digest: seal_core::digest::Digest,
-    size: u64,
-    /// The bytes, while reads may follow (let go after a short while).
-    bytes: Option<(Arc<Snapshot>, Instant)>,
-    /// The disk's attributes when the inode was last looked up (what it
-    /// shows, with the pinned size, once the file is gone from the disk).
-    stat: Option<FileStat>,
-    /// The verification run that allowed them (none: given out under
-    /// `warn`, given out again at every lookup).
-    run: Option<u64>,
-}
-
 /// An opened file.
 pub struct Opened<Id> {
     pub fh: u64,
@@ -285,49 +138,29 @@ pub struct PlusEntry<'a> {
     pub ttl: Duration,
 }
 
-/// The state of the view, shared by the FUSE threads and the workers.
+/// The state of the view, shared by the FUSE threads and the workers: the
+/// gate it asks, the inode table, the open handles and their backings
+/// ([`handles`]), the kernel-cache bookkeeping ([`kernel_cache`]), and what
+/// the kernel keeps when it opens files and directories itself
+/// ([`kernel_opens`], [`kernel_dirs`]).
+///
+/// Lock order: a thread holding the inode table may take the pins and the
+/// served sizes, never the other way round; every other lock is taken
+/// alone, except where the component that holds it says otherwise, and no
+/// lock is held while the kernel is told to forget an entry.
 pub struct View<Id> {
     gate: Arc<Gate>,
     inodes: Mutex<Inodes>,
-    handles: Mutex<HashMap<u64, Arc<Handle<Id>>>>,
-    next_fh: AtomicU64,
-    backings: BackingCache<Id>,
+    handles: Handles<Id>,
+    kernel: KernelCache,
     /// Whether ordinary paths may be changed (`seal mount --writable`,
     /// `seal run` without `--read-only`).
     writable: bool,
-    /// Inodes with open handles of verified bytes: their size, and how many
-    /// handles. Such an inode describes those bytes; when the disk's file
-    /// under its name changes size, the name gets a new inode.
-    served: Mutex<HashMap<u64, (u64, usize)>>,
-    /// Tells the kernel to forget (set once the session runs).
-    invalidate: std::sync::OnceLock<Box<dyn Invalidate>>,
-    /// Bundle roots the kernel may remember, or is learning, by key: their
-    /// entry (parent inode, name) and inode (0 while its lookup decides).
-    watched_roots: Mutex<HashMap<seal_core::paths::BundleKey, (u64, OsString, u64)>>,
-    /// The feed that watches ordinary directories for the kernel's caches
-    /// (set with the invalidator, when the project's filesystem reports
-    /// every change), and the directories it watches, by inode.
-    dir_feed: std::sync::OnceLock<Arc<seal_gate::feed::Feed>>,
-    dir_watches: Mutex<HashMap<u64, DirWatch>>,
     /// Whether the kernel may open files itself (`--kernel-opens`; see
     /// [`View::opens_in_kernel`]).
     kernel_opens: bool,
-    /// Inodes of bundle files bound to verified bytes, when the kernel
-    /// opens files itself.
-    pins: Mutex<HashMap<u64, Pin>>,
-    /// The verification run under which each bundle file's bytes were last
-    /// given out (and recorded), and when, by a hash of the path: the kernel
-    /// forgetting an inode does not make the next lookup record them again
-    /// under the same run.
-    given: Mutex<HashMap<u64, (u64, Instant)>>,
-    /// Listings read without an `opendir`, by directory inode, kept for
-    /// the reads that continue them (see `kernel_dirs`), and the
-    /// generation of the next one.
-    kernel_listings: Mutex<HashMap<u64, kernel_dirs::KernelListing>>,
-    listing_generation: std::sync::atomic::AtomicU32,
-    /// How many times the kernel was told to drop a listing: a listing
-    /// decided before a drop may have been stored by the kernel after it.
-    listings_dropped: AtomicU64,
+    pins: kernel_opens::Pins,
+    listings: kernel_dirs::KernelListings,
 }
 
 impl<Id> View<Id> {
@@ -335,21 +168,12 @@ impl<Id> View<Id> {
         View {
             gate,
             inodes: Mutex::new(Inodes::default()),
-            handles: Mutex::new(HashMap::new()),
-            next_fh: AtomicU64::new(1),
-            backings: BackingCache::default(),
+            handles: Handles::default(),
+            kernel: KernelCache::default(),
             writable,
-            served: Mutex::new(HashMap::new()),
-            invalidate: std::sync::OnceLock::new(),
-            watched_roots: Mutex::new(HashMap::new()),
-            dir_feed: std::sync::OnceLock::new(),
-            dir_watches: Mutex::new(HashMap::new()),
             kernel_opens: false,
-            pins: Mutex::new(HashMap::new()),
-            given: Mutex::new(HashMap::new()),
-            kernel_listings: Mutex::new(HashMap::new()),
-            listing_generation: std::sync::atomic::AtomicU32::new(1),
-            listings_dropped: AtomicU64::new(0),
+            pins: kernel_opens::Pins::default(),
+            listings: kernel_dirs::KernelListings::default(),
         }
     }
 
@@ -358,55 +182,6 @@ impl<Id> View<Id> {
     pub fn letting_the_kernel_open(mut self, on: bool) -> View<Id> {
         self.kernel_opens = on;
         self
-    }
-
-    /// Lets the kernel keep ordinary entries and attributes long in the
-    /// directories `feed` watches (the view places the watches as the
-    /// kernel learns the directories; the feed's listener must pass its
-    /// notices to [`View::apply`]).
-    pub fn watch_directories(&self, feed: Arc<seal_gate::feed::Feed>) {
-        let _ = self.dir_feed.set(feed);
-    }
-
-    fn dir_watches(&self) -> MutexGuard<'_, HashMap<u64, DirWatch>> {
-        self.dir_watches.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Whether the directory feed watches directory `ino`, open as `dir`,
-    /// placing the watch when it does not yet. Called before the caller
-    /// reads the directory, so that no change after that read goes unseen.
-    fn fed(&self, ino: u64, dir: BorrowedFd<'_>) -> bool {
-        let (Some(feed), Some(_)) = (self.dir_feed.get(), self.invalidate.get()) else {
-            return false;
-        };
-        let Ok(st) = fstat_fd(dir) else {
-            return false;
-        };
-        let disk = (st.st_dev, st.st_ino);
-        let mut watches = self.dir_watches();
-        if watches.get(&ino).is_some_and(|w| w.disk == disk) {
-            return true;
-        }
-        // Another directory under the name now, or none yet.
-        watches.remove(&ino);
-        if feed.watch_room() == 0 {
-            return false;
-        }
-        match feed.watch_entries(dir, ino) {
-            Some(watch) => {
-                watches.insert(
-                    ino,
-                    DirWatch {
-                        _watch: watch,
-                        disk,
-                        listed_until: None,
-                        expected: Vec::new(),
-                    },
-                );
-                true
-            }
-            None => false,
-        }
     }
 
     /// `lstat` of the inode `ino` at `path`, and whether the directory
@@ -418,7 +193,7 @@ impl<Id> View<Id> {
                 let dir =
                     open_dir_path_beneath(project, &parent.raw).map_err(FsError::from_walk)?;
                 let parent_ino = self.inodes().parent(ino);
-                let fed = parent_ino.is_some_and(|p| self.fed(p, dir.as_fd()));
+                let fed = parent_ino.is_some_and(|p| self.kernel.fed(p, dir.as_fd()));
                 Ok((lstat_in(dir.as_fd(), name)?, fed))
             }
             // The root's own attributes are not kept long: they are what
@@ -427,231 +202,23 @@ impl<Id> View<Id> {
         }
     }
 
-    /// Tells the kernel to forget the attributes of `ino` (when the view
-    /// can).
-    pub(super) fn forget_attributes(&self, ino: u64) {
-        if let Some(invalidate) = self.invalidate.get() {
-            invalidate.inode(ino);
+    /// What the view knows of how the kernel would keep an answer about a
+    /// name whose directory the directory feed watches (`fed`) or not, with
+    /// attributes `attr`.
+    fn kernel(&self, fed: bool, attr: &FileAttr) -> Kernel {
+        Kernel {
+            told: self.kernel.told(),
+            dir_watched: fed,
+            volatile_attrs: volatile(attr),
         }
     }
 
-    /// Lets the view tell the kernel to forget (the session's notifier).
-    pub fn set_invalidator(&self, invalidate: Box<dyn Invalidate>) {
-        let _ = self.invalidate.set(invalidate);
-    }
-
-    /// The kernel's entry timeout for `caching`, given whether the view can
-    /// tell the kernel to forget.
-    fn ttl(&self, caching: Caching) -> Duration {
-        match (caching, self.invalidate.get()) {
-            (Caching::Watched, Some(_)) => WATCHED_TTL,
-            (c, _) => entry_ttl(c),
-        }
-    }
-
-    /// Acts on a change-feed notice: the kernel forgets what the change
-    /// makes stale (never decides anything: opens are checked anyway).
-    pub fn apply(&self, notice: &seal_gate::feed::Notice) {
-        use seal_gate::feed::Notice;
-        let Some(invalidate) = self.invalidate.get() else {
-            return;
-        };
-        let roots: Vec<(u64, OsString, u64)> = {
-            let mut watched = self.watched_roots();
-            match notice {
-                // seal.json changed: any decision may have changed with it.
-                Notice::Dirty(seal_gate::live::LOCKFILE_TAG) | Notice::Lost => {
-                    watched.drain().map(|(_, v)| v).collect()
-                }
-                Notice::Dirty(tag) => match self.gate.bundle_of_tag(*tag) {
-                    Some(key) => watched.remove(&key).into_iter().collect(),
-                    None => Vec::new(),
-                },
-                Notice::Entry { tag, name, change } => {
-                    drop(watched);
-                    self.apply_entry(invalidate.as_ref(), *tag, name.as_deref(), *change);
-                    return;
-                }
-            }
-        };
-        // Under a new seal.json every path must be looked up and decided
-        // again: it may seal a name the kernel keeps as ordinary (an entry
-        // kept ten minutes, a listing it reads without asking), and where
-        // the kernel opens files itself nothing checks an open.
-        let lockfile = *notice == Notice::Dirty(seal_gate::live::LOCKFILE_TAG);
-        if *notice == Notice::Lost || lockfile {
-            // Events of the directory feed were lost (nothing the kernel
-            // keeps of the ordinary tree can be trusted), or every decision
-            // may have changed.
-            match lockfile {
-                true => tracing::info!("seal.json changed: the kernel forgets what it kept"),
-                false => tracing::info!(
-                    "change feed events were lost (queue overflow): the kernel forgets what it kept"
-                ),
-            }
-            for w in self.dir_watches().values_mut() {
-                w.listed_until = None;
-            }
-            // Taken before the loop: the table's lock must not be held while
-            // the kernel is told (telling it waits for the directory's lock,
-            // which a lookup holds while it waits for a FUSE thread that
-            // needs the table).
-            let all = self.inodes().below(ROOT);
-            for (parent, name, ino) in all.iter().rev() {
-                invalidate.entry(*parent, name);
-                self.drop_listing(invalidate.as_ref(), *ino);
-            }
-            self.drop_listing(invalidate.as_ref(), ROOT);
-        }
-        tracing::debug!("feed notice {notice:?}: forgetting {} roots", roots.len());
-        for (parent, name, ino) in roots {
-            // A root registered by a lookup still deciding (or one decided
-            // without the feed's proof) has no inode recorded (0): the one
-            // the view numbered for its name, if any, stands for it.
-            let ino = match ino {
-                0 => self.inodes().peek(parent, &name).unwrap_or(0),
-                ino => ino,
-            };
-            if ino != 0 {
-                // What the kernel remembers below the root goes too: an
-                // entry held open keeps its directory's dentry alive, and
-                // the next walk would find it again.
-                let below = self.inodes().below(ino);
-                for (p, n, i) in below.iter().rev() {
-                    invalidate.entry(*p, n);
-                    invalidate.inode(*i);
-                }
-            }
-            invalidate.entry(parent, &name);
-            // The listing of the directory holding the root shows it or
-            // not: it goes too (where the kernel reads listings without an
-            // opendir, it may hold one read a moment ago).
-            self.drop_listing(invalidate.as_ref(), parent);
-            if ino != 0 {
-                self.drop_listing(invalidate.as_ref(), ino);
-            }
-        }
-    }
-
-    /// Tells the kernel to drop its listing of directory `dir`, counted
-    /// first: a listing decided before this may still be on its way to the
-    /// kernel's cache, and the read that continues it then drops it again
-    /// (see `kernel_dirs`).
-    fn drop_listing(&self, invalidate: &dyn Invalidate, dir: u64) {
-        self.listings_dropped.fetch_add(1, Ordering::SeqCst);
-        invalidate.listing(dir);
-    }
-
-    /// Acts on a change in the watched directory `dir`: the kernel forgets
-    /// the entry `name` (when names changed), the attributes of what it
-    /// names, and the directory's own.
-    fn apply_entry(
-        &self,
-        invalidate: &dyn Invalidate,
-        dir: u64,
-        name: Option<&OsStr>,
-        change: seal_gate::feed::Change,
-    ) {
-        use seal_gate::feed::Change;
-        if let (Change::Names(naming), Some(name)) = (change, name) {
-            if self.take_expected(dir, name, naming) {
-                return;
-            }
-        }
-        let child = name.and_then(|n| self.inodes().peek(dir, n));
-        match (change, name) {
-            (Change::Gone, _) => {
-                // Its watch reports nothing more: the kernel may keep
-                // nothing of it for long.
-                self.dir_watches().remove(&dir);
-                self.drop_listing(invalidate, dir);
-            }
-            (Change::Names(_), name) => {
-                if let Some(w) = self.dir_watches().get_mut(&dir) {
-                    w.listed_until = None;
-                }
-                if let Some(name) = name {
-                    invalidate.entry(dir, name);
-                }
-                self.drop_listing(invalidate, dir);
-            }
-            (Change::Content, Some(_)) => {}
-            (Change::Content, None) => invalidate.inode(dir),
-        }
-        match child {
-            Some(child) if self.opens_in_kernel() => invalidate.data(child),
-            Some(child) => invalidate.inode(child),
-            None => {}
-        }
-    }
-
-    /// Records that the view is about to change `name` in directory `dir`
-    /// (`naming`), when the directory feed watches `dir`.
-    pub(super) fn expect(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) {
-        if let Some(w) = self.dir_watches().get_mut(&dir) {
-            w.expected.retain(|e| e.since.elapsed() < EXPECT_FOR);
-            if w.expected.len() < EXPECTED_MAX {
-                w.expected.push(Expected {
-                    name: name.to_os_string(),
-                    naming,
-                    since: Instant::now(),
-                });
-            }
-        }
-    }
-
-    /// The change [`View::expect`]ed failed: its record goes, and since it
-    /// may already have passed over another's event, the listener makes
-    /// the kernel forget the name anyway.
-    pub(super) fn expected_failed(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) {
-        let recorded = match self.dir_watches().get_mut(&dir) {
-            Some(w) => {
-                if let Some(i) = w
-                    .expected
-                    .iter()
-                    .position(|e| e.name == name && e.naming == naming)
-                {
-                    w.expected.remove(i);
-                }
-                true
-            }
-            None => false,
-        };
-        if let (true, Some(feed)) = (recorded, self.dir_feed.get()) {
-            feed.tell(seal_gate::feed::Notice::Entry {
-                tag: dir,
-                name: Some(name.to_os_string()),
-                change: seal_gate::feed::Change::Names(seal_gate::feed::Naming::Other),
-            });
-        }
-    }
-
-    /// Whether an event (`naming` of `name` in `dir`) is the one of a change
-    /// the view made; its record is used up.
-    fn take_expected(&self, dir: u64, name: &OsStr, naming: seal_gate::feed::Naming) -> bool {
-        let mut watches = self.dir_watches();
-        let Some(w) = watches.get_mut(&dir) else {
-            return false;
-        };
-        match w
-            .expected
-            .iter()
-            .position(|e| e.name == name && e.naming == naming && e.since.elapsed() < EXPECT_FOR)
-        {
-            Some(i) => {
-                w.expected.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn pins(&self) -> MutexGuard<'_, HashMap<u64, Pin>> {
-        self.pins.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn served(&self) -> MutexGuard<'_, HashMap<u64, (u64, usize)>> {
-        self.served.lock().unwrap_or_else(|e| e.into_inner())
+    /// The entry of `path` with attributes `attr`, kept as the gate's
+    /// lifetime column says for an answer already given (`fed`: its
+    /// directory is watched by the directory feed).
+    pub(super) fn kept(&self, path: &ViewPath, attr: FileAttr, fed: bool) -> Entry {
+        let keep = self.gate.keep(path, Found::Plain, self.kernel(fed, &attr));
+        Entry::kept(attr, keep)
     }
 
     /// The inode `name` in `parent` is known by (counting the lookup): the
@@ -666,9 +233,9 @@ impl<Id> View<Id> {
             let mut inodes = self.inodes();
             if let Some(ino) = inodes.peek(parent, name) {
                 if self
-                    .served()
-                    .get(&ino)
-                    .is_some_and(|(served, _)| *served != size)
+                    .handles
+                    .served_size(ino)
+                    .is_some_and(|served| served != size)
                 {
                     inodes.retire(ino);
                 } else if ino != st.st_ino && inodes.is_shared(ino) {
@@ -727,26 +294,15 @@ impl<Id> View<Id> {
     }
 
     pub fn backings(&self) -> &BackingCache<Id> {
-        &self.backings
+        &self.handles.backings
     }
 
     fn inodes(&self) -> MutexGuard<'_, Inodes> {
         self.inodes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn handles(&self) -> MutexGuard<'_, HashMap<u64, Arc<Handle<Id>>>> {
-        self.handles.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn handle(&self, fh: u64) -> Result<Arc<Handle<Id>>, FsError> {
-        self.handles().get(&fh).cloned().ok_or(FsError::Stale)
-    }
-
-    /// Bundle roots the kernel may remember (see the field).
-    fn watched_roots(
-        &self,
-    ) -> MutexGuard<'_, HashMap<seal_core::paths::BundleKey, (u64, OsString, u64)>> {
-        self.watched_roots.lock().unwrap_or_else(|e| e.into_inner())
+        self.handles.get(fh)
     }
 
     /// The view path of inode `ino`.
@@ -816,18 +372,8 @@ impl<Id> View<Id> {
     /// sweeper calls this every second, so that a kept backing holds a
     /// snapshot's memory no longer than the gate keeps a bundle's bytes.
     pub fn sweep_backings(&self) {
-        self.backings
+        self.backings()
             .let_go_of_verified(seal_gate::cache::KEEP_BYTES_FOR);
-    }
-
-    /// Inodes the kernel holds (for tests and memory accounting).
-    pub fn inode_count(&self) -> usize {
-        self.inodes().len()
-    }
-
-    /// Open handles (for tests and memory accounting).
-    pub fn handle_count(&self) -> usize {
-        self.handles().len()
     }
 
     /// `lstat` of a view path, never crossing a symlink.
@@ -858,9 +404,9 @@ impl<Id> View<Id> {
         let path = parent_path.child(name);
         let dir = open_dir_path_beneath(self.gate.project_fd(), &parent_path.raw)
             .map_err(FsError::from_walk)?;
-        let fed = self.fed(parent, dir.as_fd());
+        let fed = self.kernel.fed(parent, dir.as_fd());
         let st = match lstat_in(dir.as_fd(), name) {
-            Err(FsError::NotFound) => return Err(self.absent(parent, &path, fed)),
+            Err(FsError::NotFound) => return Err(self.absent(&path, fed)),
             st => st?,
         };
         let kind = EntryKind::from_mode(st.st_mode);
@@ -871,29 +417,35 @@ impl<Id> View<Id> {
         };
         // A bundle root is registered for the listener's notices before it
         // is decided: a change made while this lookup decides must make the
-        // kernel forget the entry it is about to learn (see [`WATCHED_TTL`]).
+        // kernel forget the entry it is about to learn (see
+        // `seal_gate::WATCHED_TTL`).
         // Its inode is not known yet (0: forget the entry only).
         let root_key = match self.gate.cached_place(&path) {
             seal_gate::Place::Sealed { key, root_len } if root_len == path.depth() => Some(key),
             _ => None,
         };
         if let Some(key) = &root_key {
-            self.watched_roots()
+            self.kernel
+                .watched_roots()
                 .entry(key.clone())
                 .or_insert_with(|| (parent, name.to_os_string(), 0));
         }
-        let decision = self.gate.lookup(&path, kind, target.as_deref(), who);
-        if !decision.shown {
+        let op = Op::Lookup {
+            on_disk: Some(kind),
+            link_target: target.as_deref(),
+            kernel: self.kernel(fed, &attr_of(&st, st.st_ino, None)),
+        };
+        let verdict = self.gate.ask(&path, op, who);
+        if !verdict.yes {
             return Err(FsError::NotFound);
         }
         // Where the kernel opens files itself, a bundle file is decided
         // here and its inode bound to the bytes it shows.
         let in_kernel = self.opens_in_kernel();
-        let pin =
-            match in_kernel && kind == EntryKind::File && decision.caching != Caching::Cacheable {
-                true => self.pin_for(parent, name, &path, who)?,
-                false => None,
-            };
+        let pin = match in_kernel && kind == EntryKind::File && !verdict.keep.settled {
+            true => self.pin_for(parent, name, &path, who)?,
+            false => None,
+        };
         if in_kernel {
             self.retire_if_repinned(parent, name, pin.as_ref().map(|p| &p.digest));
         }
@@ -903,44 +455,36 @@ impl<Id> View<Id> {
             pin.stat = Some(st);
             self.set_pin(ino, pin);
         }
-        if decision.caching == Caching::Watched
+        if verdict.keep.until_told()
             && let Some(key) = root_key
         {
-            self.watched_roots()
+            self.kernel
+                .watched_roots()
                 .insert(key, (parent, name.to_os_string(), ino));
         }
-        // The attributes of a watched bundle's path are kept as long as its
-        // entry (see [`WATCHED_TTL`]).
-        let watched = decision.caching == Caching::Watched && self.invalidate.get().is_some();
-        let fed = fed && decision.caching == Caching::Cacheable;
         // A pinned file's entry is kept like any path of a bundle the feed
         // watches: its opens then reach no one, and serve the pinned pages,
         // until the listener makes the kernel forget the bundle at its first
         // change (an entry decided without that proof is looked up again at
-        // every open).
-        let ttl = if fed {
-            FED_TTL
-        } else {
-            self.ttl(decision.caching)
-        };
-        // A pinned inode's attributes may be kept as any others: its size
-        // is the pinned bytes', and it is bound to them.
-        Ok(Entry::new(attr_of(&st, ino, size), ttl, fed || watched))
+        // every open). A pinned inode's attributes may be kept as any
+        // others: its size is the pinned bytes', and it is bound to them.
+        Ok(Entry::kept(attr_of(&st, ino, size), verdict.keep))
     }
 
-    /// Why a lookup of `path` in `parent` found nothing on the disk: an
-    /// ordinary name in a watched directory below the root is
-    /// [`FsError::Absent`] for [`FED_TTL`] (its creation on the disk is an
-    /// event that makes the kernel forget; a lost event makes it forget the
-    /// directory and so its negative entries, which the root's would
-    /// outlive); anything else is plainly not found. A name the gate would
-    /// decide (a sealed root or an artifact yet to be made) is never kept.
-    fn absent(&self, parent: u64, path: &ViewPath, fed: bool) -> FsError {
-        let ordinary = self.gate.cached_place(path).caching() == Caching::Cacheable;
-        if fed && ordinary && parent != ROOT {
-            FsError::Absent(FED_TTL)
-        } else {
-            FsError::NotFound
+    /// Why a lookup of `path` found nothing on the disk (`fed`: its
+    /// directory is watched by the directory feed): [`FsError::Absent`]
+    /// for as long as the gate's lifetime column lets the kernel keep the
+    /// negative entry (its creation on the disk is an event that makes the
+    /// kernel forget it), else plainly not found.
+    fn absent(&self, path: &ViewPath, fed: bool) -> FsError {
+        let kernel = Kernel {
+            told: self.kernel.told(),
+            dir_watched: fed,
+            volatile_attrs: false,
+        };
+        match self.gate.keep(path, Found::Missing, kernel).entry {
+            ttl if ttl.is_zero() => FsError::NotFound,
+            ttl => FsError::Absent(ttl),
         }
     }
 
@@ -950,26 +494,31 @@ impl<Id> View<Id> {
         if inodes.forget(ino, n) {
             // Under the table's lock: once it is released, a lookup may
             // give the number to a new inode and pin it.
-            self.pins().remove(&ino);
+            self.pins.table().remove(&ino);
             drop(inodes);
-            self.backings.forget(ino);
-            self.dir_watches().remove(&ino);
-            self.kernel_listings().remove(&ino);
+            self.backings().forget(ino);
+            self.kernel.forget_dir(ino);
+            self.listings.by_dir().remove(&ino);
         }
     }
 
     /// Attributes of `ino`; through an open handle of verified bytes, the
     /// size of those bytes.
     pub fn getattr(&self, ino: u64, fh: Option<u64>) -> Result<Entry, FsError> {
-        let handle = fh.and_then(|fh| self.handles().get(&fh).cloned());
-        let (st, size, fed) = match handle.as_deref() {
+        let handle = fh.and_then(|fh| self.handles.get(fh).ok());
+        // The attributes of an open file are its own, wherever it is: no
+        // feed keeps them true.
+        let (st, size, path, fed) = match handle.as_deref() {
             Some(Handle::Verified { snapshot, .. }) => (
                 self.lstat(&self.path_of(ino)?)?,
                 Some(snapshot.len()),
+                ViewPath::root(),
                 false,
             ),
             // The open file itself, even when its name is gone.
-            Some(Handle::Real { file: Some(f), .. }) => (fstat_fd(f.as_fd())?, None, false),
+            Some(Handle::Real { file: Some(f), .. }) => {
+                (fstat_fd(f.as_fd())?, None, ViewPath::root(), false)
+            }
             _ => {
                 let path = self.path_of(ino)?;
                 // An inode whose name went (removed or replaced through the
@@ -988,13 +537,11 @@ impl<Id> View<Id> {
                         (found, _) => found?,
                     },
                 };
-                let fed = fed && self.gate.cached_place(&path).caching() == Caching::Cacheable;
-                let size = self.served().get(&ino).map(|(size, _)| *size);
-                (st, size.or_else(|| self.pinned_size(ino)), fed)
+                let size = self.handles.served_size(ino);
+                (st, size.or_else(|| self.pinned_size(ino)), path, fed)
             }
         };
-        let attr = attr_of(&st, ino, size);
-        Ok(Entry::new(attr, Duration::ZERO, fed))
+        Ok(self.kept(&path, attr_of(&st, ino, size), fed))
     }
 
     /// The target of the symlink `ino`, as the gate lets it be followed
@@ -1029,10 +576,10 @@ impl<Id> View<Id> {
             self.allow(&path, seal_gate::Change::Modify, "open", who)?;
             return self.open_for_writing(ino, &path, flags, who, register);
         }
-        match self.gate.open(&path, who) {
-            OpenDecision::Deny => Err(FsError::NotFound),
-            OpenDecision::Ordinary => self.open_ordinary(ino, &path, register),
-            OpenDecision::Snapshot(snapshot) => {
+        match self.gate.ask(&path, Op::Open { recorded: None }, who).serve {
+            Serve::Nothing => Err(FsError::NotFound),
+            Serve::Disk => self.open_ordinary(ino, &path, register),
+            Serve::Bytes(snapshot) => {
                 // Every snapshot carries the digest its bytes were hashed to;
                 // one without could never share a backing safely.
                 let Some(digest) = snapshot.digest() else {
@@ -1042,21 +589,16 @@ impl<Id> View<Id> {
                 // taken again (no registration); one of other bytes that no
                 // handle holds makes way.
                 let of = BackingOf::Verified(digest);
-                self.backings.release_other_verified(ino, of);
+                self.backings().release_other_verified(ino, of);
                 let backing =
                     self.backing_for(ino, of, false, snapshot.file().as_fd(), register)?;
                 if let Some(b) = &backing {
-                    self.backings.keep(ino, b.clone());
+                    self.backings().keep(ino, b.clone());
                 }
                 let mode = match &backing {
                     Some(b) => ReadMode::Passthrough(b.clone()),
                     None => ReadMode::Direct,
                 };
-                {
-                    let mut served = self.served();
-                    let held = served.entry(ino).or_insert((snapshot.len(), 0));
-                    *held = (snapshot.len(), held.1 + 1);
-                }
                 let fh = self.add_handle(Handle::Verified {
                     snapshot,
                     _backing: backing,
@@ -1113,7 +655,7 @@ impl<Id> View<Id> {
         fd: BorrowedFd<'_>,
         register: &dyn Register<Id = Id>,
     ) -> Result<Option<Arc<Backing<Id>>>, FsError> {
-        self.backings
+        self.backings()
             .backing_for(ino, of, writes, fd, register)
             .map_err(|_conflict| {
                 self.inodes().retire(ino);
@@ -1122,9 +664,7 @@ impl<Id> View<Id> {
     }
 
     fn add_handle(&self, handle: Handle<Id>) -> u64 {
-        let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        self.handles().insert(fh, Arc::new(handle));
-        fh
+        self.handles.add(handle)
     }
 
     /// Reads up to `size` bytes at `offset` of an open file that is not
@@ -1146,17 +686,7 @@ impl<Id> View<Id> {
     /// Closes a file or directory handle. Dropping it drops its snapshot and
     /// backing reference; the memory goes with the last one.
     pub fn release(&self, fh: u64) {
-        let handle = self.handles().remove(&fh);
-        if let Some(Handle::Verified { ino, .. }) = handle.as_deref() {
-            let mut served = self.served();
-            if let Some(held) = served.get_mut(ino) {
-                held.1 -= 1;
-                if held.1 == 0 {
-                    served.remove(ino);
-                }
-            }
-        }
-        drop(handle);
+        self.handles.release(fh);
     }
 
     /// Opens directory `ino`: lists it and asks the gate about every entry
@@ -1168,9 +698,8 @@ impl<Id> View<Id> {
         // then it reads none, and none is taken unless it does.
         let keep = fed
             && self
-                .dir_watches()
-                .get(&ino)
-                .and_then(|w| w.listed_until)
+                .kernel
+                .listed_until(ino)
                 .is_some_and(|until| Instant::now() < until);
         let listing = match keep {
             true => None,
@@ -1201,9 +730,13 @@ impl<Id> View<Id> {
         // The kernel may reach a directory through an entry it remembers
         // (a watched bundle's root): listing it is decided afresh, like a
         // file's open.
-        if self.gate.cached_place(&path).is_gated()
-            && !self.gate.lookup(&path, EntryKind::Dir, None, who).shown
-        {
+        let gated = self.gate.cached_place(&path).is_gated();
+        let op = Op::Lookup {
+            on_disk: Some(EntryKind::Dir),
+            link_target: None,
+            kernel: Kernel::default(),
+        };
+        if gated && !self.gate.ask(&path, op, who).yes {
             return Err(FsError::NotFound);
         }
         let dir = open_dir_beneath(self.gate.project_fd(), &path.raw).map_err(|e| {
@@ -1214,8 +747,7 @@ impl<Id> View<Id> {
             }
         })?;
         // Watched before it is listed, so that no later change goes unseen.
-        let fed = self.fed(ino, dir.as_fd())
-            && self.gate.cached_place(&path).caching() == Caching::Cacheable;
+        let fed = self.kernel.fed(ino, dir.as_fd()) && !gated;
         Ok((path, dir, fed))
     }
 
@@ -1242,7 +774,7 @@ impl<Id> View<Id> {
             },
         ];
         let mut all_ordinary = true;
-        let view = self.gate.lock_view();
+        let round = self.gate.round();
         for entry in list_dir(dir)? {
             let child = path.child(&entry.name);
             let target = if entry.kind == EntryKind::Symlink {
@@ -1250,11 +782,14 @@ impl<Id> View<Id> {
             } else {
                 None
             };
-            let decision = self
-                .gate
-                .lookup_in(&view, &child, entry.kind, target.as_deref(), who);
-            all_ordinary &= decision.caching == Caching::Cacheable;
-            if decision.shown {
+            let op = Op::Lookup {
+                on_disk: Some(entry.kind),
+                link_target: target.as_deref(),
+                kernel: Kernel::default(),
+            };
+            let verdict = round.ask(&child, op, who);
+            all_ordinary &= verdict.keep.settled;
+            if verdict.yes {
                 let ino = self.inodes().peek(ino, &entry.name).unwrap_or(entry.ino);
                 items.push(DirItem {
                     name: entry.name,
@@ -1291,11 +826,11 @@ impl<Id> View<Id> {
         let late = self.list(*ino, &path, dir.as_fd(), *who)?;
         if *cached && !late.all_ordinary {
             // The kernel will keep what it reads now: tell it to drop it.
-            if let Some(feed) = self.dir_feed.get() {
+            if let Some(feed) = self.kernel.dir_feed() {
                 feed.tell(seal_gate::feed::Notice::Entry {
                     tag: *ino,
                     name: None,
-                    change: seal_gate::feed::Change::Names(seal_gate::feed::Naming::Other),
+                    change: seal_gate::feed::EntryChange::Names(seal_gate::feed::Naming::Other),
                 });
             }
         }
@@ -1354,14 +889,13 @@ impl<Id> View<Id> {
         // Stat every entry relative to one handle on the directory.
         let dir_fd =
             open_dir_path_beneath(self.gate.project_fd(), &dir.raw).map_err(FsError::from_walk)?;
-        let fed = self.fed(ino, dir_fd.as_fd());
+        let fed = self.kernel.fed(ino, dir_fd.as_fd());
         if offset == 0 && fed && kept {
             // The kernel keeps this listing and every entry in it for
             // FED_TTL from about now (a second less, for the replies that
             // follow this one).
-            if let Some(w) = self.dir_watches().get_mut(&ino) {
-                w.listed_until = Some(Instant::now() + FED_TTL - Duration::from_secs(1));
-            }
+            let until = Instant::now() + seal_gate::FED_TTL - Duration::from_secs(1);
+            self.kernel.listed(ino, until);
         }
         for (next_offset, item) in entries {
             // The kernel takes no lookup reference for "." and "..".
@@ -1372,23 +906,25 @@ impl<Id> View<Id> {
                 (dir.child(&item.name), lstat_in(dir_fd.as_fd(), &item.name))
             };
             let Ok(st) = st else { continue };
-            // The opendir just read the lockfile to decide this listing.
-            let caching = self.gate.cached_place(&path).caching();
             let child = if dots {
                 item.ino
             } else {
                 self.entry_ino(ino, &item.name, &st)
             };
-            let attr = attr_of(&st, child, self.pinned_size(child));
-            let fed = fed && !dots && caching == Caching::Cacheable;
-            let entry_ttl = if fed { FED_TTL } else { entry_ttl(caching) };
+            // Decided when the listing was taken, which just read the
+            // lockfile.
+            let entry = self.kept(
+                &path,
+                attr_of(&st, child, self.pinned_size(child)),
+                fed && !dots,
+            );
             let full = add(&PlusEntry {
                 ino: child,
                 next_offset,
                 name: &item.name,
                 // One timeout serves both: the shorter.
-                ttl: entry_ttl.min(attr_ttl(&attr, fed)),
-                attr,
+                ttl: entry.ttl.min(entry.attr_ttl),
+                attr: entry.attr,
             });
             if full {
                 if !dots {

@@ -465,7 +465,7 @@ fn insert_members(src: &[u8], node: &Value, new: &[(String, String)]) -> Option<
 type Members = Vec<(String, String)>;
 
 /// One change the run made, to be applied to the host document.
-enum Change {
+enum HostEdit {
     /// Write `value` (JSON text) at `parent.key`, over the host's entry or as
     /// a new one.
     Set {
@@ -497,7 +497,7 @@ fn json_changes(
     run: &Value,
     host: Option<&Value>,
     path: &mut Vec<String>,
-    out: &mut Vec<Change>,
+    out: &mut Vec<HostEdit>,
 ) {
     let mut keys: Vec<String> = Vec::new();
     for n in [shown, run] {
@@ -544,7 +544,7 @@ fn json_changes(
                         let mut dropped = Vec::new();
                         if let Some(kept) = keep_json(rule, r, path, &mut dropped) {
                             let value = value_text(&kept, path);
-                            out.push(Change::Set { parent, key, value });
+                            out.push(HostEdit::Set { parent, key, value });
                         }
                     }
                 }
@@ -570,10 +570,10 @@ fn json_changes(
                             path.push(key.clone());
                             let value = value_text(r, path);
                             path.pop();
-                            out.push(Change::Set { parent, key, value });
+                            out.push(HostEdit::Set { parent, key, value });
                         }
                     }
-                    None if h.is_some() => out.push(Change::Delete { parent, key }),
+                    None if h.is_some() => out.push(HostEdit::Delete { parent, key }),
                     None => {}
                 }
             }
@@ -621,7 +621,7 @@ fn json_merge(
     let mut inserts: Vec<(Vec<String>, Members)> = Vec::new();
     for c in changes {
         match c {
-            Change::Set { parent, key, value } => {
+            HostEdit::Set { parent, key, value } => {
                 let at = object_at(&host_root, &parent).and_then(|o| find(o, &key));
                 changed.push(change_name(&parent, &key));
                 match at {
@@ -636,7 +636,7 @@ fn json_merge(
                     },
                 }
             }
-            Change::Delete { parent, key } => {
+            HostEdit::Delete { parent, key } => {
                 if let Some((i, _)) = object_at(&host_root, &parent).and_then(|o| find(o, &key)) {
                     match deletions.iter_mut().find(|(p, _)| *p == parent) {
                         Some((_, v)) => v.push(i),
@@ -815,5 +815,7 @@ fn toml_merge(
     })
 }
 
+#[cfg(test)]
+mod differential_tests;
 #[cfg(test)]
 mod tests;

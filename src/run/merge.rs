@@ -45,7 +45,7 @@ pub struct MergeDir<'p> {
 
 /// What the merge did, for the user.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct MergeReport {
     pub done: Vec<String>,
     pub problems: Vec<String>,
     /// New entries outside the write scope, left behind with the run.
@@ -59,12 +59,12 @@ fn shown(p: &Path) -> String {
 /// Merges every directory back; runs on a thread of its own that takes the
 /// target user's filesystem identity (so files are theirs, and permissions
 /// are checked as theirs).
-pub fn merge_back(plan: &Plan, dirs: Vec<MergeDir<'_>>, identity: &Identity) -> Outcome {
+pub fn merge_back(plan: &Plan, dirs: Vec<MergeDir<'_>>, identity: &Identity) -> MergeReport {
     std::thread::scope(|s| {
         s.spawn(|| {
             if identity.switch {
                 if let Err(e) = become_user(identity) {
-                    return Outcome {
+                    return MergeReport {
                         dropped: Vec::new(),
                         done: Vec::new(),
                         problems: vec![format!(
@@ -73,7 +73,7 @@ pub fn merge_back(plan: &Plan, dirs: Vec<MergeDir<'_>>, identity: &Identity) -> 
                     };
                 }
             }
-            let mut out = Outcome::default();
+            let mut out = MergeReport::default();
             for d in &dirs {
                 merge_dir(plan, d, &mut out);
             }
@@ -277,7 +277,7 @@ fn extension_location(plan: &Plan, location: &Path) -> bool {
 /// Opens the host directory of `d` once (creating it when the run made it
 /// up and something must go there); false (with the problem noted) if it
 /// cannot be.
-fn ensure_host(host: &mut Option<OwnedFd>, d: &MergeDir<'_>, out: &mut Outcome) -> bool {
+fn ensure_host(host: &mut Option<OwnedFd>, d: &MergeDir<'_>, out: &mut MergeReport) -> bool {
     if host.is_none() {
         match host_dir(&d.dir.path, d.dir.mode, !d.dir.on_host) {
             Ok(fd) => *host = Some(fd),
@@ -293,7 +293,7 @@ fn ensure_host(host: &mut Option<OwnedFd>, d: &MergeDir<'_>, out: &mut Outcome) 
     true
 }
 
-fn merge_dir(plan: &Plan, d: &MergeDir<'_>, out: &mut Outcome) {
+fn merge_dir(plan: &Plan, d: &MergeDir<'_>, out: &mut MergeReport) {
     let entries = match seal_core::fs::list_dir(d.fd.as_fd()) {
         Ok(e) => e,
         Err(e) => {
@@ -401,7 +401,7 @@ fn merge_filtered(
     f: &super::plan::FilteredFile,
     run: &[u8],
     location: &Path,
-    out: &mut Outcome,
+    out: &mut MergeReport,
 ) {
     let is_link = fstatat(hfd, name, AtFlags::AT_SYMLINK_NOFOLLOW)
         .map(|st| EntryKind::from_mode(st.st_mode) == EntryKind::Symlink)

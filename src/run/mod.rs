@@ -16,7 +16,7 @@ pub mod root;
 pub mod scope;
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -26,16 +26,17 @@ use std::sync::Arc;
 use nix::unistd::{Gid, Uid, User};
 
 use namespace::{Identity, Launch, Report};
-use plan::{Plan, UserBind, Who};
+use plan::{Plan, RunsAs, UserBind};
 use root::BuildError;
 
 use crate::mount::{MountError, MountRequest};
 use seal_core::discovery::{DiscoveryError, Listings};
-use seal_core::fs::RawPath;
+use seal_core::fs::EntryKind;
 use seal_core::lockfile::{Lockfile, LockfileError};
 use seal_core::store::StoreError;
-use seal_core::verify::{ProjectReport, RootName, verify_project};
-use seal_gate::{Place, RootState, State, decide};
+use seal_core::verify::{ProjectReport, verify_project};
+use seal_gate::links::LinkRule;
+use seal_gate::{Gate, Op, Place, RootState, Survey, ViewPath};
 
 /// Why `seal run` stops before (or instead of) running the command.
 #[derive(Debug)]
@@ -322,7 +323,7 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
             .filter_map(|(k, v)| k.to_str().map(|k| (k.to_string(), v.clone())))
             .collect::<BTreeMap<_, _>>(),
         project: project_path.to_path_buf(),
-        who: Who {
+        who: RunsAs {
             uid: identity.uid.as_raw(),
             gid: identity.gid.as_raw(),
             groups,
@@ -618,68 +619,53 @@ pub struct SeenEntry {
 
 /// What the command would see: every bundle of the verification set and
 /// every unverified artifact on the built-in surfaces, each decided by the
-/// gate's decision table on the state this verification found.
-pub fn what_it_would_see(prepared: &Prepared) -> Vec<SeenEntry> {
-    let policy = prepared.lockfile.policy;
+/// gate's own question on the states this verification found (nothing is
+/// hashed again), under the policy in force, as the view decides.
+pub fn what_it_would_see(prepared: &Prepared) -> Result<Vec<SeenEntry>, RunError> {
+    let project = &prepared.project_path;
+    let gate = Gate::for_explaining(
+        prepared.request.project.as_fd(),
+        &prepared.lockfile,
+        prepared.machine,
+        prepared.implied,
+        LinkRule::new(project, std::slice::from_ref(project)),
+    )
+    .map_err(RunError::Project)?;
+    let survey = Survey::of(&prepared.report);
+    let round = gate.explaining(Some(&survey));
+    let seen = |path: String, kind: EntryKind, what: &'static str, state: RootState| {
+        let root = ViewPath::from_names(path.trim_start_matches("./").split('/').map(OsStr::new));
+        let verdict = round.ask(&root, Op::lookup(kind), seal_gate::Who::this_process());
+        let why = match &verdict.place {
+            Place::Artifact { rule, .. } => format!(
+                "{}; no sealed root covers it ({})",
+                rule.describe(),
+                verdict.reason.describe()
+            ),
+            _ => verdict.reason.describe().to_string(),
+        };
+        SeenEntry {
+            path,
+            kind: what,
+            state: state.as_str().to_string(),
+            visible: verdict.yes,
+            why,
+        }
+    };
     let mut out: Vec<SeenEntry> = prepared
         .report
         .bundles
         .iter()
         .map(|b| {
-            let place = match &b.name {
-                RootName::Key(key) => Place::Sealed {
-                    key: key.clone(),
-                    root_len: key.depth(),
-                },
-                RootName::Unmappable(_) => Place::Unmappable { root_len: 0 },
-            };
             let state = RootState::Bundle(b.state);
-            seen(b.name.as_display(), "bundle", &place, state, policy)
+            seen(b.name.as_display(), EntryKind::Dir, "bundle", state)
         })
         .collect();
     let mut listings = Listings::new(prepared.request.project.as_fd());
     let extra = &prepared.machine.extra_surfaces;
     for a in seal_gate::assess::uncovered_artifacts(&mut listings, &prepared.lockfile, extra) {
-        out.push(seen(
-            a.path.display(),
-            "artifact",
-            &a.place,
-            a.state,
-            policy,
-        ));
+        out.push(seen(a.path.display(), a.kind, "artifact", a.state));
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
-}
-
-/// One dry-run line: the decision table's answer for a root in `state`.
-fn seen(
-    path: String,
-    kind: &'static str,
-    place: &Place,
-    state: RootState,
-    policy: seal_core::lockfile::Policy,
-) -> SeenEntry {
-    let decision = decide(place, State::Root(state), policy);
-    let why = match place {
-        Place::Artifact { rule, .. } => format!(
-            "{}; no sealed root covers it ({})",
-            rule.describe(),
-            decision.reason.describe()
-        ),
-        _ => decision.reason.describe().to_string(),
-    };
-    SeenEntry {
-        path,
-        kind,
-        state: state.as_str().to_string(),
-        visible: decision.shown,
-        why,
-    }
-}
-
-/// Project-relative raw path of an absolute path inside the project.
-pub fn relative_in_project(project: &Path, path: &Path) -> Option<RawPath> {
-    let rest = path.strip_prefix(project).ok()?;
-    Some(RawPath(rest.iter().map(OsString::from).collect()))
+    Ok(out)
 }

@@ -19,6 +19,8 @@ pub struct MountEntry {
     /// Where it is mounted.
     pub mountpoint: PathBuf,
     pub fstype: String,
+    /// What was mounted (lossy where it is not UTF-8).
+    pub source: String,
 }
 
 /// Decodes mountinfo's octal escapes (`\040` for a space, ...).
@@ -55,6 +57,7 @@ pub fn parse(text: &str) -> Vec<MountEntry> {
             let mut rest = f.skip_while(|x| *x != "-");
             rest.next()?;
             let fstype = rest.next()?.to_string();
+            let source = unescape(rest.next()?).to_string_lossy().into_owned();
             Some(MountEntry {
                 id,
                 parent,
@@ -62,6 +65,7 @@ pub fn parse(text: &str) -> Vec<MountEntry> {
                 root,
                 mountpoint,
                 fstype,
+                source,
             })
         })
         .collect()
@@ -170,6 +174,11 @@ mod tests {
         assert_eq!(m[2].root, PathBuf::from("/home/u/proj"));
         assert_eq!(m[0].fstype, "proc");
         assert_eq!(m[2].fstype, "ext4");
+        assert_eq!(m[5].source, "tmpfs");
+        // An octal escape only where three digits follow.
+        let odd = parse("1 1 0:1 / /a\\9b\\04 rw - fuse.seal /x\\011y\\134w rw\n");
+        assert_eq!(odd[0].mountpoint, PathBuf::from("/a\\9b\\04"));
+        assert_eq!(odd[0].source, "/x\ty\\w");
     }
 
     #[test]

@@ -42,13 +42,13 @@ pub fn read_only_system(path: &Path) -> bool {
 
 /// Who the command runs as, for deciding which skeletons it may write.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Who {
+pub struct RunsAs {
     pub uid: u32,
     pub gid: u32,
     pub groups: Vec<u32>,
 }
 
-impl Who {
+impl RunsAs {
     /// Whether this identity may create entries in a directory with this
     /// owner and mode. Root counts as an ordinary owner: the command never
     /// holds capabilities.
@@ -80,7 +80,7 @@ pub struct Inputs {
     pub env: BTreeMap<String, OsString>,
     /// The project's canonical path.
     pub project: PathBuf,
-    pub who: Who,
+    pub who: RunsAs,
     pub binds: Vec<UserBind>,
     /// The host's mounts.
     pub mounts: Vec<MountEntry>,
@@ -549,7 +549,12 @@ fn filtered_file(inputs: &Inputs, rule: &'static FilterRule, location: &Path) ->
 
 /// The state of one candidate: placed (how), absent, left to the view, or
 /// impossible.
-fn decide(inputs: &Inputs, scope: &WriteScope, location: &Path, show: Show) -> (State, bool) {
+fn place_location(
+    inputs: &Inputs,
+    scope: &WriteScope,
+    location: &Path,
+    show: Show,
+) -> (State, bool) {
     let project = &inputs.project;
     let existed = match std::fs::symlink_metadata(location) {
         Ok(_) => true,
@@ -656,7 +661,7 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
     let mut planned: Vec<Planned> = candidates
         .into_iter()
         .map(|(location, show, why)| {
-            let (state, existed) = decide(inputs, &scope, &location, show);
+            let (state, existed) = place_location(inputs, &scope, &location, show);
             Planned {
                 location,
                 why,

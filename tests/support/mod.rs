@@ -148,6 +148,12 @@ impl Project {
 }
 
 /// A running `seal mount`; unmounts and reaps the daemon on drop.
+/// Whether the mode matrix (`SEAL_TEST_MOUNT_MODE`, see scripts/test.sh)
+/// adds `flag` to every mount of this run.
+pub fn mount_mode_has(flag: &str) -> bool {
+    std::env::var("SEAL_TEST_MOUNT_MODE").is_ok_and(|m| m.split_whitespace().any(|a| a == flag))
+}
+
 pub struct Mounted {
     pub child: Option<Child>,
     pub mountpoint: PathBuf,
@@ -195,10 +201,18 @@ impl Mounted {
         if let Some(filter) = seal_log {
             command.env("SEAL_LOG", filter);
         }
+        // The mode matrix (scripts/test.sh): every mount of a run in one
+        // mode, on top of what the test asks for.
+        let mode = std::env::var("SEAL_TEST_MOUNT_MODE").unwrap_or_default();
+        let mode_args: Vec<&str> = mode
+            .split_whitespace()
+            .filter(|a| !extra.contains(a))
+            .collect();
         let mut child = command
             .arg("mount")
             .arg(mountpoint)
             .args(extra)
+            .args(&mode_args)
             .current_dir(project.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())

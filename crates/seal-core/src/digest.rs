@@ -17,7 +17,7 @@ const PREFIX: &str = "sha256:";
 impl Digest {
     /// Parses exactly `sha256:` followed by 64 lowercase hex digits
     /// (SPEC §Canonicalization Rules: hash encoding).
-    pub fn parse(text: &str) -> Option<Digest> {
+    pub(crate) fn parse(text: &str) -> Option<Digest> {
         let hex = text.strip_prefix(PREFIX)?;
         if hex.len() != 64 {
             return None;

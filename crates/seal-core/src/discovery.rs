@@ -40,7 +40,7 @@ const MAX_OPEN_DIRS: usize = 128;
 
 /// A directory a [`Listings`] has met: a node of a tree of names, so that a
 /// path is found by one lookup per name (no whole-path keys to hash or clone).
-struct Node {
+struct KnownDir {
     depth: u32,
     name: OsString,
     children: HashMap<OsString, u32>,
@@ -56,7 +56,7 @@ struct Node {
 pub struct Listings<'a> {
     root: BorrowedFd<'a>,
     /// `nodes[0]` is the project root (read through `root`).
-    nodes: Vec<Node>,
+    nodes: Vec<KnownDir>,
     /// Nodes holding a descriptor.
     open: Vec<u32>,
 }
@@ -65,7 +65,7 @@ impl<'a> Listings<'a> {
     pub fn new(root: BorrowedFd<'a>) -> Listings<'a> {
         Listings {
             root,
-            nodes: vec![Node {
+            nodes: vec![KnownDir {
                 depth: 0,
                 name: OsString::new(),
                 children: HashMap::new(),
@@ -91,7 +91,7 @@ impl<'a> Listings<'a> {
             let depth = parent.depth + 1;
             id = *parent.children.entry(name.clone()).or_insert(next);
             if id == next {
-                self.nodes.push(Node {
+                self.nodes.push(KnownDir {
                     depth,
                     name: name.clone(),
                     children: HashMap::new(),
@@ -136,7 +136,7 @@ impl<'a> Listings<'a> {
         if self.open.len() < MAX_OPEN_DIRS {
             return;
         }
-        let on_path = |node: &Node, id: u32| path.get(node.depth as usize) == Some(&id);
+        let on_path = |node: &KnownDir, id: u32| path.get(node.depth as usize) == Some(&id);
         let victim = self
             .open
             .iter()
@@ -185,7 +185,7 @@ impl<'a> Listings<'a> {
 }
 
 /// Opens `path` below `root` one component at a time with `O_NOFOLLOW`.
-pub fn open_dirs(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
+pub(crate) fn open_dirs(root: BorrowedFd<'_>, path: &RawPath) -> io::Result<OwnedFd> {
     let mut names = path.0.iter();
     let first = names
         .next()
@@ -208,13 +208,13 @@ pub struct UnmappableRoot {
 impl UnmappableRoot {
     /// The key rule the path breaks when it is UTF-8 (a backslash, CR or LF in
     /// a name); `None` when a name on it is not UTF-8.
-    pub fn key_rule(&self) -> Option<super::paths::PathRule> {
+    pub(crate) fn key_rule(&self) -> Option<super::paths::PathRule> {
         let text = self.raw.to_os_string().into_string().ok()?;
         BundleKey::parse(&format!("./{text}")).err()
     }
 
     /// Why no bundle key can name this root, for messages.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self.key_rule() {
             Some(rule) => format!("its path {rule}, which a bundle key cannot hold"),
             None => "a name on its path is not valid UTF-8".to_string(),
@@ -375,15 +375,11 @@ impl Visit for Trackable {
         self.found = true;
         Flow::Stop
     }
-
-    fn between(&mut self) -> Flow {
-        Flow::Continue
-    }
 }
 
 /// Where the root of a recorded key is on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Located {
+pub(crate) enum Located {
     /// No entry spells the key's path (in exact case and NFC), or a parent on
     /// the way is not a directory: the bundle is Removed.
     Absent,
@@ -397,7 +393,10 @@ pub enum Located {
 }
 
 /// Finds the root of `key`, one listed directory at a time.
-pub fn locate(listings: &mut Listings<'_>, key: &BundleKey) -> Result<Located, DiscoveryError> {
+pub(crate) fn locate(
+    listings: &mut Listings<'_>,
+    key: &BundleKey,
+) -> Result<Located, DiscoveryError> {
     let segments: Vec<&str> = key.segments().collect();
     let mut dir = RawPath::default();
     for (i, segment) in segments.iter().enumerate() {

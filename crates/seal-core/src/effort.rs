@@ -1,6 +1,6 @@
 //! How much work a verification may spend: when it stops after a proof that
 //! the root cannot be Verified ([`AfterProof`]), and a [`Cancel`] that bounds
-//! or abandons the work (a flag, a deadline, a byte budget), checked between
+//! or abandons the work (a flag, a byte budget), checked between
 //! directories and between the chunks of every file.
 //!
 //! The CLI verifies in full (its lists must be complete); the mount verifies a
@@ -8,10 +8,12 @@
 //! 20 GB sparse file, a directory chain thousands deep) must not cost more than
 //! it takes to prove it wrong.
 
+use std::ffi::OsStr;
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
-use super::hash::HashProgress;
+use crate::fs::RawPath;
+use crate::paths::FilePath;
 
 /// What a verification does once it has proven that the root cannot be
 /// Verified (a name the record cannot hold, a digest that differs, a problem,
@@ -20,7 +22,7 @@ use super::hash::HashProgress;
 pub enum AfterProof {
     /// Go on: walk and hash everything, for complete lists (`seal verify -v`).
     Finish,
-    /// Hash only the files the [`Keeper`](super::hash::Keeper) wants (a
+    /// Hash only the files the keeper wants (a
     /// `warn` view still serves the bytes of a Mismatch bundle); walk on to
     /// find them.
     HashWanted,
@@ -28,13 +30,20 @@ pub enum AfterProof {
     Stop,
 }
 
+/// Counters a progress display can poll while hashing runs (bytes are counted
+/// chunk by chunk, so they also tell how much a run read).
+#[derive(Debug, Default)]
+pub struct HashProgress {
+    pub files_done: AtomicU64,
+    pub bytes_done: AtomicU64,
+    pub files_total: AtomicU64,
+}
+
 /// A way to bound or abandon a verification from outside. Cancelled means:
-/// the flag was set, the deadline passed, or more bytes than the budget were
-/// read. Checked between directories and between chunks (256 KiB) of a file.
+/// the flag was set, or more bytes than the budget were read. Checked between directories and between chunks (256 KiB) of a file.
 #[derive(Debug)]
 pub struct Cancel {
     flag: AtomicBool,
-    deadline: Option<Instant>,
     byte_budget: Option<u64>,
     bytes: AtomicU64,
 }
@@ -44,16 +53,9 @@ impl Cancel {
     pub const fn new() -> Cancel {
         Cancel {
             flag: AtomicBool::new(false),
-            deadline: None,
             byte_budget: None,
             bytes: AtomicU64::new(0),
         }
-    }
-
-    /// Cancelled once `timeout` has passed from now.
-    pub fn with_timeout(mut self, timeout: Duration) -> Cancel {
-        self.deadline = Instant::now().checked_add(timeout);
-        self
     }
 
     /// Cancelled once more than `bytes` file bytes have been read.
@@ -67,17 +69,12 @@ impl Cancel {
         self.flag.store(true, Ordering::Relaxed);
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         if self.flag.load(Ordering::Relaxed) {
             return true;
         }
-        if self
-            .byte_budget
+        self.byte_budget
             .is_some_and(|budget| self.bytes.load(Ordering::Relaxed) > budget)
-        {
-            return true;
-        }
-        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Counts bytes read against the budget.
@@ -94,13 +91,28 @@ impl Default for Cancel {
     }
 }
 
+/// Told of every directory and file a verification reads, before it reads
+/// them, from the thread that walks (the mount's change feed watches them:
+/// whatever changes after is seen by the feed, whatever changed before by
+/// the hash). Files are told as they are listed, whether or not they are
+/// then read.
+pub trait Witness: Sync {
+    /// Directory `dir`, open, is about to be listed.
+    fn dir(&self, dir: BorrowedFd<'_>);
+    /// The regular file `name` of `dir` (the root's `path`, `raw` from the
+    /// project root) is about to be read.
+    fn file(&self, dir: BorrowedFd<'_>, name: &OsStr, path: &FilePath, raw: &RawPath);
+}
+
 /// The effort a verification may spend, and a meter to watch it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Effort<'c> {
     pub after_proof: AfterProof,
     pub cancel: &'c Cancel,
     /// Counters of files and bytes read (a progress line, or a test).
     pub progress: Option<&'c HashProgress>,
+    /// Told of what is read before it is read.
+    pub witness: Option<&'c dyn Witness>,
 }
 
 /// Never cancelled; the cancel of [`Effort::full`].
@@ -113,17 +125,7 @@ impl Effort<'static> {
             after_proof: AfterProof::Finish,
             cancel: &NEVER,
             progress: None,
-        }
-    }
-}
-
-impl<'c> Effort<'c> {
-    /// Stop at the first proof, and whenever `cancel` says so.
-    pub fn verdict_only(cancel: &'c Cancel) -> Effort<'c> {
-        Effort {
-            after_proof: AfterProof::Stop,
-            cancel,
-            progress: None,
+            witness: None,
         }
     }
 }
@@ -142,8 +144,12 @@ impl<'c> Stopper<'c> {
         }
     }
 
-    pub(crate) fn cancel(&self) -> &Cancel {
+    pub fn cancel(&self) -> &Cancel {
         self.effort.cancel
+    }
+
+    pub(crate) fn witness(&self) -> Option<&'c dyn Witness> {
+        self.effort.witness
     }
 
     /// Records that the root cannot be Verified.
@@ -181,7 +187,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn budget_flag_and_deadline_cancel() {
+    fn budget_and_flag_cancel() {
         let c = Cancel::new().with_byte_budget(10);
         c.spend(10);
         assert!(!c.is_cancelled());
@@ -191,12 +197,6 @@ mod tests {
         assert!(!c.is_cancelled());
         c.cancel();
         assert!(c.is_cancelled());
-        assert!(Cancel::new().with_timeout(Duration::ZERO).is_cancelled());
-        assert!(
-            !Cancel::new()
-                .with_timeout(Duration::from_secs(3600))
-                .is_cancelled()
-        );
     }
 
     #[test]
@@ -210,6 +210,7 @@ mod tests {
             let s = Stopper::new(Effort {
                 after_proof: after,
                 cancel: &never,
+                witness: None,
                 progress: None,
             });
             assert!(!s.abandon(true) && !s.abandon(false) && !s.stop_walk());

@@ -2,7 +2,7 @@
 //! "may this directory hold this name?" in time proportional to the name, not
 //! to its depth. Built once per verification, in time linear in the recorded
 //! paths; used to stop a verification at the first name the record cannot
-//! hold ([`super::effort::AfterProof`]).
+//! hold (`AfterProof`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -18,16 +18,16 @@ struct Dir<'a> {
 
 /// The recorded tree of one bundle. A regular-file root is recorded as the
 /// single file `.` of the root directory.
-pub struct Expected<'a> {
+pub(crate) struct Expected<'a> {
     dirs: Vec<Dir<'a>>,
     digests: Vec<&'a Digest>,
 }
 
 impl<'a> Expected<'a> {
     /// The root directory.
-    pub const ROOT: u32 = 0;
+    pub(crate) const ROOT: u32 = 0;
 
-    pub fn new(files: &'a BTreeMap<FilePath, Digest>) -> Expected<'a> {
+    pub(crate) fn new(files: &'a BTreeMap<FilePath, Digest>) -> Expected<'a> {
         let mut dirs = vec![Dir::default()];
         let mut digests = Vec::with_capacity(files.len());
         for (path, digest) in files {
@@ -48,26 +48,22 @@ impl<'a> Expected<'a> {
     }
 
     /// The recorded subdirectory `name` of `dir`.
-    pub fn subdir(&self, dir: u32, name: &str) -> Option<u32> {
+    pub(crate) fn subdir(&self, dir: u32, name: &str) -> Option<u32> {
         self.dirs[dir as usize].subdirs.get(name).copied()
     }
 
     /// The index of recorded file `name` of `dir`.
-    pub fn file(&self, dir: u32, name: &str) -> Option<u32> {
+    pub(crate) fn file(&self, dir: u32, name: &str) -> Option<u32> {
         self.dirs[dir as usize].files.get(name).copied()
     }
 
-    pub fn digest(&self, file: u32) -> Digest {
+    pub(crate) fn digest(&self, file: u32) -> Digest {
         *self.digests[file as usize]
     }
 
     /// Number of recorded files (indices are `0..len`).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.digests.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.digests.is_empty()
     }
 }
 

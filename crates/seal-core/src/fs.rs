@@ -90,7 +90,7 @@ impl RawPath {
     }
 
     /// Printable form for messages.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         crate::escape::escaped_os(&self.to_os_string())
     }
 }
@@ -249,17 +249,6 @@ pub fn nfc_name(name: &OsStr) -> Option<String> {
     name.to_str().map(crate::paths::nfc)
 }
 
-/// A descriptor usable for `*at` calls: the project root.
-pub trait ProjectFd {
-    fn project_fd(&self) -> BorrowedFd<'_>;
-}
-
-impl ProjectFd for OwnedFd {
-    fn project_fd(&self) -> BorrowedFd<'_> {
-        self.as_fd()
-    }
-}
-
 /// Up to `len` bytes of `file` at `offset` (fewer only at its end), as
 /// [`read_fully_at`] reads them.
 pub fn read_chunk_at(file: &std::fs::File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
@@ -289,7 +278,11 @@ pub fn read_fully_at(file: &std::fs::File, offset: u64, buf: &mut [u8]) -> io::R
 /// Reads a whole file from offset 0 with positional reads, starting with
 /// room for `size_hint` bytes and stopping once more than `limit` bytes were
 /// read (the caller then refuses the file: it never reads much beyond).
-pub fn read_to_end_at(file: &std::fs::File, size_hint: usize, limit: usize) -> io::Result<Vec<u8>> {
+pub(crate) fn read_to_end_at(
+    file: &std::fs::File,
+    size_hint: usize,
+    limit: usize,
+) -> io::Result<Vec<u8>> {
     let mut bytes = vec![0u8; size_hint.clamp(512, limit.saturating_add(1))];
     let mut len = 0;
     loop {

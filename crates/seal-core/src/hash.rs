@@ -27,14 +27,14 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 
 use sha2::{Digest as _, Sha256};
 
 use super::digest::Digest;
 use super::discovery::{DiscoveryError, Listings, open_dirs};
-use super::effort::{Effort, Stopper};
+use super::effort::{Effort, HashProgress, Stopper};
 use super::expected::Expected;
 use super::fs::{DirEntry, EntryKind, RawPath, fstat_fd, nfc_name, open_file_beneath};
 use super::lockfile::LOCKFILE_NAME;
@@ -62,7 +62,7 @@ pub enum Problem {
 impl Problem {
     /// The sealed-root-relative (or project-relative) path concerned, as a
     /// plain string (escaped only when displayed).
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         match self {
             Problem::Unsupported { path, .. }
             | Problem::Unreadable { path, .. }
@@ -134,15 +134,6 @@ impl Keeper for KeepNothing {
     }
 }
 
-/// Counters a progress display can poll while hashing runs (bytes are counted
-/// chunk by chunk, so they also tell how much a run read).
-#[derive(Debug, Default)]
-pub struct HashProgress {
-    pub files_done: AtomicU64,
-    pub bytes_done: AtomicU64,
-    pub files_total: AtomicU64,
-}
-
 /// How a run over a root ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finish {
@@ -192,7 +183,7 @@ impl<K> Observed<K> {
 
     /// True when the root was listed in full and holds nothing trackable (no
     /// file, no problem): a directory that is not a bundle.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.listed_all
             && self.files.is_empty()
             && self.problems.is_empty()
@@ -319,6 +310,9 @@ fn single_file<K: Keeper>(
             return;
         }
     };
+    if let Some(witness) = pool.stopper.witness() {
+        witness.file(dir.as_fd(), name, &path, raw_root);
+    }
     if let Some(p) = pool.progress {
         p.files_total.fetch_add(1, Ordering::Relaxed);
     }
@@ -372,6 +366,8 @@ fn observe_dir<K: Keeper>(
         Some(_) => Region::Recorded(Expected::ROOT),
         None => Region::Unrecorded,
     };
+    // Where each directory is from the project root, for the witness only.
+    let raw = pool.stopper.witness().map(|_| raw_root.clone());
     std::thread::scope(|scope| {
         let close = CloseOnDrop(&pool.queue);
         let start = || {
@@ -391,7 +387,7 @@ fn observe_dir<K: Keeper>(
             problems: Vec::new(),
             unread: Vec::new(),
         };
-        let walked = walk(root, region, &gauge, &mut collect);
+        let walked = walk(root, (region, raw), &gauge, &mut collect);
         out.listed_all = walked == Walked::Complete;
         // A recorded file the complete walk did not find is missing: proven
         // before the last files are hashed.
@@ -446,10 +442,14 @@ impl<K: Keeper> Collect<'_, '_, K> {
         self.problems.push(problem);
     }
 
-    fn file(&mut self, dir: &Arc<DirFd>, rel: &str, region: Region, raw: OsString, name: &str) {
+    fn file(&mut self, dir: &Arc<DirFd>, rel: &str, here: &Here, raw: OsString, name: &str) {
+        let (region, raw_dir) = here;
         let path = FilePath::from_nfc_unchecked(join(rel, name));
+        if let (Some(witness), Some(raw_dir)) = (self.pool.stopper.witness(), raw_dir) {
+            witness.file(dir.as_fd(), &raw, &path, &raw_dir.join(&raw));
+        }
         let expect = match (region, self.expected) {
-            (Region::Recorded(d), Some(x)) => x.file(d, name).map(|i| {
+            (Region::Recorded(d), Some(x)) => x.file(*d, name).map(|i| {
                 self.seen[i as usize] = true;
                 x.digest(i)
             }),
@@ -490,17 +490,28 @@ impl<K: Keeper> Collect<'_, '_, K> {
     }
 }
 
+/// A directory of a hashing walk: where it is in the record, and (for a
+/// witness) where it is from the project root.
+type Here = (Region, Option<RawPath>);
+
 impl<K: Keeper> Visit for Collect<'_, '_, K> {
-    type Token = Region;
+    type Token = Here;
+
+    fn opened(&mut self, dir: BorrowedFd<'_>) {
+        if let Some(witness) = self.pool.stopper.witness() {
+            witness.dir(dir);
+        }
+    }
 
     fn listed(
         &mut self,
         dir: &Arc<DirFd>,
         rel: &str,
-        region: &Region,
+        here: &Here,
         entries: Vec<DirEntry>,
-        subdirs: &mut Vec<Subdir<Region>>,
+        subdirs: &mut Vec<Subdir<Here>>,
     ) -> Flow {
+        let (region, raw_dir) = here;
         let at_root = rel.is_empty();
         let mut names = HashSet::with_capacity(entries.len());
         for entry in entries {
@@ -532,19 +543,20 @@ impl<K: Keeper> Visit for Collect<'_, '_, K> {
             }
             match entry.kind {
                 EntryKind::Dir => {
-                    let token = match (*region, self.expected) {
+                    let region = match (*region, self.expected) {
                         (Region::Recorded(d), Some(x)) => x
                             .subdir(d, &name)
                             .map_or(Region::Unrecorded, Region::Recorded),
                         _ => Region::Unrecorded,
                     };
+                    let raw = raw_dir.as_ref().map(|r| r.join(&entry.name));
                     subdirs.push(Subdir {
                         raw: entry.name,
                         segment: name,
-                        token,
+                        token: (region, raw),
                     });
                 }
-                EntryKind::File => self.file(dir, rel, *region, entry.name, &name),
+                EntryKind::File => self.file(dir, rel, here, entry.name, &name),
                 other => self.problem(Problem::Unsupported {
                     path: join(rel, &name),
                     kind: other,
@@ -980,7 +992,7 @@ mod tests {
         let raw = RawPath(vec![OsString::from("b")]);
         let o = observe_root(&mut l, &raw, EntryKind::Dir, &KeepNothing, Some(&progress)).unwrap();
         assert_eq!(o.files.len(), 80);
-        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         assert_eq!(load(&progress.files_total), 80);
         assert_eq!(load(&progress.files_done), 80);
         assert_eq!(load(&progress.bytes_done), 400);

@@ -5,7 +5,7 @@ pub mod digest;
 pub mod discovery;
 pub mod effort;
 pub mod escape;
-pub mod expected;
+mod expected;
 pub mod fs;
 pub mod hash;
 pub mod json;

@@ -5,7 +5,7 @@
 //! enforces every validity rule; [`Lockfile::check`] re-runs the cross-entry
 //! rules on a model built in memory (pin uses it before writing);
 //! [`Lockfile::to_canonical_bytes`] writes what the reference CLI writes for the
-//! same state. Each rule has one name in [`Rule`] and is checked in one place.
+//! same state. Each rule has one name in [`ValidityRule`] and is checked in one place.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -16,8 +16,9 @@ use super::json::{self, Kind, Member, Value};
 use super::paths::{BundleKey, FilePath};
 use super::pattern::{Pattern, explain_not_produced};
 
-/// The lockfile's file name at the project root.
-pub const LOCKFILE_NAME: &str = "seal.json";
+/// The lockfile's file name at the project root (written beside the
+/// exclusion rule that names it, in [`super::paths`]).
+pub use super::paths::LOCKFILE_NAME;
 
 /// Enforcement policy for Unverified and Mismatch bundles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +105,7 @@ pub struct Lockfile {
 
 /// Each validity rule of SPEC §Lockfile Validity and the lockfile reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rule {
+pub enum ValidityRule {
     NotJson,
     NotAnObject,
     UnknownField,
@@ -136,39 +137,39 @@ pub enum Rule {
     ContentHashMismatch,
 }
 
-impl Rule {
+impl ValidityRule {
     /// A short stable name, shown with every message.
     pub fn name(self) -> &'static str {
         match self {
-            Rule::NotJson => "json-syntax",
-            Rule::NotAnObject => "top-level-object",
-            Rule::UnknownField => "unknown-field",
-            Rule::VersionMissing => "version-required",
-            Rule::VersionNotInteger => "version-integer",
-            Rule::VersionUnsupported => "version-supported",
-            Rule::PolicyMissing => "policy-required",
-            Rule::PolicyInvalid => "policy-value",
-            Rule::BundlesMissing => "bundles-required",
-            Rule::BundlesNotObject => "bundles-object",
-            Rule::DiscoveryNotArray => "discovery-array",
-            Rule::PatternNotString => "pattern-string",
-            Rule::PatternMalformed => "pattern-syntax",
-            Rule::PatternsNest => "patterns-nest",
-            Rule::DiscoveryRequired => "discovery-required",
-            Rule::KeyMalformed => "key-syntax",
-            Rule::KeyDuplicateAfterNfc => "key-unique-nfc",
-            Rule::KeyNested => "key-nested",
-            Rule::KeyNotProduced => "key-produced",
-            Rule::EntryNotObject => "entry-object",
-            Rule::EntryFieldMissing => "entry-field-required",
-            Rule::EntryFieldWrongType => "entry-field-type",
-            Rule::RevisionEmpty => "revision-non-empty",
-            Rule::HashMalformed => "hash-format",
-            Rule::FilesEmpty => "files-non-empty",
-            Rule::FilePathMalformed => "file-path-syntax",
-            Rule::SingleFileDotNotSole => "file-dot-sole",
-            Rule::FilePathDuplicateAfterNfc => "file-path-unique-nfc",
-            Rule::ContentHashMismatch => "content-hash",
+            ValidityRule::NotJson => "json-syntax",
+            ValidityRule::NotAnObject => "top-level-object",
+            ValidityRule::UnknownField => "unknown-field",
+            ValidityRule::VersionMissing => "version-required",
+            ValidityRule::VersionNotInteger => "version-integer",
+            ValidityRule::VersionUnsupported => "version-supported",
+            ValidityRule::PolicyMissing => "policy-required",
+            ValidityRule::PolicyInvalid => "policy-value",
+            ValidityRule::BundlesMissing => "bundles-required",
+            ValidityRule::BundlesNotObject => "bundles-object",
+            ValidityRule::DiscoveryNotArray => "discovery-array",
+            ValidityRule::PatternNotString => "pattern-string",
+            ValidityRule::PatternMalformed => "pattern-syntax",
+            ValidityRule::PatternsNest => "patterns-nest",
+            ValidityRule::DiscoveryRequired => "discovery-required",
+            ValidityRule::KeyMalformed => "key-syntax",
+            ValidityRule::KeyDuplicateAfterNfc => "key-unique-nfc",
+            ValidityRule::KeyNested => "key-nested",
+            ValidityRule::KeyNotProduced => "key-produced",
+            ValidityRule::EntryNotObject => "entry-object",
+            ValidityRule::EntryFieldMissing => "entry-field-required",
+            ValidityRule::EntryFieldWrongType => "entry-field-type",
+            ValidityRule::RevisionEmpty => "revision-non-empty",
+            ValidityRule::HashMalformed => "hash-format",
+            ValidityRule::FilesEmpty => "files-non-empty",
+            ValidityRule::FilePathMalformed => "file-path-syntax",
+            ValidityRule::SingleFileDotNotSole => "file-dot-sole",
+            ValidityRule::FilePathDuplicateAfterNfc => "file-path-unique-nfc",
+            ValidityRule::ContentHashMismatch => "content-hash",
         }
     }
 }
@@ -176,7 +177,7 @@ impl Rule {
 /// One broken rule with a message naming the offending value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
-    pub rule: Rule,
+    pub rule: ValidityRule,
     pub message: String,
 }
 
@@ -187,14 +188,14 @@ pub struct LockfileError {
 }
 
 impl LockfileError {
-    fn one(rule: Rule, message: String) -> LockfileError {
+    fn one(rule: ValidityRule, message: String) -> LockfileError {
         LockfileError {
             violations: vec![Violation { rule, message }],
         }
     }
 
     /// True when any violation is of `rule`.
-    pub fn has(&self, rule: Rule) -> bool {
+    pub fn has(&self, rule: ValidityRule) -> bool {
         self.violations.iter().any(|v| v.rule == rule)
     }
 }
@@ -226,7 +227,7 @@ impl std::error::Error for LockfileError {}
 struct Violations(Vec<Violation>);
 
 impl Violations {
-    fn add(&mut self, rule: Rule, message: String) {
+    fn add(&mut self, rule: ValidityRule, message: String) {
         self.0.push(Violation { rule, message });
     }
 }
@@ -246,11 +247,12 @@ impl Lockfile {
 
     /// Parses and fully validates `seal.json` bytes.
     pub fn parse(bytes: &[u8]) -> Result<Lockfile, LockfileError> {
-        let root = json::parse(bytes)
-            .map_err(|e| LockfileError::one(Rule::NotJson, format!("not valid JSON: {e}")))?;
+        let root = json::parse(bytes).map_err(|e| {
+            LockfileError::one(ValidityRule::NotJson, format!("not valid JSON: {e}"))
+        })?;
         let Kind::Object(members) = &root.kind else {
             return Err(LockfileError::one(
-                Rule::NotAnObject,
+                ValidityRule::NotAnObject,
                 format!(
                     "the top level is {}, expected an object",
                     root.kind.type_name()
@@ -275,7 +277,7 @@ impl Lockfile {
             };
             if !lockfile.bundles.is_empty() && !discovery_present {
                 v.add(
-                    Rule::DiscoveryRequired,
+                    ValidityRule::DiscoveryRequired,
                     "\"bundles\" is not empty but \"discovery\" is absent; every recorded bundle \
                      key must be produced by a discovery pattern"
                         .to_string(),
@@ -297,7 +299,7 @@ impl Lockfile {
         let mut v = Violations::default();
         if !self.bundles.is_empty() && self.discovery.is_empty() {
             v.add(
-                Rule::DiscoveryRequired,
+                ValidityRule::DiscoveryRequired,
                 "\"bundles\" is not empty but \"discovery\" has no patterns".to_string(),
             );
         }
@@ -314,7 +316,7 @@ impl Lockfile {
         for (key, entry) in &self.bundles {
             if !self.discovery.iter().any(|p| p.produces(key)) {
                 v.add(
-                    Rule::KeyNotProduced,
+                    ValidityRule::KeyNotProduced,
                     explain_not_produced(key, &self.discovery),
                 );
             }
@@ -407,7 +409,7 @@ fn reject_unknown_fields(members: &[Member], known: &[&str], place: &str, v: &mu
                 .map(|k| format!(" (field names are case-sensitive: did you mean \"{k}\"?)"))
                 .unwrap_or_default();
             v.add(
-                Rule::UnknownField,
+                ValidityRule::UnknownField,
                 format!(
                     "{}: unknown {place} field {}{hint}; allowed: {}",
                     m.key_pos,
@@ -423,7 +425,7 @@ fn reject_unknown_fields(members: &[Member], known: &[&str], place: &str, v: &mu
 fn check_version(value: Option<&Value>, v: &mut Violations) {
     let Some(value) = value else {
         v.add(
-            Rule::VersionMissing,
+            ValidityRule::VersionMissing,
             "\"version\" is missing (expected 1)".to_string(),
         );
         return;
@@ -431,21 +433,21 @@ fn check_version(value: Option<&Value>, v: &mut Violations) {
     match &value.kind {
         Kind::Number(raw) if raw == "1" => {}
         Kind::Number(raw) if is_integer_token(raw) => v.add(
-            Rule::VersionUnsupported,
+            ValidityRule::VersionUnsupported,
             format!(
                 "{}: \"version\" is {raw}; this tool supports Seal version 1 only",
                 value.pos
             ),
         ),
         Kind::Number(raw) => v.add(
-            Rule::VersionNotInteger,
+            ValidityRule::VersionNotInteger,
             format!(
                 "{}: \"version\" is {raw}, expected the integer 1",
                 value.pos
             ),
         ),
         other => v.add(
-            Rule::VersionNotInteger,
+            ValidityRule::VersionNotInteger,
             format!(
                 "{}: \"version\" is {}, expected the integer 1",
                 value.pos,
@@ -462,7 +464,7 @@ fn is_integer_token(raw: &str) -> bool {
 fn parse_policy(value: Option<&Value>, v: &mut Violations) -> Option<Policy> {
     let Some(value) = value else {
         v.add(
-            Rule::PolicyMissing,
+            ValidityRule::PolicyMissing,
             "\"policy\" is missing (expected \"block\" or \"warn\")".into(),
         );
         return None;
@@ -472,7 +474,7 @@ fn parse_policy(value: Option<&Value>, v: &mut Violations) -> Option<Policy> {
         Kind::String(s) if s == "warn" => Some(Policy::Warn),
         Kind::String(s) => {
             v.add(
-                Rule::PolicyInvalid,
+                ValidityRule::PolicyInvalid,
                 format!(
                     "{}: \"policy\" is {}, expected exactly \"block\" or \"warn\"",
                     value.pos,
@@ -483,7 +485,7 @@ fn parse_policy(value: Option<&Value>, v: &mut Violations) -> Option<Policy> {
         }
         other => {
             v.add(
-                Rule::PolicyInvalid,
+                ValidityRule::PolicyInvalid,
                 format!(
                     "{}: \"policy\" is {}, expected \"block\" or \"warn\"",
                     value.pos,
@@ -501,7 +503,7 @@ fn parse_discovery(value: Option<&Value>, v: &mut Violations) -> Vec<Pattern> {
     };
     let Kind::Array(items) = &value.kind else {
         v.add(
-            Rule::DiscoveryNotArray,
+            ValidityRule::DiscoveryNotArray,
             format!(
                 "{}: \"discovery\" is {}, expected an array of strings (omit the field instead of null)",
                 value.pos,
@@ -516,12 +518,12 @@ fn parse_discovery(value: Option<&Value>, v: &mut Violations) -> Vec<Pattern> {
             Kind::String(raw) => match Pattern::parse(raw) {
                 Ok(p) => patterns.push(p),
                 Err(rule) => v.add(
-                    Rule::PatternMalformed,
+                    ValidityRule::PatternMalformed,
                     format!("{}: discovery pattern {} {rule}", item.pos, quoted(raw)),
                 ),
             },
             other => v.add(
-                Rule::PatternNotString,
+                ValidityRule::PatternNotString,
                 format!(
                     "{}: discovery entry is {}, expected a string",
                     item.pos,
@@ -540,14 +542,14 @@ fn parse_bundles(
 ) -> Option<BTreeMap<BundleKey, BundleEntry>> {
     let Some(value) = value else {
         v.add(
-            Rule::BundlesMissing,
+            ValidityRule::BundlesMissing,
             "\"bundles\" is missing (use {} for none)".to_string(),
         );
         return None;
     };
     let Kind::Object(members) = &value.kind else {
         v.add(
-            Rule::BundlesNotObject,
+            ValidityRule::BundlesNotObject,
             format!(
                 "{}: \"bundles\" is {}, expected an object",
                 value.pos,
@@ -564,7 +566,7 @@ fn parse_bundles(
             Ok(key) => key,
             Err(rule) => {
                 v.add(
-                    Rule::KeyMalformed,
+                    ValidityRule::KeyMalformed,
                     format!("{}: bundle key {} {rule}", m.key_pos, quoted(&m.key)),
                 );
                 ok = false;
@@ -573,7 +575,7 @@ fn parse_bundles(
         };
         if let Some(first) = raw_by_key.get(&key) {
             v.add(
-                Rule::KeyDuplicateAfterNfc,
+                ValidityRule::KeyDuplicateAfterNfc,
                 format!(
                     "{}: bundle keys {} and {} are the same key after Unicode NFC normalisation",
                     m.key_pos,
@@ -598,7 +600,7 @@ fn parse_bundles(
 fn parse_entry(key: &BundleKey, value: &Value, v: &mut Violations) -> Option<BundleEntry> {
     let Kind::Object(members) = &value.kind else {
         v.add(
-            Rule::EntryNotObject,
+            ValidityRule::EntryNotObject,
             format!(
                 "{}: bundle {key} is {}, expected an object",
                 value.pos,
@@ -615,7 +617,7 @@ fn parse_entry(key: &BundleKey, value: &Value, v: &mut Violations) -> Option<Bun
         None => None,
         Some((Kind::String(s), pos)) if s.is_empty() => {
             v.add(
-                Rule::RevisionEmpty,
+                ValidityRule::RevisionEmpty,
                 format!("{pos}: bundle {key} has an empty \"revision\"; omit the field instead"),
             );
             None
@@ -623,7 +625,7 @@ fn parse_entry(key: &BundleKey, value: &Value, v: &mut Violations) -> Option<Bun
         Some((Kind::String(s), _)) => Some(s.clone()),
         Some((other, pos)) => {
             v.add(
-                Rule::EntryFieldWrongType,
+                ValidityRule::EntryFieldWrongType,
                 format!(
                     "{pos}: \"revision\" of bundle {key} is {}, expected a string",
                     other.type_name()
@@ -652,7 +654,7 @@ fn parse_hash(
 ) -> Option<Digest> {
     let Some(value) = value else {
         v.add(
-            Rule::EntryFieldMissing,
+            ValidityRule::EntryFieldMissing,
             format!("bundle {key} has no \"{what}\""),
         );
         return None;
@@ -662,7 +664,7 @@ fn parse_hash(
             let digest = Digest::parse(s);
             if digest.is_none() {
                 v.add(
-                    Rule::HashMalformed,
+                    ValidityRule::HashMalformed,
                     format!(
                         "{}: {what} of bundle {key} is {}, expected \"sha256:\" and 64 lowercase hex digits",
                         value.pos,
@@ -674,7 +676,7 @@ fn parse_hash(
         }
         other => {
             v.add(
-                Rule::EntryFieldWrongType,
+                ValidityRule::EntryFieldWrongType,
                 format!(
                     "{}: {what} of bundle {key} is {}, expected a string",
                     value.pos,
@@ -693,14 +695,14 @@ fn parse_files(
 ) -> Option<BTreeMap<FilePath, Digest>> {
     let Some(value) = value else {
         v.add(
-            Rule::EntryFieldMissing,
+            ValidityRule::EntryFieldMissing,
             format!("bundle {key} has no \"files\""),
         );
         return None;
     };
     let Kind::Object(members) = &value.kind else {
         v.add(
-            Rule::EntryFieldWrongType,
+            ValidityRule::EntryFieldWrongType,
             format!(
                 "{}: \"files\" of bundle {key} is {}, expected an object",
                 value.pos,
@@ -717,7 +719,7 @@ fn parse_files(
             Ok(path) => path,
             Err(rule) => {
                 v.add(
-                    Rule::FilePathMalformed,
+                    ValidityRule::FilePathMalformed,
                     format!(
                         "{}: file path {} in bundle {key} {rule}",
                         m.key_pos,
@@ -730,7 +732,7 @@ fn parse_files(
         };
         if let Some(first) = raw_by_path.get(&path) {
             v.add(
-                Rule::FilePathDuplicateAfterNfc,
+                ValidityRule::FilePathDuplicateAfterNfc,
                 format!(
                     "{}: file paths {} and {} in bundle {key} are the same path after NFC normalisation",
                     m.key_pos,
@@ -758,21 +760,21 @@ fn parse_files(
 fn check_entry_consistency(key: &BundleKey, entry: &BundleEntry, v: &mut Violations) {
     if entry.files.is_empty() {
         v.add(
-            Rule::FilesEmpty,
+            ValidityRule::FilesEmpty,
             format!("bundle {key} has an empty \"files\" map"),
         );
         return;
     }
     if entry.files.len() > 1 && entry.files.keys().any(FilePath::is_single_file) {
         v.add(
-            Rule::SingleFileDotNotSole,
+            ValidityRule::SingleFileDotNotSole,
             format!("bundle {key} lists \".\" beside other files; \".\" is only for a regular-file root, alone"),
         );
     }
     let computed = content_hash(&entry.files);
     if computed != entry.content_hash {
         v.add(
-            Rule::ContentHashMismatch,
+            ValidityRule::ContentHashMismatch,
             format!(
                 "contentHash of bundle {key} is {} but its files map aggregates to {computed}",
                 entry.content_hash
@@ -787,7 +789,7 @@ fn check_patterns_do_not_nest(patterns: &[Pattern], v: &mut Violations) {
         for b in &patterns[i + 1..] {
             if a.can_nest_with(b) {
                 v.add(
-                    Rule::PatternsNest,
+                    ValidityRule::PatternsNest,
                     format!(
                         "discovery patterns \"{a}\" and \"{b}\" can produce sealed roots where one \
                          contains the other; choose one bundle boundary for that subtree"
@@ -808,7 +810,7 @@ fn check_keys_do_not_nest<'a>(keys: impl Iterator<Item = &'a BundleKey>, v: &mut
             let above = &path[..i];
             if rel.contains(above) {
                 v.add(
-                    Rule::KeyNested,
+                    ValidityRule::KeyNested,
                     format!(
                         "bundle key {key} is nested inside bundle key ./{}",
                         crate::escape::escaped(above)
@@ -848,7 +850,7 @@ mod tests {
     pub(crate) const CANONICAL_EXAMPLE: &str =
         include_str!("../../../tests/golden/canonical-example.json");
 
-    fn rules_of(text: &str) -> Vec<Rule> {
+    fn rules_of(text: &str) -> Vec<ValidityRule> {
         Lockfile::parse(text.as_bytes())
             .expect_err(text)
             .violations
@@ -882,32 +884,32 @@ mod tests {
     #[test]
     fn field_names_are_case_sensitive() {
         let rules = rules_of(r#"{"Version": 1, "version": 1, "policy": "block", "bundles": {}}"#);
-        assert_eq!(rules, [Rule::UnknownField]);
+        assert_eq!(rules, [ValidityRule::UnknownField]);
     }
 
     #[test]
     fn version_rules() {
         let base = |v: &str| format!(r#"{{"version": {v}, "policy": "block", "bundles": {{}}}}"#);
-        assert_eq!(rules_of(&base("2")), [Rule::VersionUnsupported]);
-        assert_eq!(rules_of(&base("1.0")), [Rule::VersionNotInteger]);
-        assert_eq!(rules_of(&base("1e0")), [Rule::VersionNotInteger]);
-        assert_eq!(rules_of(&base("\"1\"")), [Rule::VersionNotInteger]);
-        assert_eq!(rules_of(&base("null")), [Rule::VersionNotInteger]);
+        assert_eq!(rules_of(&base("2")), [ValidityRule::VersionUnsupported]);
+        assert_eq!(rules_of(&base("1.0")), [ValidityRule::VersionNotInteger]);
+        assert_eq!(rules_of(&base("1e0")), [ValidityRule::VersionNotInteger]);
+        assert_eq!(rules_of(&base("\"1\"")), [ValidityRule::VersionNotInteger]);
+        assert_eq!(rules_of(&base("null")), [ValidityRule::VersionNotInteger]);
         assert_eq!(
             rules_of(r#"{"policy": "block", "bundles": {}}"#),
-            [Rule::VersionMissing]
+            [ValidityRule::VersionMissing]
         );
     }
 
     #[test]
     fn policy_rules() {
         let base = |p: &str| format!(r#"{{"version": 1, "policy": {p}, "bundles": {{}}}}"#);
-        assert_eq!(rules_of(&base("\"Block\"")), [Rule::PolicyInvalid]);
-        assert_eq!(rules_of(&base("\"audit\"")), [Rule::PolicyInvalid]);
-        assert_eq!(rules_of(&base("null")), [Rule::PolicyInvalid]);
+        assert_eq!(rules_of(&base("\"Block\"")), [ValidityRule::PolicyInvalid]);
+        assert_eq!(rules_of(&base("\"audit\"")), [ValidityRule::PolicyInvalid]);
+        assert_eq!(rules_of(&base("null")), [ValidityRule::PolicyInvalid]);
         assert_eq!(
             rules_of(r#"{"version": 1, "bundles": {}}"#),
-            [Rule::PolicyMissing]
+            [ValidityRule::PolicyMissing]
         );
     }
 
@@ -915,19 +917,19 @@ mod tests {
     fn bundles_and_discovery_shapes() {
         assert_eq!(
             rules_of(r#"{"version": 1, "policy": "warn"}"#),
-            [Rule::BundlesMissing]
+            [ValidityRule::BundlesMissing]
         );
         assert_eq!(
             rules_of(r#"{"version": 1, "policy": "warn", "bundles": null}"#),
-            [Rule::BundlesNotObject]
+            [ValidityRule::BundlesNotObject]
         );
         assert_eq!(
             rules_of(r#"{"version": 1, "discovery": null, "policy": "warn", "bundles": {}}"#),
-            [Rule::DiscoveryNotArray]
+            [ValidityRule::DiscoveryNotArray]
         );
         assert_eq!(
             rules_of(r#"{"version": 1, "discovery": [1], "policy": "warn", "bundles": {}}"#),
-            [Rule::PatternNotString]
+            [ValidityRule::PatternNotString]
         );
         assert!(
             Lockfile::parse(br#"{"version": 1, "discovery": [], "policy": "warn", "bundles": {}}"#)
@@ -939,12 +941,12 @@ mod tests {
     fn json_level_rules() {
         assert_eq!(
             rules_of("{\"version\": 1, \"policy\": \"block\", \"bundles\": {}} x"),
-            [Rule::NotJson]
+            [ValidityRule::NotJson]
         );
         assert_eq!(
             rules_of(r#"{"version": 1, "policy": "block", "policy": "warn", "bundles": {}}"#),
-            [Rule::NotJson]
+            [ValidityRule::NotJson]
         );
-        assert_eq!(rules_of("[]"), [Rule::NotAnObject]);
+        assert_eq!(rules_of("[]"), [ValidityRule::NotAnObject]);
     }
 }

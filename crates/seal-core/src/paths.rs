@@ -149,7 +149,7 @@ impl fmt::Display for BundleKey {
 
 /// True when relative path `above` is a strict directory-segment ancestor of
 /// relative path `below`.
-pub fn is_segment_ancestor(above: &str, below: &str) -> bool {
+pub(crate) fn is_segment_ancestor(above: &str, below: &str) -> bool {
     below.len() > above.len() && below.starts_with(above) && below.as_bytes()[above.len()] == b'/'
 }
 
@@ -166,7 +166,7 @@ impl std::borrow::Borrow<str> for FilePath {
 }
 
 /// The tracked path of a regular-file sealed root.
-pub const SINGLE_FILE_PATH: &str = ".";
+pub(crate) const SINGLE_FILE_PATH: &str = ".";
 
 impl FilePath {
     /// Validates a path as written in a `files` map and normalises it to NFC.
@@ -242,12 +242,15 @@ pub fn normalize_user_path(raw: &str) -> Result<Vec<String>, PathRule> {
     Ok(segments)
 }
 
+/// The lockfile's file name at the project root.
+pub const LOCKFILE_NAME: &str = "seal.json";
+
 /// SPEC §What Gets Hashed: whether the directory entry `name` is excluded
 /// from hashing (and so from every bundle): anything named `.git`, at any
 /// depth, and the project's own `seal.json`, only directly in the project
 /// root (`in_project_root`). The one place this rule is written.
 pub fn is_excluded(name: &std::ffi::OsStr, in_project_root: bool) -> bool {
-    name == ".git" || (in_project_root && name == super::lockfile::LOCKFILE_NAME)
+    name == ".git" || (in_project_root && name == LOCKFILE_NAME)
 }
 
 /// Whether a path below a sealed root (its names after the root's) passes

@@ -76,7 +76,7 @@ impl Pattern {
     /// The narrowest pattern producing exactly `key`: the key's path as a
     /// literal. (A `*` inside a name cannot be escaped in Seal v1, so such a
     /// pattern also produces siblings; validation still applies.)
-    pub fn exact_for(key: &BundleKey) -> Result<Pattern, PatternRule> {
+    pub(crate) fn exact_for(key: &BundleKey) -> Result<Pattern, PatternRule> {
         Pattern::parse(key.rel_path())
     }
 
@@ -92,7 +92,7 @@ impl Pattern {
         self.segments().count()
     }
 
-    pub fn has_wildcard(&self) -> bool {
+    pub(crate) fn has_wildcard(&self) -> bool {
         self.text.contains('*')
     }
 
@@ -250,7 +250,7 @@ fn globs_share_a_name(a: &str, b: &str) -> bool {
 /// An actionable explanation of why no pattern in `patterns` produces `key`
 /// (SPEC §Lockfile Validity: name the key, the pattern shape that would
 /// produce it, and whole-root versus per-child discovery).
-pub fn explain_not_produced(key: &BundleKey, patterns: &[Pattern]) -> String {
+pub(crate) fn explain_not_produced(key: &BundleKey, patterns: &[Pattern]) -> String {
     let exact = key.rel_path();
     let parent_children = match key.rel_path().rsplit_once('/') {
         Some((parent, _)) => format!("{parent}/*"),

@@ -31,9 +31,10 @@ use std::os::fd::AsFd;
 use std::path::Path;
 
 use super::discovery::{DiscoveryError, Listings, Located, expand, locate};
+use super::effort::HashProgress;
 use super::escape::{escaped, quoted};
 use super::fs::{EntryKind, RawPath, lstat_at, nfc_name};
-use super::hash::{HashProgress, KeepNothing, Observed, Problem, observe_root};
+use super::hash::{KeepNothing, Observed, Problem, observe_root};
 use super::lockfile::{BundleEntry, LOCKFILE_NAME, Lockfile, Policy};
 use super::paths::{BundleKey, PathRule, normalize_user_path};
 use super::pattern::{Pattern, PatternRule};
@@ -341,7 +342,7 @@ fn member_blockers(member: &Surveyed<'_, ()>, out: &mut Vec<Blocker>) {
         Presence::Hashed { observed, .. } => {
             observed_blockers(&root, &observed.problems, observed.files.len(), out)
         }
-        Presence::Absent | Presence::Unhashed { .. } => {}
+        Presence::Absent | Presence::Unhashed => {}
     }
 }
 
@@ -375,7 +376,7 @@ pub fn plan_bulk(
                 (PinKind::Unchanged, Some(observed))
             }
             (Presence::Hashed { observed, .. }, Some(_)) => (PinKind::Modified, Some(observed)),
-            (Presence::Unverifiable { .. } | Presence::Unhashed { .. }, _) => continue,
+            (Presence::Unverifiable { .. } | Presence::Unhashed, _) => continue,
         };
         let files = observed.map(|o| &o.files);
         match (kind, files) {

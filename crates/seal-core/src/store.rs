@@ -26,7 +26,7 @@ use super::lockfile::LOCKFILE_NAME;
 /// 500,000 recorded files). A larger one is refused as invalid (fail closed)
 /// without being read: the mount re-reads the lockfile whenever it changes,
 /// and no decision may cost a gigabyte.
-pub const MAX_LOCKFILE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_LOCKFILE_BYTES: u64 = 64 << 20;
 
 /// A failure to read or write `seal.json`.
 #[derive(Debug)]

@@ -10,10 +10,10 @@ use std::fmt;
 
 use super::digest::Digest;
 use super::discovery::{DiscoveryError, Listings, Located, expand, locate};
-use super::effort::Effort;
-use super::fs::{EntryKind, RawPath};
+use super::effort::{Effort, HashProgress};
+use super::fs::RawPath;
 use super::hash::{
-    Finish, HashProgress, KeepNothing, Keeper, Observed, Problem, observe_root, observe_root_with,
+    Finish, KeepNothing, Keeper, Observed, Problem, observe_root, observe_root_with,
 };
 use super::lockfile::{BundleEntry, Lockfile, Policy};
 use super::paths::{BundleKey, FilePath};
@@ -103,23 +103,20 @@ impl RootName {
 
 /// What the disk holds for one member of the verification set.
 #[derive(Debug)]
-pub enum Presence<K> {
+pub(crate) enum Presence<K> {
     /// Nothing at the key's path.
     Absent,
     /// Present and hashed.
-    Hashed {
-        kind: EntryKind,
-        observed: Observed<K>,
-    },
+    Hashed { observed: Observed<K> },
     /// Present but not hashed (an unrecorded root during `verify`).
-    Unhashed { kind: EntryKind },
+    Unhashed,
     /// Present but impossible to verify without breaking a rule.
     Unverifiable { problem: Problem },
 }
 
 /// One member of the verification set.
 #[derive(Debug)]
-pub struct Surveyed<'l, K> {
+pub(crate) struct Surveyed<'l, K> {
     pub name: RootName,
     pub recorded: Option<&'l BundleEntry>,
     pub presence: Presence<K>,
@@ -127,13 +124,13 @@ pub struct Surveyed<'l, K> {
 
 /// Whether `survey` hashes roots that have no entry in the lockfile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HashUnrecorded {
+pub(crate) enum HashUnrecorded {
     Yes,
     No,
 }
 
 /// Builds the verification set of a whole project and hashes what is needed.
-pub fn survey<'l>(
+pub(crate) fn survey<'l>(
     listings: &mut Listings<'_>,
     lock: &'l Lockfile,
     hash_unrecorded: HashUnrecorded,
@@ -159,10 +156,9 @@ pub fn survey<'l>(
         }
         let presence = match locations.as_slice() {
             [(raw, kind)] if hash_unrecorded == HashUnrecorded::Yes => Presence::Hashed {
-                kind: *kind,
                 observed: observe_root(listings, raw, *kind, &KeepNothing, progress)?,
             },
-            [(_, kind)] => Presence::Unhashed { kind: *kind },
+            [_] => Presence::Unhashed,
             many => Presence::Unverifiable {
                 problem: Problem::NfcTwins {
                     path: many.first().map(|(r, _)| lossy(r)).unwrap_or_default(),
@@ -206,7 +202,6 @@ fn presence_of_key<K: Keeper>(
     Ok(match locate(listings, key)? {
         Located::Absent => Presence::Absent,
         Located::Found { raw, kind } => Presence::Hashed {
-            kind,
             observed: observe_root_with(
                 listings,
                 &raw,
@@ -244,7 +239,7 @@ pub struct BundleReport {
 }
 
 /// Classifies one surveyed member (SPEC's state table).
-pub fn classify<K>(member: &Surveyed<'_, K>) -> BundleReport {
+pub(crate) fn classify<K>(member: &Surveyed<'_, K>) -> BundleReport {
     let mut report = BundleReport {
         name: member.name.clone(),
         state: BundleState::Verified,
@@ -264,8 +259,8 @@ pub fn classify<K>(member: &Surveyed<'_, K>) -> BundleReport {
                 BundleState::Unverified
             }
         }
-        (Presence::Hashed { .. } | Presence::Unhashed { .. }, None) => BundleState::Unverified,
-        (Presence::Unhashed { .. }, Some(_)) => BundleState::Mismatch,
+        (Presence::Hashed { .. } | Presence::Unhashed, None) => BundleState::Unverified,
+        (Presence::Unhashed, Some(_)) => BundleState::Mismatch,
         (Presence::Hashed { observed, .. }, Some(entry)) => {
             compare_observed(entry, observed, &mut report)
         }
@@ -273,22 +268,12 @@ pub fn classify<K>(member: &Surveyed<'_, K>) -> BundleReport {
     report
 }
 
-/// Compares recorded and observed files; fills the report's lists.
-pub fn compare(
-    entry: &BundleEntry,
-    observed: &BTreeMap<FilePath, Digest>,
-    problems: &[Problem],
-    report: &mut BundleReport,
-) -> BundleState {
-    compare_lists(entry, observed, &[], problems, true, report)
-}
-
 /// Compares a record with an observation that may have stopped early: files
 /// found but not read count as present (added when not recorded, neither
 /// modified nor missing when recorded); missing files are known only when
 /// every directory was listed. A cancelled observation proves nothing, so it
 /// is never Verified (fail closed).
-pub fn compare_observed<K>(
+pub(crate) fn compare_observed<K>(
     entry: &BundleEntry,
     observed: &Observed<K>,
     report: &mut BundleReport,
@@ -419,7 +404,7 @@ pub fn verify_project(
 }
 
 /// The report on one bundle and, when its root was hashed, what was observed.
-pub type KeyVerification<K> = (BundleReport, Option<Observed<K>>);
+pub(crate) type KeyVerification<K> = (BundleReport, Option<Observed<K>>);
 
 /// Verifies one bundle in full (complete lists), keeping the bytes the keeper
 /// asks for; nothing from earlier verifications is reused. The same as

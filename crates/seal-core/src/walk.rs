@@ -31,7 +31,7 @@ use nix::sys::stat::Mode;
 use super::fs::{DirEntry, fstat_fd, list_fresh_dir, open_dir_at};
 
 /// Frame descriptors kept open at once (the deepest frames of the path).
-pub const OPEN_FRAMES: usize = 16;
+pub(crate) const OPEN_FRAMES: usize = 16;
 
 /// An open directory of a walk. Shared (in an [`Arc`]) by the walk and the
 /// hashing jobs of its files; the last holder closes it.
@@ -57,10 +57,10 @@ impl Drop for DirFd {
 /// total bounded (a bundle with thousands of directories must run under
 /// `RLIMIT_NOFILE` 256).
 #[derive(Clone, Default)]
-pub struct Gauge(Arc<AtomicUsize>);
+pub(crate) struct Gauge(Arc<AtomicUsize>);
 
 impl Gauge {
-    pub fn wrap(&self, fd: OwnedFd) -> Arc<DirFd> {
+    pub(crate) fn wrap(&self, fd: OwnedFd) -> Arc<DirFd> {
         self.0.fetch_add(1, Ordering::Relaxed);
         Arc::new(DirFd {
             fd,
@@ -69,7 +69,7 @@ impl Gauge {
     }
 
     /// Directory descriptors of this walk open right now.
-    pub fn open(&self) -> usize {
+    pub(crate) fn open(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }
 }
@@ -106,11 +106,18 @@ pub trait Visit {
         entries: Vec<DirEntry>,
         subdirs: &mut Vec<Subdir<Self::Token>>,
     ) -> Flow;
-    /// Directory `rel` could not be opened or listed.
-    fn unreadable(&mut self, rel: &str, error: io::Error) -> Flow;
+    /// Directory `rel` is open as `dir`, about to be listed.
+    fn opened(&mut self, _dir: BorrowedFd<'_>) {}
+    /// Directory `rel` could not be opened or listed (passed over unless
+    /// the visitor says otherwise).
+    fn unreadable(&mut self, _rel: &str, _error: io::Error) -> Flow {
+        Flow::Continue
+    }
     /// Called before each directory is entered: a place to stop (a proof was
     /// found, the work was cancelled) or to relieve descriptor pressure.
-    fn between(&mut self) -> Flow;
+    fn between(&mut self) -> Flow {
+        Flow::Continue
+    }
 }
 
 /// How a walk ended.
@@ -131,9 +138,32 @@ struct Frame<T> {
     rel_len: usize,
 }
 
+/// Walks the directory at `raw` below `project` (opened a name at a time,
+/// crossing no symlink), depth-first; a directory that cannot be opened is
+/// reported unreadable.
+pub fn walk_at<V: Visit>(
+    project: BorrowedFd<'_>,
+    raw: &crate::fs::RawPath,
+    token: V::Token,
+    visitor: &mut V,
+) -> Walked {
+    match crate::discovery::open_dirs(project, raw) {
+        Ok(root) => walk(root, token, &Gauge::default(), visitor),
+        Err(e) => match visitor.unreadable("", e) {
+            Flow::Continue => Walked::Complete,
+            Flow::Stop => Walked::Stopped,
+        },
+    }
+}
+
 /// Walks the directory open as `root` (a fresh descriptor: its offset is
 /// used for listing), depth-first.
-pub fn walk<V: Visit>(root: OwnedFd, token: V::Token, gauge: &Gauge, visitor: &mut V) -> Walked {
+pub(crate) fn walk<V: Visit>(
+    root: OwnedFd,
+    token: V::Token,
+    gauge: &Gauge,
+    visitor: &mut V,
+) -> Walked {
     let mut rel = String::new();
     let mut stack: Vec<Frame<V::Token>> = Vec::new();
     if visitor.between() == Flow::Stop {
@@ -227,6 +257,7 @@ fn enter<V: Visit>(
     gauge: &Gauge,
     visitor: &mut V,
 ) -> Entered<V::Token> {
+    visitor.opened(fd.as_fd());
     let listed = fstat_fd(fd.as_fd()).and_then(|st| Ok((st, list_fresh_dir(fd.as_fd())?)));
     let (st, entries) = match listed {
         Ok(x) => x,
@@ -322,9 +353,6 @@ mod tests {
         }
         fn unreadable(&mut self, rel: &str, _: io::Error) -> Flow {
             self.unreadable.push(rel.to_string());
-            Flow::Continue
-        }
-        fn between(&mut self) -> Flow {
             Flow::Continue
         }
     }

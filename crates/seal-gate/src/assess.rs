@@ -5,13 +5,17 @@
 //! the walk that finds the agent artifacts no discovery pattern covers
 //! (shared by `seal run --dry-run`, `seal verify -v` and `seal pin`).
 
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+
 use seal_core::discovery::{DiscoveryError, Listings, has_trackable_entry};
 use seal_core::effort::Effort;
-use seal_core::fs::{EntryKind, RawPath};
+use seal_core::fs::{DirEntry, EntryKind, RawPath};
 use seal_core::hash::{Keeper, Observed};
 use seal_core::lockfile::{BundleEntry, Lockfile};
 use seal_core::paths::BundleKey;
 use seal_core::verify::{BundleReport, BundleState, verify_key_with};
+use seal_core::walk::{DirFd, Flow, Subdir, Visit, walk_at};
 
 use super::decision::RootState;
 use super::place::{Place, ViewPath};
@@ -72,6 +76,8 @@ pub fn assess_artifact(listings: &mut Listings<'_>, root: &RawPath) -> RootState
 #[derive(Debug, Clone)]
 pub struct Uncovered {
     pub path: ViewPath,
+    /// What it is on the disk.
+    pub kind: EntryKind,
     /// Always a [`Place::Artifact`] whose root is `path`.
     pub place: Place,
     /// Always a [`RootState::Bundle`].
@@ -98,7 +104,12 @@ pub fn uncovered_artifacts(
         {
             let state = assess_artifact(listings, &path.raw);
             if let RootState::Bundle(_) = state {
-                out.push(Uncovered { path, place, state });
+                out.push(Uncovered {
+                    path,
+                    kind,
+                    place,
+                    state,
+                });
             }
         }
     });
@@ -109,30 +120,56 @@ pub fn uncovered_artifacts(
 /// Visits every entry of every directory the view shows as it is (ordinary
 /// directories and containers), with its place and kind: never a sealed
 /// root's or an artifact's inside, `.git`, or a symlink's target;
-/// directories that cannot be listed are passed over.
-pub fn walk_view(
+/// directories that cannot be listed are passed over. One walk
+/// ([`seal_core::walk`]), each directory's token its view path.
+pub(crate) fn walk_view(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     extra: &crate::surfaces::ExtraRows,
-    mut visit: impl FnMut(&mut Listings<'_>, ViewPath, Place, EntryKind),
+    visit: impl FnMut(&mut Listings<'_>, ViewPath, Place, EntryKind),
 ) {
-    let mut stack = vec![ViewPath::root()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = listings.list(&dir.raw) else {
-            continue;
-        };
-        for entry in entries.iter() {
-            if entry.name == ".git" {
-                continue;
+    struct ViewWalk<'a, 'l, F> {
+        lock: &'a Lockfile,
+        extra: &'a crate::surfaces::ExtraRows,
+        listings: &'a mut Listings<'l>,
+        visit: F,
+    }
+    impl<F: FnMut(&mut Listings<'_>, ViewPath, Place, EntryKind)> Visit for ViewWalk<'_, '_, F> {
+        type Token = ViewPath;
+
+        fn listed(
+            &mut self,
+            _: &Arc<DirFd>,
+            _: &str,
+            dir: &ViewPath,
+            entries: Vec<DirEntry>,
+            subdirs: &mut Vec<Subdir<ViewPath>>,
+        ) -> Flow {
+            for entry in entries.into_iter().filter(|e| e.name != ".git") {
+                let path = dir.child(&entry.name);
+                let place = super::place_with(self.lock, self.extra, &path);
+                if matches!(place, Place::Ordinary | Place::Container)
+                    && entry.kind == EntryKind::Dir
+                {
+                    subdirs.push(Subdir {
+                        raw: entry.name,
+                        segment: String::new(),
+                        token: path.clone(),
+                    });
+                }
+                (self.visit)(self.listings, path, place, entry.kind);
             }
-            let path = dir.child(&entry.name);
-            let place = super::place_with(lock, extra, &path);
-            if matches!(place, Place::Ordinary | Place::Container) && entry.kind == EntryKind::Dir {
-                stack.push(path.clone());
-            }
-            visit(listings, path, place, entry.kind);
+            Flow::Continue
         }
     }
+    let project = listings.root();
+    let mut walk = ViewWalk {
+        lock,
+        extra,
+        listings,
+        visit,
+    };
+    walk_at(project, &RawPath::default(), ViewPath::root(), &mut walk);
 }
 
 /// The kind of the entry at `raw` (by listing its parent), if it exists.
@@ -142,29 +179,51 @@ pub fn root_kind(listings: &mut Listings<'_>, raw: &RawPath) -> Option<EntryKind
     entries.iter().find(|e| &e.name == name).map(|e| e.kind)
 }
 
-/// Whether the directory at `dir` holds, at any depth, an agent artifact
-/// that is one wherever it stands (an instruction file, a nested agent
-/// directory's entry, a surface row's path below some package: see
-/// [`crate::surfaces::classify`], taken relative to `dir`): moving the
+/// Whether the directory at `dir` (below `project`) holds, at any depth, an
+/// agent artifact that is one wherever it stands (an instruction file, a
+/// nested agent directory's entry, a surface row's path below some package:
+/// see [`crate::surfaces::classify`], taken relative to `dir`): moving the
 /// directory would move it. A directory that cannot be read counts as
 /// holding one.
-pub fn holds_protected(listings: &mut Listings<'_>, dir: &RawPath) -> bool {
-    let mut stack = vec![(dir.clone(), Vec::<String>::new())];
-    while let Some((d, names)) = stack.pop() {
-        let Ok(entries) = listings.list(&d) else {
-            return true;
-        };
-        for entry in entries.iter() {
-            let name = seal_core::paths::nfc(&entry.name.to_string_lossy());
-            let mut path = names.clone();
-            path.push(name);
-            let refs: Vec<&str> = path.iter().map(String::as_str).collect();
-            match crate::surfaces::classify(&refs) {
-                crate::surfaces::SurfaceClass::Artifact { .. } => return true,
-                _ if entry.kind == EntryKind::Dir => stack.push((d.join(&entry.name), path)),
-                _ => {}
+pub fn holds_protected(project: BorrowedFd<'_>, dir: &RawPath) -> bool {
+    /// Each directory's token: its NFC names relative to `dir`.
+    struct Holds(bool);
+    impl Visit for Holds {
+        type Token = Vec<String>;
+        fn listed(
+            &mut self,
+            _: &Arc<DirFd>,
+            _: &str,
+            names: &Vec<String>,
+            entries: Vec<DirEntry>,
+            subdirs: &mut Vec<Subdir<Vec<String>>>,
+        ) -> Flow {
+            for entry in entries {
+                let mut path = names.clone();
+                path.push(seal_core::paths::nfc(&entry.name.to_string_lossy()));
+                let refs: Vec<&str> = path.iter().map(String::as_str).collect();
+                if let crate::surfaces::SurfaceClass::Artifact { .. } =
+                    crate::surfaces::classify(&refs)
+                {
+                    self.0 = true;
+                    return Flow::Stop;
+                }
+                if entry.kind == EntryKind::Dir {
+                    subdirs.push(Subdir {
+                        raw: entry.name,
+                        segment: String::new(),
+                        token: path,
+                    });
+                }
             }
+            Flow::Continue
+        }
+        fn unreadable(&mut self, _: &str, _: std::io::Error) -> Flow {
+            self.0 = true;
+            Flow::Stop
         }
     }
-    false
+    let mut holds = Holds(false);
+    walk_at(project, dir, Vec::new(), &mut holds);
+    holds.0
 }

@@ -31,7 +31,7 @@ use crate::policy::{Source, Syslog, SyslogFormat};
 
 /// The schema of every line (docs/AUDIT.md); a change that removes or
 /// retypes a field gets a new version.
-pub const SCHEMA: &str = "seal.audit/2";
+pub(crate) const SCHEMA: &str = "seal.audit/2";
 
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -89,7 +89,7 @@ impl Event {
 
 /// One decision (docs/AUDIT.md describes each field).
 #[derive(Debug, Clone, Serialize)]
-pub struct Record {
+pub(crate) struct Record {
     pub schema: &'static str,
     pub time: String,
     pub host: String,
@@ -142,7 +142,7 @@ pub struct Session {
 
 /// A fresh session id: 128 random bits in hex (the time and pid when the
 /// kernel's random source cannot be read).
-pub fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     let mut bytes = [0u8; 16];
     let read = std::fs::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
@@ -284,7 +284,8 @@ impl Default for AuditLog {
 
 impl AuditLog {
     /// A log with one file sink.
-    pub fn open(path: &Path) -> io::Result<AuditLog> {
+    #[cfg(test)]
+    pub(crate) fn open(path: &Path) -> io::Result<AuditLog> {
         let mut log = AuditLog::default();
         log.add_file(path)?;
         Ok(log)
@@ -349,7 +350,7 @@ impl AuditLog {
 
     /// A record of `event` by `op` for the process `pid` (as `uid`), with
     /// the fields every record has filled in and the rest empty.
-    pub fn record(&self, event: Event, op: &'static str, pid: u32, uid: u32) -> Record {
+    pub(crate) fn record(&self, event: Event, op: &'static str, pid: u32, uid: u32) -> Record {
         Record {
             schema: SCHEMA,
             time: rfc3339(SystemTime::now()),
@@ -395,7 +396,7 @@ impl AuditLog {
             .clone()
     }
 
-    pub fn write(&self, record: &Record) {
+    pub(crate) fn write(&self, record: &Record) {
         let Ok(mut line) = serde_json::to_vec(record) else {
             return;
         };
@@ -424,14 +425,14 @@ fn hostname() -> String {
 }
 
 /// The command name of `pid` (from `/proc/PID/comm`), or `?`.
-pub fn command_name(pid: u32) -> String {
+pub(crate) fn command_name(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|s| s.trim_end_matches('\n').to_string())
         .unwrap_or_else(|_| "?".to_string())
 }
 
 /// `SystemTime` as RFC 3339 UTC with microseconds.
-pub fn rfc3339(t: SystemTime) -> String {
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
     let secs = d.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));

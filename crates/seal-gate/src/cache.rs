@@ -1,13 +1,12 @@
 //! Reusing a bundle's last full verification while the kernel proves it
 //! current: the cost of an open stops growing with its bundle.
 //!
-//! Before a full verification of a sealed root reads anything, [`watch_root`]
-//! places change-feed watches on everything the verification will read: each
-//! directory on the way from the project root (for the one name on the path),
-//! the root, and every directory and file under it. The verification then
-//! hashes the root as always (keeping the bytes of every file when the bundle
-//! is small enough). Its result is reused by later decisions about the same
-//! root for as long as
+//! A full verification of a sealed root places change-feed watches on
+//! everything it reads before it reads it ([`Watching`], its witness): each
+//! directory on the way from the project root (for the one name on the
+//! path), then, from the walk that hashes, every directory and file under the
+//! root (keeping the bytes of every file while the bundle is small). Its
+//! result is reused by later decisions about the same root for as long as
 //!
 //! * the subscription is clean (no event on any watched inode since before
 //!   the verification began; the queue is read at every decision, so every
@@ -23,7 +22,7 @@
 //! decision verifies afresh, as `--rehash-every-open` asks.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -32,19 +31,17 @@ use std::time::{Duration, Instant};
 use crate::feed::{Feed, Subscription};
 use crate::snapshot::Snapshot;
 use seal_core::digest::Digest;
+use seal_core::effort::Witness;
 use seal_core::fs::{EntryKind, RawPath, list_fresh_dir, lstat_at, nfc_name, open_dir_at};
 use seal_core::lockfile::{BundleEntry, Policy};
-use seal_core::paths::{BundleKey, FilePath, is_excluded};
+use seal_core::paths::{BundleKey, FilePath};
 
 use super::Assessment;
 use super::flight::Answer;
 
-/// Deeper than this, a root is not watched (the walk keeps one descriptor
-/// per level open).
-const MAX_WATCHED_DEPTH: usize = 128;
-/// Every file's bytes are kept at a full verification when the bundle holds
-/// at most this many files of at most this many bytes in all: its files can
-/// then be opened without reading the disk again.
+/// Every file's bytes are kept at a full verification while the bundle's
+/// files so far number at most this many and hold at most this many bytes:
+/// a small bundle's files can then be opened without reading the disk again.
 const KEEP_ALL_FILES: usize = 4096;
 const KEEP_ALL_BYTES: u64 = 64 << 20;
 /// Kept bytes are released when a bundle has not been used for this long
@@ -54,53 +51,121 @@ const KEEP_ALL_BYTES: u64 = 64 << 20;
 pub const KEEP_BYTES_FOR: Duration = Duration::from_secs(2);
 const KEEP_ENTRY_FOR: Duration = Duration::from_secs(120);
 
-/// What a watch walk found: the subscription, and where each file is.
-pub struct Watched {
+/// What a verification's watches cover: the subscription, and where each
+/// file is.
+pub(crate) struct Watched {
     pub sub: Subscription,
     /// Each regular file under the root, by its path in the bundle.
     pub files: HashMap<FilePath, RawPath>,
-    /// Their total size, by `lstat` (a hint for keeping their bytes).
-    pub bytes: u64,
-    /// Whether every file has a watch of its own (otherwise only those with
-    /// several names do, and the rest are watched through their
-    /// directories: see docs/SECURITY.md).
-    pub complete: bool,
-}
-
-impl Watched {
-    /// Whether a full verification should keep every file's bytes.
-    pub fn keep_all(&self) -> bool {
-        self.files.len() <= KEEP_ALL_FILES && self.bytes <= KEEP_ALL_BYTES
-    }
 }
 
 /// Why a root is not watched (it is then verified in full at every
 /// decision).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unwatchable {
+pub(crate) enum Unwatchable {
     /// It has more entries than the feed may still watch.
     TooMany { room: usize },
-    /// It is deeper than [`MAX_WATCHED_DEPTH`].
-    TooDeep,
     /// A name on its path is ambiguous, or something could not be read
     /// (the verification says what).
     Unclear,
 }
 
-/// Places watches on everything verifying `key` reads, before it reads it.
-pub fn watch_root(
+/// The watches of one verification, placed as it reads (its [`Witness`]):
+/// the names on the way to the root before it starts ([`watch_way`]), then
+/// each directory under the root as the hashing walk opens it, before it is
+/// listed, and each file as it is listed, before it is read. So the watches
+/// cover exactly what the verification reads, placed by the walk that reads
+/// it: whatever changes after is seen by the feed, whatever changed before
+/// by the hash.
+pub(crate) struct Watching {
+    state: Mutex<WatchState>,
+    /// Watches the feed may still place.
+    room: usize,
+}
+
+struct WatchState {
+    sub: Subscription,
+    files: HashMap<FilePath, RawPath>,
+    /// Files whose bytes are kept, and their bytes (by `lstat`).
+    keep: std::collections::HashSet<FilePath>,
+    kept_bytes: u64,
+    /// Watches placed under the root.
+    placed: usize,
+    /// A watch the verification needs could not be placed.
+    full: bool,
+}
+
+impl Watching {
+    fn state(&self) -> MutexGuard<'_, WatchState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the bytes of `path` are kept (every file while the bundle is
+    /// small).
+    pub(crate) fn keeps(&self, path: &FilePath) -> bool {
+        self.state().keep.contains(path)
+    }
+
+    /// What the watches cover, once the verification is done.
+    fn done(self) -> Result<Watched, Unwatchable> {
+        let state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        match state.full {
+            true => Err(Unwatchable::TooMany { room: self.room }),
+            false => Ok(Watched {
+                sub: state.sub,
+                files: state.files,
+            }),
+        }
+    }
+}
+
+impl Witness for Watching {
+    fn dir(&self, dir: BorrowedFd<'_>) {
+        let mut state = self.state();
+        state.placed += 1;
+        match state.placed > self.room {
+            true => state.full = true,
+            false => state.sub.watch_fd(dir),
+        }
+    }
+
+    fn file(&self, dir: BorrowedFd<'_>, name: &OsStr, path: &FilePath, raw: &RawPath) {
+        let mut state = self.state();
+        let (links, size) = lstat_at(dir, name).map_or((1, 0), |st| (st.st_nlink, st.st_size));
+        // A directory's watch sees every entry made, removed or renamed in
+        // it and every write to a file through it; a file with a second name
+        // (which may be outside the bundle) needs a watch of its own, and
+        // other files get one while half the room is left (it also sees
+        // writes through a name the file is given later).
+        if links > 1 || state.placed < self.room / 2 {
+            state.placed += 1;
+            match state.placed > self.room {
+                true => state.full = true,
+                false => state.sub.watch_at(dir, name),
+            }
+        }
+        state.files.insert(path.clone(), raw.clone());
+        let bytes = state.kept_bytes.saturating_add(size as u64);
+        if state.keep.len() < KEEP_ALL_FILES && bytes <= KEEP_ALL_BYTES {
+            state.keep.insert(path.clone());
+            state.kept_bytes = bytes;
+        }
+    }
+}
+
+/// Places watches on the names on the way from the project root to `key`'s
+/// root (the root itself included), before the verification lists them;
+/// the verification's walk watches what is below ([`Watching`]).
+pub(crate) fn watch_way(
     feed: &Arc<Feed>,
     project: BorrowedFd<'_>,
     key: &BundleKey,
     tag: u64,
-) -> Result<Watched, Unwatchable> {
+) -> Result<Watching, Unwatchable> {
     let room = feed.watch_room();
     let mut sub = feed.subscribe_tagged(Some(tag));
-    let mut files = HashMap::new();
-    let mut bytes = 0u64;
     let segments: Vec<&str> = key.segments().collect();
     let mut dir: Option<OwnedFd> = None;
-    let mut raw = RawPath::default();
     for (i, segment) in segments.iter().enumerate() {
         let here = dir.as_ref().map_or(project, |d| d.as_fd());
         let entries = list_fresh_dir(reopen(here).ok_or(Unwatchable::Unclear)?.as_fd())
@@ -109,137 +174,35 @@ pub fn watch_root(
             .iter()
             .filter(|e| nfc_name(&e.name).as_deref() == Some(*segment))
             .collect();
-        let [entry] = matches.as_slice() else {
-            if matches.is_empty() {
-                // Absent: watch for it to appear.
-                sub.watch_entry(here, std::ffi::OsStr::new(segment));
-                return Ok(Watched {
-                    sub,
-                    files,
-                    bytes,
-                    complete: true,
-                });
+        match matches.as_slice() {
+            // Absent: watch for it to appear.
+            [] => {
+                sub.watch_entry(here, OsStr::new(segment));
+                break;
             }
-            return Err(Unwatchable::Unclear);
-        };
-        sub.watch_entry(here, &entry.name);
-        raw = raw.join(&entry.name);
-        let last = i + 1 == segments.len();
-        match (entry.kind, last) {
-            (EntryKind::Dir, _) => {
-                dir = Some(open_dir_at(here, &entry.name).map_err(|_| Unwatchable::Unclear)?)
-            }
-            (EntryKind::File, true) => {
-                sub.watch_at(here, &entry.name);
-                bytes = lstat_at(here, &entry.name)
-                    .map_err(|_| Unwatchable::Unclear)?
-                    .st_size as u64;
-                files.insert(FilePath::single_file(), raw);
-                return Ok(Watched {
-                    sub,
-                    files,
-                    bytes,
-                    complete: true,
-                });
-            }
-            // A symlink or a special file: the verification says Mismatch,
-            // and a change of the name is seen on the parent.
-            _ => {
-                return Ok(Watched {
-                    sub,
-                    files,
-                    bytes,
-                    complete: true,
-                });
-            }
-        }
-    }
-    let root = dir.ok_or(Unwatchable::Unclear)?;
-    sub.watch_fd(root.as_fd());
-    // Watches placed by this walk, and whether every file got one.
-    let mut placed = 0usize;
-    let mut complete = true;
-    // (descriptor, its path in the bundle, its raw path in the project,
-    // entries still to visit)
-    let mut stack: Vec<(OwnedFd, String, RawPath, Vec<OsString>)> = Vec::new();
-    let first = list_fresh_dir(reopen(root.as_fd()).ok_or(Unwatchable::Unclear)?.as_fd())
-        .map_err(|_| Unwatchable::Unclear)?;
-    stack.push((
-        root,
-        String::new(),
-        raw,
-        first.into_iter().map(|e| e.name).collect(),
-    ));
-    while let Some((fd, rel, raw, mut pending)) = stack.pop() {
-        let Some(name) = pending.pop() else { continue };
-        if stack.len() >= MAX_WATCHED_DEPTH {
-            return Err(Unwatchable::TooDeep);
-        }
-        if is_excluded(&name, false) {
-            stack.push((fd, rel, raw, pending));
-            continue;
-        }
-        let st = lstat_at(fd.as_fd(), &name).map_err(|_| Unwatchable::Unclear)?;
-        let kind = EntryKind::from_mode(st.st_mode);
-        // A directory's watch sees every entry made, removed or renamed in
-        // it and every write to a file through it; a file with a second name
-        // (which may be outside the bundle) needs a watch of its own, and
-        // other files get one while half the room is left for those that
-        // need one (it also sees writes through a name the file is given
-        // later).
-        let needed = kind == EntryKind::Dir || (kind == EntryKind::File && st.st_nlink > 1);
-        if needed || (kind == EntryKind::File && placed < room / 2) {
-            placed += 1;
-            if placed > room {
-                return Err(Unwatchable::TooMany { room });
-            }
-            sub.watch_at(fd.as_fd(), &name);
-        } else if kind == EntryKind::File {
-            complete = false;
-        }
-        let child_rel = nfc_name(&name).map(|n| {
-            if rel.is_empty() {
-                n
-            } else {
-                format!("{rel}/{n}")
-            }
-        });
-        let child_raw = raw.join(&name);
-        match kind {
-            EntryKind::Dir => {
-                let child = open_dir_at(fd.as_fd(), &name).map_err(|_| Unwatchable::Unclear)?;
-                let names =
-                    list_fresh_dir(reopen(child.as_fd()).ok_or(Unwatchable::Unclear)?.as_fd())
-                        .map_err(|_| Unwatchable::Unclear)?
-                        .into_iter()
-                        .map(|e| e.name)
-                        .collect();
-                stack.push((fd, rel, raw, pending));
-                // A name that is not UTF-8 leaves the bundle unverifiable;
-                // nothing under it is ever served.
-                stack.push((child, child_rel.unwrap_or_default(), child_raw, names));
-            }
-            EntryKind::File => {
-                if let Some(path) = child_rel.and_then(|r| FilePath::parse(&r).ok()) {
-                    bytes = bytes.saturating_add(st.st_size as u64);
-                    files.insert(path, child_raw);
+            [entry] => {
+                sub.watch_entry(here, &entry.name);
+                // A symlink or a special file on the way: the verification
+                // says Mismatch, and a change of the name is seen here.
+                if i + 1 == segments.len() || entry.kind != EntryKind::Dir {
+                    break;
                 }
-                stack.push((fd, rel, raw, pending));
+                dir = Some(open_dir_at(here, &entry.name).map_err(|_| Unwatchable::Unclear)?);
             }
-            _ => stack.push((fd, rel, raw, pending)),
+            _ => return Err(Unwatchable::Unclear),
         }
     }
-    if !complete {
-        tracing::debug!(
-            "{} files of a bundle watched by their directories only",
-            files.len()
-        );
-    }
-    Ok(Watched {
+    let state = WatchState {
         sub,
-        files,
-        bytes,
-        complete,
+        files: HashMap::new(),
+        keep: Default::default(),
+        kept_bytes: 0,
+        placed: 0,
+        full: false,
+    };
+    Ok(Watching {
+        state: Mutex::new(state),
+        room,
     })
 }
 
@@ -259,7 +222,7 @@ fn reopen(dir: BorrowedFd<'_>) -> Option<OwnedFd> {
 }
 
 /// One reusable verification.
-pub struct Cached {
+pub(crate) struct Cached {
     sub: Subscription,
     /// What `seal.json` said of the root when it was verified.
     entry: Option<BundleEntry>,
@@ -367,7 +330,7 @@ impl Drop for Refetch<'_> {
 }
 
 /// What the cache can tell about one decision.
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// The answer, from a verification the feed proves current.
     Answer(Answer<Assessment>),
     /// Verify in full (nothing cached, or no longer current).
@@ -375,7 +338,7 @@ pub enum Lookup {
 }
 
 /// The cached verifications of one gate.
-pub struct VerifiedCache {
+pub(crate) struct VerifiedCache {
     feed: Option<Arc<Feed>>,
     entries: Mutex<HashMap<BundleKey, Arc<Cached>>>,
     last_sweep: Mutex<Instant>,
@@ -389,15 +352,12 @@ pub struct VerifiedCache {
 
 /// Tags of bundle subscriptions have this bit set (the mount's directory
 /// watches use the others).
-pub const BUNDLE_TAG: u64 = 1 << 63;
+pub(crate) const BUNDLE_TAG: u64 = 1 << 63;
 
 impl VerifiedCache {
-    /// A cache that reuses nothing (no feed, or `--rehash-every-open`).
-    pub fn off() -> VerifiedCache {
-        VerifiedCache::with_feed(None)
-    }
-
-    pub fn with_feed(feed: Option<Arc<Feed>>) -> VerifiedCache {
+    /// A cache that reuses verifications while `feed` proves them current
+    /// (none: nothing is reused, as `--rehash-every-open` asks).
+    pub(crate) fn with_feed(feed: Option<Arc<Feed>>) -> VerifiedCache {
         VerifiedCache {
             feed,
             entries: Mutex::new(HashMap::new()),
@@ -421,7 +381,7 @@ impl VerifiedCache {
     }
 
     /// The bundle a tag stands for.
-    pub fn key_of(&self, tag: u64) -> Option<BundleKey> {
+    pub(crate) fn key_of(&self, tag: u64) -> Option<BundleKey> {
         self.keys
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -431,7 +391,12 @@ impl VerifiedCache {
 
     /// Whether a verification of `key` under `entry` and `policy` is cached
     /// and proven current now.
-    pub fn is_current(&self, key: &BundleKey, entry: Option<&BundleEntry>, policy: Policy) -> bool {
+    pub(crate) fn is_current(
+        &self,
+        key: &BundleKey,
+        entry: Option<&BundleEntry>,
+        policy: Policy,
+    ) -> bool {
         let Some(cached) = self.entries().get(key).cloned() else {
             return false;
         };
@@ -446,17 +411,28 @@ impl VerifiedCache {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Places watches for a full verification of `key` that is about to
-    /// start (none without a feed).
-    pub fn watch(&self, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watched> {
+    /// Places the watches on the way to `key`'s root for a full
+    /// verification about to start (none without a feed); the verification
+    /// places the rest as it reads ([`Watching`]).
+    pub(crate) fn watch(&self, project: BorrowedFd<'_>, key: &BundleKey) -> Option<Watching> {
         let feed = self.feed.as_ref()?;
-        match watch_root(feed, project, key, self.tag_of(key)) {
-            Ok(watched) => Some(watched),
+        match watch_way(feed, project, key, self.tag_of(key)) {
+            Ok(watching) => Some(watching),
             Err(why) => {
                 self.warn_unwatchable(feed, key, why);
                 None
             }
         }
+    }
+
+    /// What the watches of a finished verification of `key` cover, when
+    /// they cover everything it read.
+    pub(crate) fn watched(&self, key: &BundleKey, watching: Watching) -> Option<Watched> {
+        let feed = self.feed.as_ref()?;
+        watching
+            .done()
+            .map_err(|why| self.warn_unwatchable(feed, key, why))
+            .ok()
     }
 
     /// Says once per bundle why it is verified in full at every open, when
@@ -469,9 +445,6 @@ impl VerifiedCache {
                  raise that sysctl to make its opens cheap",
                 feed.watch_budget()
             ),
-            Unwatchable::TooDeep => {
-                format!("it is nested more than {MAX_WATCHED_DEPTH} directories deep")
-            }
             Unwatchable::Unclear => return,
         };
         let mut warned = self.warned.lock().unwrap_or_else(|e| e.into_inner());
@@ -484,13 +457,13 @@ impl VerifiedCache {
     }
 
     /// Stores a full verification's result for reuse.
-    pub fn store(&self, key: &BundleKey, cached: Cached) {
+    pub(crate) fn store(&self, key: &BundleKey, cached: Cached) {
         self.entries().insert(key.clone(), Arc::new(cached));
     }
 
     /// Forgets what is cached for `key` (the listener is told, so that the
     /// kernel forgets what it remembered while the bundle was watched).
-    pub fn forget(&self, key: &BundleKey) {
+    pub(crate) fn forget(&self, key: &BundleKey) {
         if self.entries().remove(key).is_some() {
             self.tell_dropped(key);
         }
@@ -506,15 +479,6 @@ impl VerifiedCache {
         if let (Some(feed), Some(tag)) = (&self.feed, tag) {
             feed.tell(crate::feed::Notice::Dirty(tag));
         }
-    }
-
-    /// How many roots are cached (for tests and memory accounting).
-    pub fn len(&self) -> usize {
-        self.entries().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries().is_empty()
     }
 
     /// The answer for a decision about `key` (wanting the bytes of `want`)
@@ -606,7 +570,8 @@ impl VerifiedCache {
 
     /// Releases every kept snapshot now (later opens read their one file
     /// again, checked against the digest the verification saw).
-    pub fn release_kept(&self) {
+    #[cfg(test)]
+    pub(crate) fn release_kept(&self) {
         for cached in self.entries().values() {
             cached.snapshots().clear();
         }

@@ -72,7 +72,7 @@ struct Watched {
     entry_tags: Vec<u64>,
 }
 
-struct State {
+struct Registry {
     watches: HashMap<WatchDescriptor, Watched>,
     /// Notices for the listener, when one listens.
     notices: Option<Vec<Notice>>,
@@ -89,7 +89,7 @@ pub enum Notice {
     Entry {
         tag: u64,
         name: Option<OsString>,
-        change: Change,
+        change: EntryChange,
     },
     /// Events were lost: nothing cached can be trusted.
     Lost,
@@ -97,7 +97,7 @@ pub enum Notice {
 
 /// What an entry watch's event changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Change {
+pub enum EntryChange {
     /// Content or attributes (of the entry named, or of the directory).
     Content,
     /// The directory's names: the entry named was created, removed, or
@@ -118,22 +118,22 @@ pub enum Naming {
     Other,
 }
 
-impl Change {
-    fn of(mask: AddWatchFlags) -> Change {
+impl EntryChange {
+    fn of(mask: AddWatchFlags) -> EntryChange {
         if mask.intersects(
             AddWatchFlags::IN_IGNORED | AddWatchFlags::IN_DELETE_SELF | AddWatchFlags::IN_MOVE_SELF,
         ) {
-            Change::Gone
+            EntryChange::Gone
         } else if mask.contains(AddWatchFlags::IN_CREATE) {
-            Change::Names(Naming::Created)
+            EntryChange::Names(Naming::Created)
         } else if mask.contains(AddWatchFlags::IN_DELETE) {
-            Change::Names(Naming::Removed)
+            EntryChange::Names(Naming::Removed)
         } else if mask.contains(AddWatchFlags::IN_MOVED_FROM) {
-            Change::Names(Naming::MovedFrom)
+            EntryChange::Names(Naming::MovedFrom)
         } else if mask.contains(AddWatchFlags::IN_MOVED_TO) {
-            Change::Names(Naming::MovedTo)
+            EntryChange::Names(Naming::MovedTo)
         } else {
-            Change::Content
+            EntryChange::Content
         }
     }
 }
@@ -186,7 +186,7 @@ pub struct Feed {
     inotify: Inotify,
     /// The stamp taken when the latest finished drain began.
     drained_from: AtomicU64,
-    state: Mutex<State>,
+    state: Mutex<Registry>,
     /// A pipe that wakes the listener when notices are queued by a drain
     /// it did not make (a decision's): (read end, write end), non-blocking.
     wake: (std::os::fd::OwnedFd, std::os::fd::OwnedFd),
@@ -211,7 +211,7 @@ pub struct EntryWatch {
 }
 
 /// A set of watches that stays clean while nothing under them changes.
-pub struct Subscription {
+pub(crate) struct Subscription {
     feed: Arc<Feed>,
     state: Arc<SubState>,
     held: Vec<WatchDescriptor>,
@@ -223,7 +223,7 @@ impl Feed {
     }
 
     /// A feed that holds at most `budget` watches at once.
-    pub fn with_budget(budget: usize) -> io::Result<Arc<Feed>> {
+    pub(crate) fn with_budget(budget: usize) -> io::Result<Arc<Feed>> {
         let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
         let wake =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC)?;
@@ -231,7 +231,7 @@ impl Feed {
             inotify,
             drained_from: AtomicU64::new(0),
             wake,
-            state: Mutex::new(State {
+            state: Mutex::new(Registry {
                 watches: HashMap::new(),
                 notices: None,
             }),
@@ -247,7 +247,7 @@ impl Feed {
     }
 
     /// The whole budget (for messages).
-    pub fn watch_budget(&self) -> usize {
+    pub(crate) fn watch_budget(&self) -> usize {
         self.budget
     }
 
@@ -267,7 +267,7 @@ impl Feed {
         Feed::with_budget(watch_budget() / 2).map_err(|e| format!("inotify: {e}"))
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, Registry> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -305,7 +305,7 @@ impl Feed {
         let _ = nix::unistd::write(&self.wake.1, b"w");
     }
 
-    fn drain_locked(&self, state: &mut State) {
+    fn drain_locked(&self, state: &mut Registry) {
         loop {
             match self.inotify.read_events() {
                 Ok(events) => {
@@ -396,13 +396,14 @@ impl Feed {
     }
 
     /// A new, empty subscription (clean).
-    pub fn subscribe(self: &Arc<Feed>) -> Subscription {
+    #[cfg(test)]
+    pub(crate) fn subscribe(self: &Arc<Feed>) -> Subscription {
         self.subscribe_tagged(None)
     }
 
     /// A new subscription whose becoming dirty is told to the listener as
     /// [`Notice::Dirty`]`(tag)`.
-    pub fn subscribe_tagged(self: &Arc<Feed>, tag: Option<u64>) -> Subscription {
+    pub(crate) fn subscribe_tagged(self: &Arc<Feed>, tag: Option<u64>) -> Subscription {
         Subscription {
             feed: self.clone(),
             state: Arc::new(SubState {
@@ -414,7 +415,7 @@ impl Feed {
     }
 
     /// Drops one holder of watch `wd`, removing the watch with the last.
-    fn release(&self, state: &mut State, wd: WatchDescriptor) {
+    fn release(&self, state: &mut Registry, wd: WatchDescriptor) {
         let Some(watched) = state.watches.get_mut(&wd) else {
             return;
         };
@@ -427,7 +428,8 @@ impl Feed {
     }
 
     /// How many events have been read (for tests).
-    pub fn events_seen(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn events_seen(&self) -> u64 {
         self.events.load(Ordering::Relaxed)
     }
 }
@@ -459,7 +461,7 @@ fn watch_budget() -> usize {
         / 2
 }
 
-impl State {
+impl Registry {
     /// One event on watch `wd`, about the entry `name` (or the watched
     /// inode itself).
     fn event(&mut self, wd: WatchDescriptor, name: Option<&OsStr>, mask: AddWatchFlags) {
@@ -482,7 +484,7 @@ impl State {
             notices.push(Notice::Entry {
                 tag: *tag,
                 name: name.map(OsStr::to_os_string),
-                change: Change::of(mask),
+                change: EntryChange::of(mask),
             });
         }
         if let Some(queue) = self.notices.as_mut() {
@@ -510,7 +512,7 @@ impl Subscription {
     /// Watches the inode `fd` refers to (a directory or a file, opened or
     /// `O_PATH`). A watch that cannot be placed makes the subscription
     /// dirty: it proves nothing.
-    pub fn watch_fd(&mut self, fd: BorrowedFd<'_>) {
+    pub(crate) fn watch_fd(&mut self, fd: BorrowedFd<'_>) {
         // The magic link is followed to the inode the descriptor holds (a
         // symlink held by an O_PATH descriptor is watched itself).
         let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
@@ -524,7 +526,7 @@ impl Subscription {
     /// Watches the directory `dir` for changes to its entry `name` only (and
     /// for the directory itself being removed or moved): an ancestor of
     /// what matters, whose other entries do not.
-    pub fn watch_entry(&mut self, dir: BorrowedFd<'_>, name: &OsStr) {
+    pub(crate) fn watch_entry(&mut self, dir: BorrowedFd<'_>, name: &OsStr) {
         let path = format!("/proc/self/fd/{}", dir.as_raw_fd());
         self.watch_path(
             OsStr::new(&path),
@@ -534,7 +536,7 @@ impl Subscription {
     }
 
     /// Watches `name` in the directory `dir` (never following a symlink).
-    pub fn watch_at(&mut self, dir: BorrowedFd<'_>, name: &OsStr) {
+    pub(crate) fn watch_at(&mut self, dir: BorrowedFd<'_>, name: &OsStr) {
         let mut path = OsString::from(format!("/proc/self/fd/{}/", dir.as_raw_fd()));
         path.push(name);
         self.watch_path(&path, watch_mask(), None);
@@ -559,18 +561,9 @@ impl Subscription {
     }
 
     /// Whether nothing watched has changed (reads the queue first).
-    pub fn is_clean(&self) -> bool {
+    pub(crate) fn is_clean(&self) -> bool {
         self.feed.drain();
         !self.state.dirty.load(Ordering::Acquire)
-    }
-
-    /// How many watches it holds.
-    pub fn len(&self) -> usize {
-        self.held.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.held.is_empty()
     }
 }
 
@@ -617,8 +610,8 @@ mod tests {
 
     #[test]
     fn a_subscription_sees_every_kind_of_change() {
-        type Change = fn(&std::path::Path);
-        let changes: [(&str, Change); 8] = [
+        type Mutation = fn(&std::path::Path);
+        let changes: [(&str, Mutation); 8] = [
             ("write", |d| fs::write(d.join("f"), "changed").unwrap()),
             ("append", |d| {
                 use std::io::Write;
@@ -796,7 +789,7 @@ mod tests {
             notices.contains(&Notice::Entry {
                 tag: 3,
                 name: Some("new".into()),
-                change: Change::Names(Naming::Created),
+                change: EntryChange::Names(Naming::Created),
             }),
             "{notices:?}"
         );

@@ -61,7 +61,7 @@ pub struct FilterRule {
 }
 
 /// Does the key `key` match the path segment `pattern`?
-pub fn segment_matches(pattern: &str, key: &str) -> bool {
+pub(crate) fn segment_matches(pattern: &str, key: &str) -> bool {
     match pattern.strip_suffix('*') {
         Some("") => true,
         Some(prefix) => key.starts_with(prefix),

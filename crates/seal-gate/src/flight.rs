@@ -23,7 +23,7 @@ use seal_core::paths::FilePath;
 /// What one request gets: the verdict of the run that took its ticket, and
 /// the snapshot of the file it asked for (when that run kept one).
 #[derive(Debug)]
-pub struct Answer<V> {
+pub(crate) struct Answer<V> {
     pub verdict: Arc<V>,
     pub snapshot: Option<Arc<Snapshot>>,
 }
@@ -39,17 +39,17 @@ impl<V> Clone for Answer<V> {
 
 /// A request's place in line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ticket(u64);
+pub(crate) struct Ticket(u64);
 
 /// The tickets one run answers, and the files they want kept.
 #[derive(Debug, Clone)]
-pub struct Batch {
+pub(crate) struct Batch {
     tickets: Vec<(Ticket, Option<FilePath>)>,
 }
 
 impl Batch {
     /// The files whose bytes the run must keep (each once).
-    pub fn wanted(&self) -> Vec<FilePath> {
+    pub(crate) fn wanted(&self) -> Vec<FilePath> {
         let mut paths: Vec<FilePath> = self
             .tickets
             .iter()
@@ -63,7 +63,7 @@ impl Batch {
 
 /// The bookkeeping of one root's verifications (no blocking).
 #[derive(Debug, Clone)]
-pub struct Tickets<V> {
+pub(crate) struct Tickets<V> {
     next: u64,
     running: bool,
     pending: Vec<(Ticket, Option<FilePath>)>,
@@ -83,7 +83,7 @@ impl<V> Default for Tickets<V> {
 
 impl<V> Tickets<V> {
     /// Registers a request (wanting the bytes of `want`, if any).
-    pub fn arrive(&mut self, want: Option<&FilePath>) -> Ticket {
+    pub(crate) fn arrive(&mut self, want: Option<&FilePath>) -> Ticket {
         self.next += 1;
         let ticket = Ticket(self.next);
         self.pending.push((ticket, want.cloned()));
@@ -91,13 +91,13 @@ impl<V> Tickets<V> {
     }
 
     /// The answer for `ticket`, once the run that took it has finished.
-    pub fn take(&mut self, ticket: Ticket) -> Option<Answer<V>> {
+    pub(crate) fn take(&mut self, ticket: Ticket) -> Option<Answer<V>> {
         self.answers.remove(&ticket)
     }
 
     /// Starts a run for every pending ticket, unless one is under way or
     /// nothing is pending.
-    pub fn start(&mut self) -> Option<Batch> {
+    pub(crate) fn start(&mut self) -> Option<Batch> {
         if self.running || self.pending.is_empty() {
             return None;
         }
@@ -108,7 +108,12 @@ impl<V> Tickets<V> {
     }
 
     /// Answers every ticket of `batch` from one finished run.
-    pub fn finish(&mut self, batch: Batch, verdict: V, kept: &HashMap<FilePath, Arc<Snapshot>>) {
+    pub(crate) fn finish(
+        &mut self,
+        batch: Batch,
+        verdict: V,
+        kept: &HashMap<FilePath, Arc<Snapshot>>,
+    ) {
         self.running = false;
         let verdict = Arc::new(verdict);
         for (ticket, want) in batch.tickets {
@@ -124,7 +129,7 @@ impl<V> Tickets<V> {
     }
 
     /// A run that failed (panicked): its tickets wait for the next run.
-    pub fn abandon(&mut self, batch: Batch) {
+    pub(crate) fn abandon(&mut self, batch: Batch) {
         self.running = false;
         let mut tickets = batch.tickets;
         tickets.append(&mut self.pending);
@@ -133,7 +138,7 @@ impl<V> Tickets<V> {
 }
 
 /// The verifications of one root.
-pub struct Flight<V> {
+pub(crate) struct Flight<V> {
     tickets: Mutex<Tickets<V>>,
     finished: Condvar,
 }
@@ -151,7 +156,7 @@ impl<V> Flight<V> {
     /// Returns the answer of a run that started after this call began,
     /// running one if none is under way. `verify` gets the paths whose bytes
     /// must be kept and returns the verdict with those snapshots.
-    pub fn fresh(
+    pub(crate) fn fresh(
         &self,
         want: Option<&FilePath>,
         verify: impl FnOnce(&[FilePath]) -> (V, HashMap<FilePath, Arc<Snapshot>>),
@@ -193,7 +198,7 @@ impl<V> Flight<V> {
 }
 
 /// Flights by root identity.
-pub struct Flights<V> {
+pub(crate) struct Flights<V> {
     map: Mutex<HashMap<String, Arc<Flight<V>>>>,
 }
 
@@ -206,7 +211,7 @@ impl<V> Default for Flights<V> {
 }
 
 impl<V> Flights<V> {
-    pub fn get(&self, id: &str) -> Arc<Flight<V>> {
+    pub(crate) fn get(&self, id: &str) -> Arc<Flight<V>> {
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         map.entry(id.to_string()).or_default().clone()
     }

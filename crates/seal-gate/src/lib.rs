@@ -6,12 +6,15 @@
 //! (a directory on the way to a sealed root or an agent surface); inside a
 //! sealed root (a lockfile key or a root its discovery patterns produce);
 //! inside an agent artifact that no sealed root covers (from
-//! [`crate::surfaces`]). For each request the gate gathers the [`State`] the
-//! decision needs — a fresh verification for a sealed root ([`flight`]), an
-//! assessment of an artifact ([`assess`]), the symlink rule ([`links`]) — and
-//! asks the one decision table, [`decide`]. It then records the decision
-//! ([`audit`]) and, for an open it allows inside a root, hands out the
-//! snapshot of the verified bytes.
+//! [`crate::surfaces`]). Every question about a path is one call,
+//! [`Gate::ask`] ([`ask`]): it gathers what the decision needs — a
+//! verification of a sealed root current at this moment ([`cache`] while
+//! the change feed proves the last one current, else [`flight`]), an
+//! assessment of an artifact ([`assess`]), the symlink rule ([`links`]) —,
+//! asks the one decision table, [`decide`] (shown or not, and how long the
+//! kernel may keep the answer), records the decision ([`audit`]) and, for an
+//! open it allows inside a root, hands out the snapshot of the verified
+//! bytes.
 //!
 //! `seal.json` is re-read for every decision ([`live`]); when it is invalid
 //! or missing, every sealed and surface path is absent until it is valid
@@ -23,13 +26,14 @@
 //! refuse more writes ([`Guard`]), and with `requireSeal` a missing
 //! `seal.json` is the empty lockfile until one appears.
 
+mod ask;
 pub mod assess;
 pub mod audit;
 pub mod cache;
-pub mod decision;
+mod decision;
 pub mod feed;
 pub mod filters;
-pub mod flight;
+mod flight;
 #[cfg(test)]
 mod link_tests;
 pub mod links;
@@ -37,7 +41,7 @@ pub mod live;
 #[cfg(test)]
 mod machine_tests;
 pub mod memory;
-pub mod place;
+mod place;
 pub mod policy;
 pub mod propose;
 pub mod snapshot;
@@ -46,31 +50,31 @@ pub mod surfaces;
 mod tests;
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Instant;
 
-use audit::{AuditLog, Event, Record};
+use audit::AuditLog;
 use flight::{Answer, Flights};
 use links::LinkRule;
 use live::{LiveLockfile, LockView};
 
+pub use ask::{Op, Round, Serve, Survey, Verdict};
 pub use assess::{SealedAssessment, assess_artifact, assess_sealed};
 pub use decision::{
-    Caching, Change, ChangeDecision, ChangeReason, Decision, Guard, Reason, RootState, State,
-    decide, decide_change,
+    ATTR_TTL, Asked, Change, ChangeReason, Decision, FED_TTL, Facts, Found, Guard, Keep, Kernel,
+    ORDINARY_TTL, Reason, RootState, WATCHED_TTL, decide,
 };
 pub use place::{Place, ViewPath, place, place_with};
 
 use crate::policy::{MachinePolicy, Protection, Source};
 use crate::snapshot::{Snapshot, SnapshotKeeper};
 use seal_core::discovery::Listings;
-use seal_core::effort::{AfterProof, Cancel, Effort};
-use seal_core::fs::EntryKind;
+use seal_core::effort::{AfterProof, Cancel, Effort, Witness};
 use seal_core::hash::observe_root;
 use seal_core::lockfile::{Lockfile, Policy};
-use seal_core::paths::{BundleKey, FilePath, is_excluded_below_root};
+use seal_core::paths::{BundleKey, FilePath};
 use seal_core::verify::{BundleReport, BundleState};
 
 /// Who asked: the process (for the audit log) and the credentials it made
@@ -82,6 +86,17 @@ pub struct Who {
     pub gid: u32,
 }
 
+impl Who {
+    /// This process, asking for itself (the commands that explain).
+    pub fn this_process() -> Who {
+        Who {
+            pid: std::process::id(),
+            uid: nix::unistd::getuid().as_raw(),
+            gid: nix::unistd::getgid().as_raw(),
+        }
+    }
+}
+
 /// What one verification run of a root found (shared by the requests it
 /// answers).
 #[derive(Debug, Clone)]
@@ -91,6 +106,8 @@ pub struct Assessment {
     pub policy: Policy,
     /// Set when the lockfile was invalid at the start of the run.
     pub fail_closed: Option<Arc<String>>,
+    /// Why the root could not be verified (it counts as a Mismatch).
+    pub unverifiable: Option<String>,
     pub micros: u64,
     /// Which run this was: a number no other run of any gate has (the
     /// copies a run leaves in the cache and in its answers share it).
@@ -100,30 +117,19 @@ pub struct Assessment {
 /// Numbers runs (see [`Assessment::run`]).
 static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-fn next_run() -> u64 {
+pub(crate) fn next_run() -> u64 {
     RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Assessment {
-    /// The state the decision table gets from this run.
-    pub fn state(&self) -> State {
+    /// What the decision table gets from this run.
+    pub(crate) fn found(&self) -> Found {
         if self.fail_closed.is_some() {
-            State::LockfileInvalid
+            Found::LockfileInvalid
         } else {
-            State::Root(self.state)
+            Found::Root(self.state)
         }
     }
-}
-
-/// What an open may do.
-#[derive(Debug)]
-pub enum OpenDecision {
-    /// An ordinary file: open the real one.
-    Ordinary,
-    /// Serve these verified bytes.
-    Snapshot(Arc<Snapshot>),
-    /// Refuse: the path is hidden.
-    Deny,
 }
 
 /// Settings of one gate.
@@ -164,6 +170,28 @@ impl Gate {
             audit: config.audit,
             machine: Arc::new(MachinePolicy::default()),
         }
+    }
+
+    /// A gate that explains what the view of `project` would decide
+    /// (through [`Gate::explaining`]): `lock` read as `seal.json` now
+    /// (`implied`: the empty lockfile standing in for a missing one), under
+    /// `machine`; no change feed, no audit log.
+    pub fn for_explaining(
+        project: BorrowedFd<'_>,
+        lock: &Lockfile,
+        machine: &MachinePolicy,
+        implied: bool,
+        links: LinkRule,
+    ) -> std::io::Result<Gate> {
+        let gate = Gate::new(GateConfig {
+            project: Arc::new(project.try_clone_to_owned()?),
+            lockfile_bytes: lock.to_canonical_bytes(),
+            lockfile: lock.clone(),
+            links,
+            audit: None,
+            feed: None,
+        });
+        Ok(gate.with_machine(Arc::new(machine.clone()), implied))
     }
 
     /// Decides under `machine` too: its minimum policy, extra surfaces,
@@ -217,7 +245,8 @@ impl Gate {
     }
 
     /// Releases every snapshot the cache keeps (not those open handles hold).
-    pub fn release_kept_bytes(&self) {
+    #[cfg(test)]
+    pub(crate) fn release_kept_bytes(&self) {
         self.cache.release_kept();
     }
 
@@ -227,19 +256,12 @@ impl Gate {
         self.audit.as_ref()
     }
 
-    /// Records a change the view refused without asking the table (a
-    /// read-only view): a `deny-write` record.
-    pub fn refused_in_read_only_view(&self, path: &ViewPath, op: &'static str, who: Who) {
-        let place = self.cached_place(path);
-        self.record_denied_write(op, &place, path, ChangeReason::ReadOnlyView, who);
-    }
-
     pub fn project_fd(&self) -> BorrowedFd<'_> {
         self.project.as_fd()
     }
 
     /// The lockfile now (re-read).
-    pub fn lock_view(&self) -> LockView {
+    pub(crate) fn lock_view(&self) -> LockView {
         self.live.current(self.project.as_fd())
     }
 
@@ -273,114 +295,11 @@ impl Gate {
         }
     }
 
-    /// Decides whether the entry `path` (of `kind`, with `link_target` when
-    /// it is a symlink) shows up in lookup and readdir, and for how long.
-    pub fn lookup(
-        &self,
-        path: &ViewPath,
-        kind: EntryKind,
-        link_target: Option<&OsStr>,
-        who: Who,
-    ) -> Decision {
-        self.lookup_in(&self.lock_view(), path, kind, link_target, who)
-    }
-
-    /// [`Gate::lookup`] against a lockfile view the caller read for this
-    /// request (a directory listing decides all its entries on one read).
-    pub fn lookup_in(
-        &self,
-        view: &LockView,
-        path: &ViewPath,
-        kind: EntryKind,
-        link_target: Option<&OsStr>,
-        who: Who,
-    ) -> Decision {
-        let lock = view.patterns_source();
-        let place = self.place(lock, path);
-        let (state, assessment) = self.lookup_state(view, &place, path, kind, link_target);
-        let policy = self.policy_of(lock).0;
-        let mut decision = decide(&place, state, policy);
-        if let (Place::Sealed { key, .. }, LockView::Valid(valid), true) =
-            (&place, view, decision.shown)
-        {
-            // Shown on a verification the change feed keeps proving current:
-            // the kernel may remember it (and is told when it changes).
-            if self.cache.is_current(key, valid.bundles.get(key), policy) {
-                decision.caching = Caching::Watched;
-            }
-        }
-        let at_root = place.root_len() == Some(path.depth());
-        // Lookups record what they hide at a root (and every fail-closed);
-        // what they show is recorded when it is opened.
-        if !decision.shown && (at_root || decision.event == Some(Event::FailClosed)) {
-            self.record(
-                "lookup",
-                &place,
-                path,
-                &decision,
-                assessment.as_deref(),
-                view,
-                who,
-            );
-        }
-        decision
-    }
-
-    /// The state a lookup decides on, with the run that assessed it.
-    fn lookup_state(
-        &self,
-        view: &LockView,
-        place: &Place,
-        path: &ViewPath,
-        kind: EntryKind,
-        link_target: Option<&OsStr>,
-    ) -> (State, Option<Arc<Assessment>>) {
-        if let (EntryKind::Symlink, Some(target), LockView::Valid(lock)) = (kind, link_target, view)
-            && let Some(link) = self.surface_link(lock, place, path, target)
-        {
-            return (State::SurfaceLink(link.state), None);
-        }
-        if !place.is_gated() {
-            if kind != EntryKind::Symlink {
-                return (State::Plain, None);
-            }
-            let dir = path.parent().map(|p| p.raw).unwrap_or_default();
-            let stays_behind_gate = link_target.is_some_and(|t| self.links.allows(&dir, t));
-            return (State::Link { stays_behind_gate }, None);
-        }
-        let LockView::Valid(lock) = view else {
-            return (State::LockfileInvalid, None);
-        };
-        let root_len = place.root_len().unwrap_or(0);
-        if is_excluded_below_root(path.names().skip(root_len)) {
-            return (State::Recorded(false), None);
-        }
-        match place {
-            Place::Sealed { key, root_len } if *root_len == path.depth() => {
-                let run = self.sealed_run(key, None).verdict;
-                (run.state(), Some(run))
-            }
-            Place::Sealed { key, root_len } => {
-                let rel = path.rel_text(*root_len);
-                let recorded = lock
-                    .bundles
-                    .get(key)
-                    .is_some_and(|entry| entry.records(&rel));
-                (State::Recorded(recorded), None)
-            }
-            Place::Artifact { root_len, .. } | Place::Unmappable { root_len } => {
-                let mut listings = Listings::new(self.project.as_fd());
-                let root = path.prefix(*root_len);
-                (State::Root(assess_artifact(&mut listings, &root.raw)), None)
-            }
-            Place::Ordinary | Place::Lockfile | Place::Container => (State::Plain, None),
-        }
-    }
-
     /// The symlink at `path` (placed at `place` on `lock`) with target
     /// `target`, judged as a link at a surface path; `None` when `path` is
-    /// not a surface path (see [`links::judge`]).
-    pub fn surface_link(
+    /// not a surface path (see [`links::judge`]). What gathering finds for a
+    /// lookup of such a link ([`Found::SurfaceLink`]).
+    fn surface_link(
         &self,
         lock: &Lockfile,
         place: &Place,
@@ -400,182 +319,43 @@ impl Gate {
 
     /// What a readlink of the symlink at `path`, whose target on disk is
     /// `target`, may return: an ordinary link's target as it is (its lookup
-    /// decided it); a link at a surface path judged again on exactly these
+    /// decided it); a link at a surface path decided again on exactly these
     /// bytes (so a link changed since its lookup is never followed
-    /// unjudged), an absolute target served as the equivalent relative one;
-    /// `None` to refuse.
-    pub fn link_target(
-        &self,
-        path: &ViewPath,
-        target: std::ffi::OsString,
-    ) -> Option<std::ffi::OsString> {
-        let view = self.lock_view();
-        let place = self.place(view.patterns_source(), path);
-        if !links::is_surface_link_place(&place, path) {
+    /// undecided; nothing recorded), an absolute target served as the
+    /// equivalent relative one; `None` to refuse.
+    pub fn link_target(&self, path: &ViewPath, target: OsString) -> Option<OsString> {
+        let round = self.explaining(None);
+        if !links::is_surface_link_place(&round.place(path), path) {
             return Some(target);
         }
-        let LockView::Valid(lock) = &view else {
-            return None;
-        };
-        let link = self.surface_link(lock, &place, path, &target)?;
-        if link.state != links::LinkState::Followed {
+        if !round
+            .ask(path, Op::symlink(&target), Who::this_process())
+            .yes
+        {
             return None;
         }
         let dir = path.parent().map(|p| p.raw).unwrap_or_default();
         Some(self.links.relative_form(&dir, &target).unwrap_or(target))
     }
 
-    /// Decides an open of the regular file at `path`.
-    pub fn open(&self, path: &ViewPath, who: Who) -> OpenDecision {
-        self.open_once_per_run(path, who, None).0
-    }
-
-    /// [`Gate::open`], leaving out the `allow` record when the verification
-    /// run that allows is `recorded` (the caller gave out the same file's
-    /// bytes under that run before, and that was recorded). Answers with the
-    /// decision and, when a Verified bundle allowed it, the run's number.
-    pub fn open_once_per_run(
-        &self,
-        path: &ViewPath,
-        who: Who,
-        recorded: Option<u64>,
-    ) -> (OpenDecision, Option<u64>) {
-        let view = self.lock_view();
-        let lock = view.patterns_source();
-        let policy = self.policy_of(lock).0;
-        let place = self.place(lock, path);
-        let Some(root_len) = place.root_len() else {
-            return (OpenDecision::Ordinary, None);
-        };
-        let Some(rel) = path.rel_from(root_len) else {
-            return (OpenDecision::Deny, None);
-        };
-        if is_excluded_below_root(path.names().skip(root_len)) && view.is_valid() {
-            // Never part of a bundle (`.git`): never hashed, never recorded,
-            // so shown and read as on disk only where the policy lets
-            // unrecorded names through.
-            let decision = decide(&place, State::Recorded(false), policy);
-            self.record("open", &place, path, &decision, None, &view, who);
-            return match decision.shown {
-                true => (OpenDecision::Ordinary, None),
-                false => (OpenDecision::Deny, None),
-            };
-        }
-        let answer = match (&view, &place) {
-            (LockView::Invalid { .. }, _) => None,
-            (LockView::Valid(_), Place::Sealed { key, .. }) => {
-                Some(self.sealed_run(key, Some(&rel)))
-            }
-            // Opening a regular file inside an artifact proves the artifact
-            // holds something loadable: it is Unverified. Its bytes are only
-            // needed (hashed and kept) when the policy lets them through.
-            (LockView::Valid(_), _) if policy == Policy::Warn => {
-                let root = path.prefix(root_len);
-                let flight = self.flights.get(&format!("artifact:{}", root.display()));
-                Some(flight.fresh(Some(&rel), |wanted| self.observe_artifact(&root, wanted)))
-            }
-            (LockView::Valid(_), _) => None,
-        };
-        let state = match (&view, &answer) {
-            (LockView::Invalid { .. }, _) => State::LockfileInvalid,
-            (_, Some(a)) => a.verdict.state(),
-            (_, None) => State::Root(RootState::Bundle(BundleState::Unverified)),
-        };
-        let policy = answer.as_ref().map_or(policy, |a| a.verdict.policy);
-        let mut decision = decide(&place, state, policy);
-        let verdict = answer.as_ref().map(|a| a.verdict.clone());
-        let snapshot = answer.and_then(|a| a.snapshot);
-        if decision.shown && snapshot.is_none() {
-            // Allowed yet not captured: the file is not part of what was
-            // verified (it appeared after the walk). Refuse.
-            decision.shown = false;
-            decision.event = Some(Event::Hide);
-        }
-        let verified_run = verdict
-            .as_deref()
-            .filter(|v| v.state() == State::Root(RootState::Bundle(BundleState::Verified)))
-            .map(|v| v.run);
-        let recorded_before = decision.event == Some(Event::Allow)
-            && verified_run.is_some()
-            && verified_run == recorded;
-        if !recorded_before {
-            self.record(
-                "open",
-                &place,
-                path,
-                &decision,
-                verdict.as_deref(),
-                &view,
-                who,
-            );
-        }
-        match snapshot {
-            Some(s) if decision.shown => (OpenDecision::Snapshot(s), verified_run),
-            _ => (OpenDecision::Deny, None),
-        }
-    }
-
-    /// The verification run that approves, now, serving again the bytes of
-    /// digest `digest` that [`Gate::open`] gave out for the bundle file
-    /// `path`, without reading the file: its bundle is verified (by a full
-    /// verification, or by the last one while the change feed proves it
-    /// current) and `seal.json` still records `digest` for it. Cheap while
-    /// the bundle is current; `None` for anything else, and the caller asks
-    /// [`Gate::open_once_per_run`] (which decides, records and reads
-    /// afresh). Records nothing.
-    pub fn still_approves(
-        &self,
-        path: &ViewPath,
-        digest: &seal_core::digest::Digest,
-    ) -> Option<u64> {
-        let view = self.lock_view();
-        let LockView::Valid(lock) = &view else {
-            return None;
-        };
-        let place = self.place(lock, path);
-        let Place::Sealed { key, root_len } = &place else {
-            return None;
-        };
-        let recorded = path
-            .rel_from(*root_len)
-            .and_then(|rel| lock.bundles.get(key)?.files.get(&rel).copied());
-        if recorded.as_ref() != Some(digest) {
-            return None;
-        }
-        let verdict = self.sealed_run(key, None).verdict;
-        let verified = verdict.state() == State::Root(RootState::Bundle(BundleState::Verified));
-        (verified && decide(&place, verdict.state(), verdict.policy).shown).then_some(verdict.run)
-    }
-
-    /// Decides whether the writable view may make `change` at `path`
-    /// (existing or not); a refusal is recorded as a `deny-write` event.
-    /// The places come from the last valid lockfile, so protection holds
-    /// while `seal.json` is invalid too.
-    pub fn may_change(&self, path: &ViewPath, change: Change, op: &'static str, who: Who) -> bool {
-        let view = self.lock_view();
-        let place = self.place(view.patterns_source(), path);
-        let mut decision = decide_change(&place, change, self.guard(path));
-        if decision.allowed {
-            // The built-in git rules, which the machine policy may lift.
-            decision = decide_change(&place, change, self.machine.git_guard(path.names()));
-        }
-        if !decision.allowed {
-            self.record_denied_write(op, &place, path, decision.reason, who);
-        }
-        decision.allowed
-    }
-
     /// Whether `path` may share an inode with other names of its file in
-    /// the view (hard links): an ordinary path the machine policy leaves
-    /// open, so that no request through it needs a decision of its own.
+    /// the view (hard links): an ordinary path the machine policy and the
+    /// git rules leave open, so that no request through it needs a decision
+    /// of its own.
     pub fn shares_inodes(&self, path: &ViewPath) -> bool {
         matches!(self.cached_place(path), Place::Ordinary)
             && self.guard(path) == Guard::Open
-            && self.machine.git_guard(path.names()) == Guard::Open
+            && self.git_guard(path) == Guard::Open
+    }
+
+    /// What the built-in git rules add to the write rules at `path`, where
+    /// the machine policy does not lift them.
+    pub(crate) fn git_guard(&self, path: &ViewPath) -> Guard {
+        self.machine.git_guard(path.names())
     }
 
     /// What the machine policy adds to the write rules at `path`.
-    pub fn guard(&self, path: &ViewPath) -> Guard {
+    pub(crate) fn guard(&self, path: &ViewPath) -> Guard {
         if self.machine.read_only {
             return Guard::ReadOnly;
         }
@@ -584,25 +364,6 @@ impl Gate {
             Protection::OnTheWay => Guard::OnTheWay,
             Protection::Protected => Guard::Protected,
         }
-    }
-
-    fn record_denied_write(
-        &self,
-        op: &'static str,
-        place: &Place,
-        path: &ViewPath,
-        reason: ChangeReason,
-        who: Who,
-    ) {
-        let shown = seal_core::escape::escaped(&path.display()).into_owned();
-        tracing::info!("refused {op} of {shown}: {}", reason.describe());
-        let Some(audit) = &self.audit else { return };
-        let mut record = audit.record(Event::DenyWrite, op, who.pid, who.uid);
-        record.key = key_of(place);
-        record.path = path.display();
-        record.outcome = reason.describe().to_string();
-        record.policy_source = reason.source();
-        audit.write(&record);
     }
 
     /// A verification of sealed root `key` current at this moment, keeping
@@ -632,10 +393,10 @@ impl Gate {
         wanted: &[FilePath],
     ) -> (Assessment, HashMap<FilePath, Arc<Snapshot>>) {
         let started = Instant::now();
-        // Watches first: whatever changes after this is seen by the feed,
-        // whatever changed before is seen by the hash.
-        let watched = self.cache.watch(self.project.as_fd(), key);
-        let keep_all = watched.as_ref().is_some_and(cache::Watched::keep_all);
+        // Watches first (on the way to the root now, below it as the walk
+        // reads): whatever changes after is seen by the feed, whatever
+        // changed before is seen by the hash.
+        let watching = self.cache.watch(self.project.as_fd(), key);
         let view = self.lock_view();
         let lock = view.patterns_source();
         let policy = self.policy_of(lock).0;
@@ -647,6 +408,7 @@ impl Gate {
                 LockView::Invalid { reason, .. } => Some(reason.clone()),
                 LockView::Valid(_) => None,
             },
+            unverifiable: None,
             micros: 0,
             run: next_run(),
         };
@@ -655,7 +417,8 @@ impl Gate {
         let entry = lock.bundles.get(key);
         if assessment.fail_closed.is_none() {
             let mut listings = Listings::new(self.project.as_fd());
-            let wanted_fn = |p: &FilePath| keep_all || wanted.contains(p);
+            let wanted_fn =
+                |p: &FilePath| wanted.contains(p) || watching.as_ref().is_some_and(|w| w.keeps(p));
             let keeper = SnapshotKeeper { wanted: &wanted_fn };
             // Under block a proof of a Mismatch ends the run (nothing of it
             // will be served); under warn what is wanted is hashed anyway.
@@ -667,6 +430,7 @@ impl Gate {
                 },
                 cancel: &cancel,
                 progress: None,
+                witness: watching.as_ref().map(|w| w as &dyn Witness),
             };
             match assess_sealed(&mut listings, key, entry, &keeper, effort) {
                 Ok(found) => {
@@ -678,11 +442,18 @@ impl Gate {
                     }
                 }
                 // Cannot be verified: a Mismatch (fail closed).
-                Err(e) => tracing::warn!("verification of {key} failed: {e}"),
+                Err(e) => {
+                    tracing::warn!("verification of {key} failed: {e}");
+                    assessment.unverifiable = Some(e.to_string());
+                }
             }
         }
         assessment.micros = started.elapsed().as_micros() as u64;
-        if let (Some(watched), None) = (watched, &assessment.fail_closed) {
+        let watched = match (watching, &assessment.fail_closed) {
+            (Some(watching), None) => self.cache.watched(key, watching),
+            _ => None,
+        };
+        if let Some(watched) = watched {
             let cached = cache::Cached::new(
                 watched,
                 entry.cloned(),
@@ -717,6 +488,7 @@ impl Gate {
             report: None,
             policy: Policy::Warn,
             fail_closed: None,
+            unverifiable: None,
             micros: started.elapsed().as_micros() as u64,
             run: next_run(),
         };
@@ -753,101 +525,5 @@ impl Gate {
                 (p, snapshot)
             })
             .collect()
-    }
-
-    /// Logs a decision and writes it to the audit log.
-    #[allow(clippy::too_many_arguments)]
-    fn record(
-        &self,
-        op: &'static str,
-        place: &Place,
-        path: &ViewPath,
-        decision: &Decision,
-        assessment: Option<&Assessment>,
-        view: &LockView,
-        who: Who,
-    ) {
-        let Some(event) = decision.event else { return };
-        let told = !matches!(event, Event::Allow | Event::DenyWrite);
-        if !told && self.audit.is_none() {
-            // Nothing to say and nowhere to write it: the common case of
-            // an allowed open, spared formatting the outcome and the path.
-            return;
-        }
-        let fail_closed = match (assessment.and_then(|a| a.fail_closed.as_ref()), view) {
-            (Some(reason), _) | (None, LockView::Invalid { reason, .. }) => Some(reason.clone()),
-            (None, LockView::Valid(_)) => None,
-        };
-        let outcome = match (&fail_closed, place) {
-            (Some(reason), _) => format!("fail-closed: {reason}"),
-            (None, Place::Artifact { rule, .. }) => {
-                format!("unverified artifact: {}", rule.describe())
-            }
-            (None, Place::Unmappable { .. }) => {
-                "unverified: a name on its path cannot be a bundle key".to_string()
-            }
-            (None, _) => assessment
-                .map_or("Unverified", |a| a.state.as_str())
-                .to_string(),
-        };
-        let shown = seal_core::escape::escaped(&path.display()).into_owned();
-        match event {
-            Event::Allow
-            | Event::DenyWrite
-            | Event::MountStart
-            | Event::MountEnd
-            | Event::RunStart
-            | Event::RunEnd => {}
-            Event::FailClosed => tracing::warn!("fail closed on {op} {shown}: {outcome}"),
-            Event::Hide | Event::Warn => tracing::info!(
-                "{} {op} {shown} ({outcome}; {})",
-                if event == Event::Hide {
-                    "hid"
-                } else {
-                    "warned on"
-                },
-                decision.reason.describe()
-            ),
-        }
-        let Some(audit) = &self.audit else { return };
-        let report = assessment.and_then(|a| a.report.as_ref());
-        let list =
-            |f: fn(&BundleReport) -> &Vec<String>| report.map(f).cloned().unwrap_or_default();
-        let event = if fail_closed.is_some() {
-            Event::FailClosed
-        } else {
-            event
-        };
-        let mut record: Record = audit.record(event, op, who.pid, who.uid);
-        let (policy, source) = match assessment {
-            Some(a) => (a.policy, self.policy_of(view.patterns_source()).1),
-            None => self.policy_of(view.patterns_source()),
-        };
-        record.policy = Some(policy.as_str());
-        // Failing closed is the same rule whatever any policy says.
-        record.policy_source = if event == Event::FailClosed {
-            Source::BuiltIn
-        } else {
-            source
-        };
-        record.key = key_of(place);
-        record.path = path.display();
-        record.outcome = outcome;
-        record.modified = list(|r| &r.modified);
-        record.added = list(|r| &r.added);
-        record.missing = list(|r| &r.missing);
-        record.problems = report
-            .map(|r| r.problems.iter().map(|p| p.to_string()).collect())
-            .unwrap_or_default();
-        record.verify_us = assessment.map(|a| a.micros);
-        audit.write(&record);
-    }
-}
-
-/// The bundle key a record names: the sealed root's.
-fn key_of(place: &Place) -> Option<String> {
-    match place {
-        Place::Sealed { key, .. } => Some(key.as_str().to_string()),
-        _ => None,
     }
 }

@@ -82,7 +82,7 @@ impl LinkRule {
 
     /// Whether a symlink in directory `link_dir` (project-relative) pointing
     /// at `target` may be shown.
-    pub fn allows(&self, link_dir: &RawPath, target: &OsStr) -> bool {
+    pub(crate) fn allows(&self, link_dir: &RawPath, target: &OsStr) -> bool {
         let target = Path::new(target);
         let absolute = if target.is_absolute() {
             normalize(target)
@@ -247,7 +247,7 @@ impl LinkRule {
     /// is the absolute `target` inside the project: the equivalent relative
     /// link, so that it stays in the view wherever the view is mounted.
     /// `None` when `target` is relative or leads elsewhere.
-    pub fn relative_form(&self, link_dir: &RawPath, target: &OsStr) -> Option<OsString> {
+    pub(crate) fn relative_form(&self, link_dir: &RawPath, target: &OsStr) -> Option<OsString> {
         let target = Path::new(target);
         if !target.is_absolute() {
             return None;
@@ -333,7 +333,7 @@ pub struct SurfaceLink {
 /// Whether a symlink at `path` (placed at `place`) is a link at a surface
 /// path: a container on the way to surfaces or sealed roots (it stands for
 /// a directory of them), or an artifact root (it stands for one).
-pub fn is_surface_link_place(place: &Place, path: &ViewPath) -> bool {
+pub(crate) fn is_surface_link_place(place: &Place, path: &ViewPath) -> bool {
     match place {
         Place::Container => true,
         Place::Artifact { root_len, .. } | Place::Unmappable { root_len } => {

@@ -24,7 +24,7 @@ pub const LOCKFILE_TAG: u64 = u64::MAX;
 
 /// What the current `seal.json` says.
 #[derive(Debug, Clone)]
-pub enum LockView {
+pub(crate) enum LockView {
     Valid(Arc<Lockfile>),
     /// Invalid or unreadable: fail closed. `last_valid` still tells which
     /// paths are sealed.
@@ -36,14 +36,15 @@ pub enum LockView {
 
 impl LockView {
     /// The lockfile whose patterns say which paths are sealed.
-    pub fn patterns_source(&self) -> &Lockfile {
+    pub(crate) fn patterns_source(&self) -> &Lockfile {
         match self {
             LockView::Valid(l) => l,
             LockView::Invalid { last_valid, .. } => last_valid,
         }
     }
 
-    pub fn is_valid(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_valid(&self) -> bool {
         matches!(self, LockView::Valid(_))
     }
 }
@@ -54,7 +55,7 @@ struct Cached {
 }
 
 /// Re-reads `seal.json` on every call; reparses only on change.
-pub struct LiveLockfile {
+pub(crate) struct LiveLockfile {
     cached: Mutex<Cached>,
     /// The lockfile kept open between reads: while `seal.json` is still the
     /// same file (device and inode, checked by `fstatat` at every read), its
@@ -92,7 +93,7 @@ impl LiveLockfile {
 
     /// The lockfile this was made with stands in for a missing `seal.json`
     /// (see [`LiveLockfile::is_implied`]).
-    pub fn imply_while_missing(&mut self) {
+    pub(crate) fn imply_while_missing(&mut self) {
         let cached = self.cached.get_mut().unwrap_or_else(|e| e.into_inner());
         if let LockView::Valid(lock) = &cached.view {
             self.implied = Some(lock.clone());
@@ -102,7 +103,7 @@ impl LiveLockfile {
     }
 
     /// Whether `lock` is the stand-in for a missing `seal.json`.
-    pub fn is_implied(&self, lock: &Lockfile) -> bool {
+    pub(crate) fn is_implied(&self, lock: &Lockfile) -> bool {
         self.implied
             .as_ref()
             .is_some_and(|i| std::ptr::eq(Arc::as_ptr(i), lock))
@@ -110,7 +111,7 @@ impl LiveLockfile {
 
     /// The view from the last read, without reading again (for scheduling
     /// only: every decision uses [`LiveLockfile::current`]).
-    pub fn last(&self) -> LockView {
+    pub(crate) fn last(&self) -> LockView {
         self.cached
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -120,7 +121,7 @@ impl LiveLockfile {
 
     /// The current view: the last one while the change feed proves the
     /// file unchanged, else after reading it again.
-    pub fn current(&self, project: BorrowedFd<'_>) -> LockView {
+    pub(crate) fn current(&self, project: BorrowedFd<'_>) -> LockView {
         let mut watch = self.watch.lock().unwrap_or_else(|e| e.into_inner());
         if watch.as_ref().is_some_and(Subscription::is_clean) {
             return self.last();

@@ -138,7 +138,18 @@ fn protected_paths_refuse_writes_and_record_them() {
         ),
         &log,
     );
-    let may = |path: &str, change: Change| g.may_change(&vp(path), change, "test", WHO);
+    let may = |path: &str, change: Change| {
+        g.ask(
+            &vp(path),
+            Op::Change {
+                change,
+                op: "test",
+                writable: true,
+            },
+            WHO,
+        )
+        .yes
+    };
     let away = Change::MoveAway {
         holds_protected: false,
     };
@@ -189,7 +200,16 @@ fn forced_read_only_refuses_every_change() {
         ("src/main.rs", Change::Remove),
     ] {
         assert!(
-            !g.may_change(&vp(path), change, "test", WHO),
+            !g.ask(
+                &vp(path),
+                Op::Change {
+                    change,
+                    op: "test",
+                    writable: true,
+                },
+                WHO
+            )
+            .yes,
             "{path} {change:?}"
         );
     }

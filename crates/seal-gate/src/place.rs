@@ -38,10 +38,12 @@ impl ViewPath {
     /// pass: every request of the mount names its inode by this path, so
     /// building it name by name with [`ViewPath::child`] (a copy of the
     /// path so far at each step) would cost a quadratic number of copies.
-    pub fn from_names<'a>(names: impl ExactSizeIterator<Item = &'a OsStr>) -> ViewPath {
+    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a OsStr>) -> ViewPath {
+        let names = names.into_iter();
+        let room = names.size_hint().0;
         let mut path = ViewPath {
-            raw: RawPath(Vec::with_capacity(names.len())),
-            names: Vec::with_capacity(names.len()),
+            raw: RawPath(Vec::with_capacity(room)),
+            names: Vec::with_capacity(room),
             utf8: true,
         };
         for name in names {
@@ -114,7 +116,7 @@ impl ViewPath {
 
     /// The path below the first `n` segments as a tracked file path (`.` when
     /// the path is the root itself).
-    pub fn rel_from(&self, n: usize) -> Option<FilePath> {
+    pub(crate) fn rel_from(&self, n: usize) -> Option<FilePath> {
         if self.names.len() == n {
             return Some(FilePath::single_file());
         }
@@ -122,7 +124,7 @@ impl ViewPath {
     }
 
     /// The names below the first `n` segments joined by `/` (empty at `n`).
-    pub fn rel_text(&self, n: usize) -> String {
+    pub(crate) fn rel_text(&self, n: usize) -> String {
         self.names[n.min(self.names.len())..].join("/")
     }
 }

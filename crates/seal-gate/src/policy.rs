@@ -48,17 +48,17 @@ pub const TEST_HOOKS: bool = cfg!(any(test, feature = "test-hooks"));
 /// Test builds only: the environment variable naming the policy file (no
 /// machine policy when unset).
 #[cfg(any(test, feature = "test-hooks"))]
-pub const TEST_PATH_VAR: &str = "SEAL_TEST_POLICY_PATH";
+pub(crate) const TEST_PATH_VAR: &str = "SEAL_TEST_POLICY_PATH";
 
 /// Test builds only: where the machine policy is when [`TEST_PATH_VAR`] is
 /// unset: nowhere (a path that does not exist), never the host's.
 #[cfg(any(test, feature = "test-hooks"))]
-pub const TEST_NO_POLICY: &str = "/nonexistent/sealfs-test-build/policy.json";
+pub(crate) const TEST_NO_POLICY: &str = "/nonexistent/sealfs-test-build/policy.json";
 
 /// Test builds only: the environment variable that replaces `/dev/log` as
 /// the syslog socket.
 #[cfg(any(test, feature = "test-hooks"))]
-pub const TEST_SYSLOG_VAR: &str = "SEAL_TEST_SYSLOG_SOCKET";
+pub(crate) const TEST_SYSLOG_VAR: &str = "SEAL_TEST_SYSLOG_SOCKET";
 
 /// The syslog socket the journal and syslog daemons listen on.
 pub const SYSLOG_SOCKET: &str = "/dev/log";
@@ -67,7 +67,7 @@ pub const SYSLOG_SOCKET: &str = "/dev/log";
 const MAX_SIZE: u64 = 1 << 20;
 
 /// The only schema version this build reads.
-pub const VERSION: u64 = 1;
+pub(crate) const VERSION: u64 = 1;
 
 /// The machine policy file this binary reads: [`DEFAULT_PATH`], or in a test
 /// build the file [`TEST_PATH_VAR`] names (none when unset).
@@ -193,7 +193,7 @@ impl SyslogFormat {
 }
 
 /// The syslog facilities a policy may name, with their codes (RFC 5424).
-pub const FACILITIES: &[(&str, u8)] = &[
+pub(crate) const FACILITIES: &[(&str, u8)] = &[
     ("user", 1),
     ("daemon", 3),
     ("auth", 4),
@@ -217,7 +217,7 @@ pub struct Syslog {
 }
 
 impl Syslog {
-    pub fn facility_code(&self) -> u8 {
+    pub(crate) fn facility_code(&self) -> u8 {
         FACILITIES
             .iter()
             .find(|(n, _)| *n == self.facility)
@@ -300,7 +300,7 @@ pub enum Protection {
 }
 
 impl Glob {
-    pub fn parse(text: &str) -> Result<Glob, String> {
+    pub(crate) fn parse(text: &str) -> Result<Glob, String> {
         if text.is_empty() {
             return Err("an empty pattern".into());
         }
@@ -508,7 +508,7 @@ const GIT_SIDE_DOORS: &[(&str, &str)] = &[
 
 /// What the built-in git rules say about a project path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GitRule {
+pub(crate) enum GitRule {
     /// Nothing.
     None,
     /// A file through which git on the host runs commands or finds another
@@ -532,7 +532,7 @@ fn git_name(name: &str, want: &str) -> bool {
 }
 
 /// The built-in git rule of the project path of NFC `names`.
-pub fn git_rule<'a>(names: impl IntoIterator<Item = &'a str>) -> GitRule {
+pub(crate) fn git_rule<'a>(names: impl IntoIterator<Item = &'a str>) -> GitRule {
     let names: Vec<&str> = names.into_iter().collect();
     let Some(last) = names.last() else {
         return GitRule::None;
@@ -607,7 +607,7 @@ pub struct MachinePolicy {
 impl MachinePolicy {
     /// The policy in force for a project that asks for `project`: the
     /// strictest of the two, and who set it.
-    pub fn policy_for(&self, project: Policy) -> (Policy, Source) {
+    pub(crate) fn policy_for(&self, project: Policy) -> (Policy, Source) {
         match (self.minimum_policy, project) {
             (Some(Policy::Block), Policy::Warn) => (Policy::Block, Source::Machine),
             _ => (project, Source::Project),
@@ -655,7 +655,7 @@ impl MachinePolicy {
     /// The write guard the built-in git rules ([`git_rule`]) put on the
     /// project path of NFC `names`, unless this policy lifts the rule
     /// (`allowWriteProtected`).
-    pub fn git_guard<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Guard {
+    pub(crate) fn git_guard<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Guard {
         let lifted = |name: &str| self.allow_write_protected.contains(&name);
         match git_rule(names) {
             GitRule::None => Guard::Open,
@@ -715,7 +715,7 @@ pub fn machine() -> Result<&'static MachinePolicy, PolicyError> {
 }
 
 /// Reads and checks the policy file at `path` (absent: no machine policy).
-pub fn load_from(path: &Path) -> Result<MachinePolicy, PolicyError> {
+pub(crate) fn load_from(path: &Path) -> Result<MachinePolicy, PolicyError> {
     let refuse = |rule: Rule, detail: String| PolicyError {
         path: path.to_path_buf(),
         rule,
@@ -962,7 +962,7 @@ fn clean_absolute(text: &str) -> Option<PathBuf> {
 
 /// Parses policy bytes against the closed schema (`source` names the file in
 /// the rows it adds to the surface table).
-pub fn parse(bytes: &[u8], source: &Path) -> Result<MachinePolicy, (Rule, String)> {
+pub(crate) fn parse(bytes: &[u8], source: &Path) -> Result<MachinePolicy, (Rule, String)> {
     let root = json::parse(bytes).map_err(|e| (Rule::StrictJson, e.to_string()))?;
     let members = members(&root, "the policy", KEYS)?;
     let mut policy = MachinePolicy::default();

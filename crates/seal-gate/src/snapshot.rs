@@ -73,7 +73,7 @@ const HUGE_STORE_MIN: u64 = 2 * 1024 * 1024;
 
 /// Where a snapshot's bytes live (see the module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Store {
+pub(crate) enum Store {
     SealedMemfd,
     HugeTmpfs,
 }
@@ -84,12 +84,14 @@ pub struct Snapshot {
     file: File,
     len: u64,
     digest: Option<Digest>,
+    /// Which store holds the bytes (the tests check it).
+    #[cfg_attr(not(test), expect(dead_code))]
     store: Store,
 }
 
 impl Snapshot {
     /// Records the SHA-256 these bytes were hashed to.
-    pub fn verified_as(mut self, digest: Option<Digest>) -> Snapshot {
+    pub(crate) fn verified_as(mut self, digest: Option<Digest>) -> Snapshot {
         self.digest = digest;
         self
     }
@@ -115,7 +117,8 @@ impl Snapshot {
     }
 
     /// Which store holds the bytes.
-    pub fn store(&self) -> Store {
+    #[cfg(test)]
+    pub(crate) fn store(&self) -> Store {
         self.store
     }
 
@@ -133,7 +136,7 @@ impl Snapshot {
     /// Reads the regular file at `raw` below `project` (crossing no symlink)
     /// into a new snapshot labelled with the digest of exactly the bytes
     /// read.
-    pub fn of_file(
+    pub(crate) fn of_file(
         project: std::os::fd::BorrowedFd<'_>,
         raw: &seal_core::fs::RawPath,
     ) -> io::Result<Snapshot> {
@@ -226,8 +229,9 @@ impl Snapshot {
         Ok(Digest::from_hasher(hasher))
     }
 
-    /// Builds a snapshot directly from bytes (tests and small files).
-    pub fn from_bytes(bytes: &[u8]) -> io::Result<Snapshot> {
+    /// Builds a snapshot directly from bytes.
+    #[cfg(test)]
+    pub(crate) fn from_bytes(bytes: &[u8]) -> io::Result<Snapshot> {
         let mut w = SnapshotWriter::for_size(bytes.len() as u64)?;
         w.append(bytes)?;
         w.seal()
@@ -334,7 +338,7 @@ impl Drop for HugeFile {
 }
 
 /// An in-memory file being filled; becomes a [`Snapshot`] when sealed.
-pub struct SnapshotWriter {
+pub(crate) struct SnapshotWriter {
     file: File,
     len: u64,
     /// The store's name of the file, for a file of the huge-page store.
@@ -344,7 +348,7 @@ pub struct SnapshotWriter {
 impl SnapshotWriter {
     /// A writer for about `size_hint` bytes (the file's size when it was
     /// looked at; the bytes kept may differ if it changes meanwhile).
-    pub fn for_size(size_hint: u64) -> io::Result<SnapshotWriter> {
+    pub(crate) fn for_size(size_hint: u64) -> io::Result<SnapshotWriter> {
         if size_hint >= HUGE_STORE_MIN
             && let Some(root) = huge_store()
         {
@@ -388,7 +392,7 @@ impl SnapshotWriter {
         }
     }
 
-    pub fn append(&mut self, chunk: &[u8]) -> io::Result<()> {
+    pub(crate) fn append(&mut self, chunk: &[u8]) -> io::Result<()> {
         self.file.write_all_at(chunk, self.len)?;
         self.len += chunk.len() as u64;
         Ok(())
@@ -399,7 +403,7 @@ impl SnapshotWriter {
     /// to the bytes written, opened again read-only, its name and its
     /// writable descriptor dropped, and flagged immutable where the daemon
     /// may.
-    pub fn seal(self) -> io::Result<Snapshot> {
+    pub(crate) fn seal(self) -> io::Result<Snapshot> {
         let SnapshotWriter { file, len, huge } = self;
         let (file, store) = match huge {
             None => {
@@ -431,7 +435,7 @@ impl SnapshotWriter {
 }
 
 /// Keeps the files whose paths are in `wanted` as snapshots while hashing.
-pub struct SnapshotKeeper<'a> {
+pub(crate) struct SnapshotKeeper<'a> {
     pub wanted: &'a (dyn Fn(&FilePath) -> bool + Sync),
 }
 

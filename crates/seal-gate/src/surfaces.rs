@@ -397,7 +397,7 @@ pub static AGENT_DIRS: &[&str] = &[
 
 /// Instruction files agents load by name from the project root and from
 /// subdirectories (so at any depth).
-pub static INSTRUCTION_FILES: &[&str] = &[
+pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "AGENT.md",
     "AGENTS.md",
     "AGENTS.override.md",
@@ -630,7 +630,7 @@ pub fn classify(segments: &[&str]) -> SurfaceClass {
 /// [`crate::links`]). `*` stands for any name. Instruction files and surfaces
 /// that start below (at any depth) are left out: they are artifacts wherever
 /// the link leads.
-pub fn remainders_below(segments: &[&str]) -> Vec<Vec<&'static str>> {
+pub(crate) fn remainders_below(segments: &[&str]) -> Vec<Vec<&'static str>> {
     let table = anchors();
     for (k, segment) in segments.iter().enumerate() {
         let Some(anchor) = table.by_name.get(segment) else {
@@ -680,7 +680,7 @@ impl ExtraRows {
     }
 
     /// The patterns, parsed.
-    pub fn patterns_parsed(&self) -> impl Iterator<Item = &Pattern> + '_ {
+    pub(crate) fn patterns_parsed(&self) -> impl Iterator<Item = &Pattern> + '_ {
         self.0.iter().map(|(pattern, _)| pattern)
     }
 }
@@ -688,7 +688,7 @@ impl ExtraRows {
 /// [`classify`], then the `extra` rows: a built-in artifact stays one; else
 /// an extra row producing a prefix of the path makes that prefix an artifact
 /// root, and a path on the way to one is a container.
-pub fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
+pub(crate) fn classify_with(segments: &[&str], extra: &ExtraRows) -> SurfaceClass {
     let built_in = classify(segments);
     if extra.is_empty() || matches!(built_in, SurfaceClass::Artifact { .. }) {
         return built_in;
@@ -1357,7 +1357,7 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
 /// The commands of the agents the tables know, by the name they are run by,
 /// with the agent's name. `seal run` says so in one line when the command it
 /// starts is none of them (the tables still hold whatever it is).
-pub static AGENT_COMMANDS: &[(&str, &str)] = &[
+pub(crate) static AGENT_COMMANDS: &[(&str, &str)] = &[
     ("claude", "Claude Code"),
     ("codex", "Codex CLI"),
     ("gemini", "Gemini CLI"),
@@ -1446,11 +1446,6 @@ static PARENT_FILTERS: &[(&str, &FilterRule)] = &[
     ("opencode.json", &OPENCODE_CONFIG),
     ("opencode.jsonc", &OPENCODE_CONFIG),
 ];
-
-/// The names of [`parent_locations`] (for the documentation test).
-pub fn parent_names() -> Vec<String> {
-    parent_locations().into_iter().map(|(n, _)| n).collect()
-}
 
 #[cfg(test)]
 mod doc_tests {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::*;
 use crate::snapshot::Snapshot;
 use seal_core::discovery::{Listings, expand};
+use seal_core::fs::EntryKind;
 use seal_core::hash::{KeepNothing, observe_root};
 use seal_core::lockfile::{BundleEntry, Lockfile, Policy};
 use seal_core::pattern::Pattern;
@@ -84,14 +85,30 @@ pub(super) fn shows(g: &Gate, path: &str) -> bool {
     } else {
         EntryKind::Dir
     };
-    g.lookup(&vp(path), kind, None, WHO).shown
+    lookup(g, path, kind, None)
+}
+
+/// A lookup of `path`, a `kind` on the disk (with its `target` when a
+/// symlink).
+pub(super) fn lookup(g: &Gate, path: &str, kind: EntryKind, target: Option<&OsStr>) -> bool {
+    let op = Op::Lookup {
+        on_disk: Some(kind),
+        link_target: target,
+        kernel: Kernel::default(),
+    };
+    g.ask(&vp(path), op, WHO).yes
+}
+
+/// An open of `path` for reading.
+fn open(g: &Gate, path: &str) -> Serve {
+    g.ask(&vp(path), Op::Open { recorded: None }, WHO).serve
 }
 
 pub(super) fn served(g: &Gate, path: &str) -> Option<Vec<u8>> {
-    match g.open(&vp(path), WHO) {
-        OpenDecision::Snapshot(s) => Some(s.read_at(0, 1 << 20).unwrap()),
-        OpenDecision::Ordinary => Some(b"<ordinary>".to_vec()),
-        OpenDecision::Deny => None,
+    match open(g, path) {
+        Serve::Bytes(s) => Some(s.read_at(0, 1 << 20).unwrap()),
+        Serve::Disk => Some(b"<ordinary>".to_vec()),
+        Serve::Nothing => None,
     }
 }
 
@@ -126,7 +143,7 @@ fn an_open_snapshot_keeps_the_verified_bytes() {
     let t = project();
     pin(t.path(), &[".claude/skills/*"], Policy::Block);
     let g = gate(t.path());
-    let OpenDecision::Snapshot(s) = g.open(&vp(".claude/skills/review/SKILL.md"), WHO) else {
+    let Serve::Bytes(s) = open(&g, ".claude/skills/review/SKILL.md") else {
         panic!()
     };
     write(t.path(), ".claude/skills/review/SKILL.md", "EVIL!!!!");
@@ -243,10 +260,7 @@ fn ordinary_symlinks_follow_the_link_rule() {
     pin(t.path(), &[".claude/skills/*"], Policy::Block);
     let g = gate(t.path());
     let inside = t.path().join(".claude/skills/review/SKILL.md");
-    let link = |target: &OsStr| {
-        g.lookup(&vp("docs/link"), EntryKind::Symlink, Some(target), WHO)
-            .shown
-    };
+    let link = |target: &OsStr| lookup(&g, "docs/link", EntryKind::Symlink, Some(target));
     assert!(!link(inside.as_os_str()));
     assert!(link(OsStr::new("../.claude/skills/review")));
     assert!(link(OsStr::new("/usr/bin/env")));
@@ -308,8 +322,8 @@ fn places() {
 }
 
 fn snapshot_of(g: &Gate, path: &str) -> Option<Arc<Snapshot>> {
-    match g.open(&vp(path), WHO) {
-        OpenDecision::Snapshot(s) => Some(s),
+    match open(g, path) {
+        Serve::Bytes(s) => Some(s),
         _ => None,
     }
 }

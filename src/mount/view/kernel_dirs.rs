@@ -41,7 +41,9 @@
 //! Without a complete change feed, and under `--rehash-every-open`, every
 //! `opendir` still reaches the view.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU32;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::{DirItem, View};
@@ -54,6 +56,29 @@ use seal_gate::Who;
 const CONTINUE_FOR: Duration = Duration::from_secs(30);
 /// At most this many directories' listings are kept for continuations.
 const LISTINGS_MAX: usize = 4096;
+
+/// Listings read without an `opendir`, by directory inode, kept for the
+/// reads that continue them, and the generation of the next one (each lock
+/// taken alone).
+pub(super) struct KernelListings {
+    by_dir: Mutex<HashMap<u64, KernelListing>>,
+    generation: AtomicU32,
+}
+
+impl Default for KernelListings {
+    fn default() -> Self {
+        KernelListings {
+            by_dir: Mutex::new(HashMap::new()),
+            generation: AtomicU32::new(1),
+        }
+    }
+}
+
+impl KernelListings {
+    pub(super) fn by_dir(&self) -> MutexGuard<'_, HashMap<u64, KernelListing>> {
+        self.by_dir.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
 
 /// A listing served without an `opendir`, kept for its continuations.
 pub(super) struct KernelListing {
@@ -75,9 +100,7 @@ impl<Id> View<Id> {
     /// Whether the kernel opens directories without asking (see the
     /// module): with a complete change feed, set before the first request.
     pub fn dirs_in_kernel(&self) -> bool {
-        self.gate.reuses_verifications()
-            && self.invalidate.get().is_some()
-            && self.dir_feed.get().is_some()
+        self.gate.reuses_verifications() && self.kernel.told() && self.kernel.dir_feed().is_some()
     }
 
     /// The entries of directory `ino` from `offset` on, for a read without
@@ -93,7 +116,8 @@ impl<Id> View<Id> {
         let from = (offset & u64::from(u32::MAX)) as usize;
         if offset != 0 {
             let held = self
-                .kernel_listings()
+                .listings
+                .by_dir()
                 .get(&ino)
                 .filter(|l| l.generation == generation)
                 .map(|l| {
@@ -115,11 +139,12 @@ impl<Id> View<Id> {
         let drops_before = self.drops_told();
         let (items, kept) = self.take_listing(ino, who)?;
         let generation = self
-            .listing_generation
+            .listings
+            .generation
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let items = Arc::new(items);
         {
-            let mut listings = self.kernel_listings();
+            let mut listings = self.listings.by_dir();
             if listings.len() >= LISTINGS_MAX {
                 listings.retain(|_, l| l.taken.elapsed() < Duration::from_secs(1));
             }
@@ -151,10 +176,8 @@ impl<Id> View<Id> {
         Ok((listing.items, fed && listing.all_ordinary))
     }
 
-    /// How many drops of a listing the kernel was told so far.
     fn drops_told(&self) -> u64 {
-        self.listings_dropped
-            .load(std::sync::atomic::Ordering::SeqCst)
+        self.kernel.drops_told()
     }
 
     /// Makes the kernel drop the listing of directory `ino` it has stored,
@@ -164,7 +187,7 @@ impl<Id> View<Id> {
     /// them), and unlike a drop the feed's listener tells, it cannot wait
     /// behind a busy machine's other work.
     fn drop_stored_listing(&self, ino: u64) {
-        if let Some(invalidate) = self.invalidate.get() {
+        if let Some(invalidate) = self.kernel.invalidator() {
             invalidate.listing(ino);
         }
     }
@@ -172,17 +195,9 @@ impl<Id> View<Id> {
     /// Lets go of listings no read continued lately (the sweeper calls this
     /// every second).
     pub fn sweep_listings(&self) {
-        let mut listings = self.kernel_listings();
+        let mut listings = self.listings.by_dir();
         listings.retain(|_, l| l.taken.elapsed() < CONTINUE_FOR);
         seal_gate::memory::shrink_if_sparse(&mut listings);
-    }
-
-    pub(super) fn kernel_listings(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, KernelListing>> {
-        self.kernel_listings
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -13,11 +13,11 @@
 //!   that follow). The inode reports the pinned size, whatever the disk's
 //!   file has become, and every page the kernel caches for it comes from
 //!   bytes of the pinned digest: one inode never mixes two versions. A later
-//!   lookup reuses the pin (reading nothing) while
-//!   [`Gate::still_approves`] names the verification run that allowed them
-//!   (the bundle verified, `seal.json` recording the same digest); otherwise
-//!   the gate decides again ([`Gate::open_once_per_run`], which records an
-//!   `allow` once per run and path). Bytes of another digest get a new
+//!   lookup reuses the pin (reading nothing) while the gate lets them be
+//!   served again ([`Gate::ask`] with `Op::Reuse`: the verification run
+//!   that allowed them is current, `seal.json` records the same digest);
+//!   otherwise the gate decides again (`Op::Open`, which records an `allow`
+//!   once per run and path). Bytes of another digest get a new
 //!   inode. The entry is kept while the change feed proves the bundle
 //!   current (`WATCHED_TTL`: opening it again reaches no one) and forgotten
 //!   with the bundle's root at the first change the listener reads; an open
@@ -30,7 +30,7 @@
 //! * **The kernel's pages are kept true** by the directory feed (a change
 //!   to a file drops its pages) and, where no feed watches, by
 //!   `FUSE_AUTO_INVAL_DATA` (a changed mtime or size seen when attributes
-//!   are refreshed, at most [`super::ATTR_TTL`] old, drops them). A
+//!   are refreshed, at most [`seal_gate::ATTR_TTL`] old, drops them). A
 //!   change of `seal.json` makes the kernel forget every entry, so that
 //!   every path is decided again under the new lockfile.
 //!
@@ -41,17 +41,18 @@
 //! and in the writable view (which registers each open's passthrough
 //! backing), every open asks the view.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{Pin, View};
+use super::View;
 use crate::mount::error::FsError;
 use seal_core::digest::Digest;
 use seal_core::fs::open_file_beneath;
 #[cfg(doc)]
 use seal_gate::Gate;
 use seal_gate::snapshot::Snapshot;
-use seal_gate::{OpenDecision, ViewPath, Who};
+use seal_gate::{Op, Serve, Verdict, ViewPath, Who};
 
 /// How long a pin keeps its bytes after their last use: the reads that
 /// follow a lookup (an open, a program loading a bundle) are served from
@@ -72,6 +73,44 @@ fn given_key(path: &ViewPath) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     path.hash(&mut hasher);
     hasher.finish()
+}
+
+/// The verified bytes an inode of a bundle file is bound to when the kernel
+/// opens files itself (see `kernel_opens`).
+pub(super) struct Pin {
+    pub(super) digest: seal_core::digest::Digest,
+    pub(super) size: u64,
+    /// The bytes, while reads may follow (let go after a short while).
+    bytes: Option<(Arc<Snapshot>, Instant)>,
+    /// The disk's attributes when the inode was last looked up (what it
+    /// shows, with the pinned size, once the file is gone from the disk).
+    pub(super) stat: Option<nix::sys::stat::FileStat>,
+    /// The verification run that allowed them (none: given out under
+    /// `warn`, given out again at every lookup).
+    run: Option<u64>,
+}
+
+/// The pins of one view and what was given out, each lock taken alone or
+/// (the pins) while the inode table is held.
+#[derive(Default)]
+pub(super) struct Pins {
+    /// Inodes of bundle files bound to verified bytes.
+    pins: Mutex<HashMap<u64, Pin>>,
+    /// The verification run under which each bundle file's bytes were last
+    /// given out (and recorded), and when, by a hash of the path: the kernel
+    /// forgetting an inode does not make the next lookup record them again
+    /// under the same run.
+    given: Mutex<HashMap<u64, (u64, Instant)>>,
+}
+
+impl Pins {
+    pub(super) fn table(&self) -> MutexGuard<'_, HashMap<u64, Pin>> {
+        self.pins.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn given(&self) -> MutexGuard<'_, HashMap<u64, (u64, Instant)>> {
+        self.given.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Pin {
@@ -99,8 +138,8 @@ impl<Id> View<Id> {
         self.kernel_opens
             && !self.writable
             && self.gate.reuses_verifications()
-            && self.invalidate.get().is_some()
-            && self.dir_feed.get().is_some()
+            && self.kernel.told()
+            && self.kernel.dir_feed().is_some()
     }
 
     /// The pin a lookup of the bundle file `name` in `parent` (at `path`)
@@ -115,7 +154,7 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<Option<Pin>, FsError> {
         let held = self.inodes().peek(parent, name).and_then(|ino| {
-            let pins = self.pins();
+            let pins = self.pins.table();
             let pin = pins.get(&ino)?;
             let bytes = pin.bytes.as_ref().map(|(b, _)| b.clone());
             Some((pin.digest, pin.size, bytes, pin.run?))
@@ -127,7 +166,11 @@ impl<Id> View<Id> {
             // decides (and records) again. Bytes still held are kept for the
             // reads that follow (whatever the disk does meanwhile); once let
             // go, a read takes them from the gate again.
-            if self.gate.still_approves(path, &digest) == Some(run) {
+            let again = Op::Reuse {
+                digest: &digest,
+                run,
+            };
+            if self.gate.ask(path, again, who).yes {
                 return Ok(Some(Pin {
                     digest,
                     size,
@@ -137,27 +180,28 @@ impl<Id> View<Id> {
                 }));
             }
         }
-        match self.give_out(path, who) {
-            (OpenDecision::Deny, _) => Err(FsError::NotFound),
-            (OpenDecision::Ordinary, _) => Ok(None),
-            (OpenDecision::Snapshot(snapshot), run) => Pin::of(snapshot, run).map(Some),
+        let given = self.give_out(path, who);
+        match given.serve {
+            Serve::Nothing => Err(FsError::NotFound),
+            Serve::Disk => Ok(None),
+            Serve::Bytes(snapshot) => Pin::of(snapshot, given.run).map(Some),
         }
     }
 
-    /// [`seal_gate::Gate::open`] for bytes the kernel will keep: an
-    /// `allow` is recorded once per verification run and path.
-    fn give_out(&self, path: &ViewPath, who: Who) -> (OpenDecision, Option<u64>) {
+    /// An open's verdict for bytes the kernel will keep: an `allow` is
+    /// recorded once per verification run and path.
+    fn give_out(&self, path: &ViewPath, who: Who) -> Verdict {
         let key = given_key(path);
-        let recorded = self.given().get(&key).map(|(run, _)| *run);
-        let (decision, run) = self.gate.open_once_per_run(path, who, recorded);
-        if let Some(run) = run {
-            let mut given = self.given();
+        let recorded = self.pins.given().get(&key).map(|(run, _)| *run);
+        let verdict = self.gate.ask(path, Op::Open { recorded }, who);
+        if let Some(run) = verdict.run {
+            let mut given = self.pins.given();
             if given.len() >= GIVEN_MAX {
                 given.clear();
             }
             given.insert(key, (run, Instant::now()));
         }
-        (decision, run)
+        verdict
     }
 
     /// Before a lookup counts `name` in `parent`: an inode pinned to other
@@ -174,7 +218,7 @@ impl<Id> View<Id> {
         let Some(ino) = inodes.peek(parent, name) else {
             return;
         };
-        let held = self.pins().get(&ino).map(|p| p.digest);
+        let held = self.pins.table().get(&ino).map(|p| p.digest);
         if held.as_ref() != pinned {
             inodes.retire(ino);
         }
@@ -183,7 +227,7 @@ impl<Id> View<Id> {
     /// Binds `ino` to `pin`, keeping bytes it already holds of the same
     /// digest.
     pub(super) fn set_pin(&self, ino: u64, pin: Pin) {
-        let mut pins = self.pins();
+        let mut pins = self.pins.table();
         match pins.get_mut(&ino) {
             Some(held) if held.digest == pin.digest => {
                 held.run = pin.run;
@@ -200,13 +244,9 @@ impl<Id> View<Id> {
         }
     }
 
-    fn given(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, (u64, Instant)>> {
-        self.given.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// The attributes the pinned inode `ino` was last looked up with.
     pub(super) fn pinned_stat(&self, ino: u64) -> Option<nix::sys::stat::FileStat> {
-        self.pins().get(&ino).and_then(|p| p.stat)
+        self.pins.table().get(&ino).and_then(|p| p.stat)
     }
 
     /// Whether `--kernel-opens` was asked for (it takes effect only where
@@ -217,24 +257,25 @@ impl<Id> View<Id> {
 
     /// The size the inode `ino` shows when it is pinned.
     pub(super) fn pinned_size(&self, ino: u64) -> Option<u64> {
-        self.pins().get(&ino).map(|p| p.size)
+        self.pins.table().get(&ino).map(|p| p.size)
     }
 
     /// The first opens, before the kernel learns it may open by itself:
     /// decided as a lookup decides (a bundle file is pinned).
     pub(super) fn admit(&self, ino: u64, who: Who) -> Result<(), FsError> {
         let path = self.path_of(ino)?;
-        match self.give_out(&path, who) {
-            (OpenDecision::Deny, _) => Err(FsError::NotFound),
-            (OpenDecision::Ordinary, _) if self.pins().contains_key(&ino) => Err(FsError::Stale),
-            (OpenDecision::Ordinary, _) => Ok(()),
-            (OpenDecision::Snapshot(snapshot), run) => {
-                let pin = Pin::of(snapshot, run)?;
+        let given = self.give_out(&path, who);
+        match given.serve {
+            Serve::Nothing => Err(FsError::NotFound),
+            Serve::Disk if self.pins.table().contains_key(&ino) => Err(FsError::Stale),
+            Serve::Disk => Ok(()),
+            Serve::Bytes(snapshot) => {
+                let pin = Pin::of(snapshot, given.run)?;
                 // The lookup that led here pinned the inode; pinned to
                 // other bytes (or not at all, looked up while the path was
                 // ordinary), the name must be looked up again and gets a
                 // new inode.
-                let held = self.pins().get(&ino).map(|p| p.digest);
+                let held = self.pins.table().get(&ino).map(|p| p.digest);
                 if held != Some(pin.digest) {
                     tracing::debug!("open of inode {ino}: pinned {held:?}, now {:?}", pin.digest);
                     return Err(FsError::Stale);
@@ -255,7 +296,7 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<Vec<u8>, FsError> {
         let held = {
-            let mut pins = self.pins();
+            let mut pins = self.pins.table();
             pins.get_mut(&ino).map(|pin| {
                 let bytes = pin.bytes.as_mut().map(|(snapshot, used)| {
                     *used = Instant::now();
@@ -276,11 +317,10 @@ impl<Id> View<Id> {
     /// the pinned digest, never others.
     fn bytes_again(&self, ino: u64, digest: &Digest, who: Who) -> Result<Arc<Snapshot>, FsError> {
         let path = self.path_of(ino)?;
-        match self.give_out(&path, who) {
-            (OpenDecision::Snapshot(snapshot), run)
-                if snapshot.digest().as_ref() == Some(digest) =>
-            {
-                self.set_pin(ino, Pin::of(snapshot.clone(), run)?);
+        let given = self.give_out(&path, who);
+        match given.serve {
+            Serve::Bytes(snapshot) if snapshot.digest().as_ref() == Some(digest) => {
+                self.set_pin(ino, Pin::of(snapshot.clone(), given.run)?);
                 Ok(snapshot)
             }
             _ => {
@@ -300,7 +340,8 @@ impl<Id> View<Id> {
         who: Who,
     ) -> Result<Vec<u8>, FsError> {
         let path = self.path_of(ino)?;
-        if !matches!(self.gate.open(&path, who), OpenDecision::Ordinary) {
+        let verdict = self.gate.ask(&path, Op::Open { recorded: None }, who);
+        if !matches!(verdict.serve, Serve::Disk) {
             // Looked up before `seal.json` sealed it; the kernel was told to
             // forget the name, and the new lookup pins it.
             return Err(FsError::Stale);
@@ -315,15 +356,15 @@ impl<Id> View<Id> {
     /// calls this every second): the kernel keeps the pages it read.
     pub fn sweep_pins(&self) {
         self.let_go_of_pinned_bytes(PIN_BYTES_FOR);
-        seal_gate::memory::shrink_if_sparse(&mut self.pins());
-        let mut given = self.given();
+        seal_gate::memory::shrink_if_sparse(&mut self.pins.table());
+        let mut given = self.pins.given();
         given.retain(|_, (_, when)| when.elapsed() < GIVEN_FOR);
         seal_gate::memory::shrink_if_sparse(&mut given);
     }
 
     /// Lets go of pinned bytes unused for `unused_for`.
     pub(in crate::mount) fn let_go_of_pinned_bytes(&self, unused_for: Duration) {
-        let mut pins = self.pins();
+        let mut pins = self.pins.table();
         for pin in pins.values_mut() {
             if pin
                 .bytes

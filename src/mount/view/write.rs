@@ -2,7 +2,7 @@
 //! project at the same place, made with the caller's credentials
 //! ([`AsCaller`]); every change to a protected path (`seal.json`, sealed
 //! roots, agent surfaces, existing or not) is refused with `EROFS` and
-//! recorded, as the gate decides ([`seal_gate::decide_change`]).
+//! recorded, as the gate decides (`seal_gate::decide`, its write half).
 //!
 //! Operations name their target by a directory descriptor opened beneath the
 //! project without crossing a symlink and the last name, with the no-follow
@@ -19,19 +19,21 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Timespec, Timestamps};
+use nix::fcntl::{AT_FDCWD, AtFlags, FallocateFlags, FcntlArg, OFlag, RenameFlags};
+use nix::sys::stat::{FchmodatFlags, Mode, SFlag, UtimensatFlags};
+use nix::sys::time::TimeSpec;
+use nix::unistd::{Gid, Uid, UnlinkatFlags};
 
 use super::{Entry, Handle, Opened, ReadMode, SET_ID, View, attr_of, lstat_in};
 use crate::mount::backing::{BackingOf, DAEMON, Register};
 use crate::mount::creds::AsCaller;
 use crate::mount::error::FsError;
 use crate::mount::inodes::ROOT;
-use seal_core::discovery::Listings;
 use seal_core::fs::{fstat_fd, open_dir_path_beneath, open_file_beneath, open_path_beneath};
 use seal_gate::feed::Naming;
-use seal_gate::{Change, ViewPath, Who, assess::holds_protected};
+use seal_gate::{Change, Op, ViewPath, Who, assess::holds_protected};
 
 /// A time to set, as `setattr` gives it.
 #[derive(Debug, Clone, Copy)]
@@ -53,21 +55,15 @@ pub struct SetAttr {
 
 /// What `mknod` makes.
 #[derive(Debug, Clone, Copy)]
-pub struct Node {
+pub struct Mknod {
     pub mode: u32,
     pub rdev: u32,
 }
 
-fn timespec(t: Option<SetTime>) -> Timespec {
+fn timespec(t: Option<SetTime>) -> TimeSpec {
     match t {
-        None => Timespec {
-            tv_sec: 0,
-            tv_nsec: rustix::fs::UTIME_OMIT,
-        },
-        Some(SetTime::Now) => Timespec {
-            tv_sec: 0,
-            tv_nsec: rustix::fs::UTIME_NOW,
-        },
+        None => TimeSpec::UTIME_OMIT,
+        Some(SetTime::Now) => TimeSpec::UTIME_NOW,
         Some(SetTime::At(t)) => {
             let (secs, nanos) = match t.duration_since(std::time::UNIX_EPOCH) {
                 Ok(d) => (d.as_secs() as i64, d.subsec_nanos() as i64),
@@ -81,10 +77,7 @@ fn timespec(t: Option<SetTime>) -> Timespec {
                     }
                 }
             };
-            Timespec {
-                tv_sec: secs,
-                tv_nsec: nanos,
-            }
+            TimeSpec::new(secs, nanos)
         }
     }
 }
@@ -113,13 +106,13 @@ fn proc_path(dir: BorrowedFd<'_>, name: Option<&OsStr>) -> OsString {
 /// long after every writer closed it.
 fn for_backing(file: &File) -> Option<OwnedFd> {
     use std::os::fd::AsRawFd;
-    let flags = rustix::fs::fcntl_getfl(file).ok()?;
-    if flags & OFlags::ACCMODE == OFlags::RDONLY {
+    let flags = OFlag::from_bits_truncate(nix::fcntl::fcntl(file, FcntlArg::F_GETFL).ok()?);
+    if flags & OFlag::O_ACCMODE == OFlag::O_RDONLY {
         return None;
     }
     let path = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let how = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
-    rustix::fs::open(path.as_str(), how, Mode::empty()).ok()
+    let how = OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    nix::fcntl::open(path.as_str(), how, Mode::empty()).ok()
 }
 
 impl<Id> View<Id> {
@@ -132,16 +125,17 @@ impl<Id> View<Id> {
         op: &'static str,
         who: Who,
     ) -> Result<(), FsError> {
-        if !self.writable {
-            // A refusal the kernel left to the view (it is mounted
-            // writable, or a file was opened before a remount): recorded.
-            self.gate.refused_in_read_only_view(path, op, who);
-            return Err(FsError::ReadOnly);
-        }
-        if self.gate.may_change(path, change, op, who) {
-            Ok(())
-        } else {
-            Err(FsError::ReadOnly)
+        // A read-only view refuses what the kernel left to it (it is
+        // mounted writable, or a file was opened before a remount): asked
+        // all the same, so that the refusal is recorded.
+        let op = Op::Change {
+            change,
+            op,
+            writable: self.writable,
+        };
+        match self.gate.ask(path, op, who).yes {
+            true => Ok(()),
+            false => Err(FsError::ReadOnly),
         }
     }
 
@@ -173,26 +167,29 @@ impl<Id> View<Id> {
         op: impl FnOnce() -> Result<T, FsError>,
     ) -> Result<T, FsError> {
         for (dir, name, naming) in names {
-            self.expect(*dir, name, *naming);
+            self.kernel.expect(*dir, name, *naming);
         }
         let done = op();
         if done.is_err() {
             for (dir, name, naming) in names {
-                self.expected_failed(*dir, name, *naming);
+                self.kernel.expected_failed(*dir, name, *naming);
             }
         }
         done
     }
 
-    /// Looks up what was just made at `name` in `parent` (counted).
-    fn made(&self, parent: u64, dir: BorrowedFd<'_>, name: &OsStr) -> Result<Entry, FsError> {
+    /// Looks up what was just made at `path`, `name` in `parent`
+    /// (counted).
+    fn made(
+        &self,
+        path: &ViewPath,
+        parent: u64,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+    ) -> Result<Entry, FsError> {
         let st = lstat_in(dir, name)?;
         let ino = self.entry_ino(parent, name, &st);
-        Ok(Entry::new(
-            attr_of(&st, ino, None),
-            super::entry_ttl(seal_gate::Caching::Cacheable),
-            false,
-        ))
+        Ok(self.kept(path, attr_of(&st, ino, None), false))
     }
 
     /// Whether `ino`, whose path is `path`, still stands for the name it
@@ -228,19 +225,26 @@ impl<Id> View<Id> {
                 return Ok(Some(f.try_clone()?));
             }
         }
-        let Some((
-            BackingOf::RealFile {
-                dev, ino: disk_ino, ..
-            },
-            _,
-        )) = self.backings.kept(ino)
-        else {
-            return Err(FsError::Stale);
+        // The file of its kept backing, or (no backing: the daemon serves its
+        // reads) of a handle opened through it.
+        let kept = match self.backings().kept(ino) {
+            Some((BackingOf::RealFile { dev, ino, .. }, _)) => Some((dev, ino)),
+            _ => None,
         };
-        let open: Vec<_> = self.handles().values().cloned().collect();
-        for handle in open {
-            if let Handle::Real { file: Some(f), .. } = &*handle {
-                if fstat_fd(f.as_fd()).is_ok_and(|st| st.st_dev == dev && st.st_ino == disk_ino) {
+        for handle in self.handles.all() {
+            if let Handle::Real {
+                file: Some(f),
+                ino: opened_as,
+                ..
+            } = &*handle
+            {
+                let same = match kept {
+                    Some(disk) => {
+                        fstat_fd(f.as_fd()).is_ok_and(|st| (st.st_dev, st.st_ino) == disk)
+                    }
+                    None => *opened_as == ino,
+                };
+                if same {
                     return Ok(Some(f.try_clone()?));
                 }
             }
@@ -253,25 +257,35 @@ impl<Id> View<Id> {
         self.allow(&path, Change::MakeDir, "mkdir", who)?;
         self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(mode))?)
+            Ok(nix::sys::stat::mkdirat(
+                &dir,
+                name,
+                Mode::from_bits_truncate(mode),
+            )?)
         })?;
-        self.made(parent, dir.as_fd(), name)
+        self.made(&path, parent, dir.as_fd(), name)
     }
 
-    pub fn mknod(&self, parent: u64, name: &OsStr, node: Node, who: Who) -> Result<Entry, FsError> {
+    pub fn mknod(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        node: Mknod,
+        who: Who,
+    ) -> Result<Entry, FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "mknod", who)?;
         self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::mknodat(
+            Ok(nix::sys::stat::mknodat(
                 &dir,
                 name,
-                FileType::from_raw_mode(node.mode),
-                Mode::from_raw_mode(node.mode),
-                node.rdev as u64,
+                SFlag::from_bits_truncate(node.mode & libc::S_IFMT),
+                Mode::from_bits_truncate(node.mode),
+                node.rdev.into(),
             )?)
         })?;
-        self.made(parent, dir.as_fd(), name)
+        self.made(&path, parent, dir.as_fd(), name)
     }
 
     pub fn symlink(
@@ -285,9 +299,9 @@ impl<Id> View<Id> {
         self.allow(&path, Change::Make, "symlink", who)?;
         self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::symlinkat(target, &dir, name)?)
+            Ok(nix::unistd::symlinkat(target, &dir, name)?)
         })?;
-        self.made(parent, dir.as_fd(), name)
+        self.made(&path, parent, dir.as_fd(), name)
     }
 
     /// A hard link: the source must be changeable too (an alias of a
@@ -311,9 +325,9 @@ impl<Id> View<Id> {
         let (src_dir, src_name) = self.located(&source)?;
         self.changing(&[(newparent, newname, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::linkat(
+            Ok(nix::unistd::linkat(
                 &src_dir,
-                &src_name,
+                src_name.as_os_str(),
                 &dir,
                 newname,
                 AtFlags::empty(),
@@ -321,7 +335,7 @@ impl<Id> View<Id> {
         })?;
         // The source's link count changed: what the kernel keeps of its
         // attributes is stale.
-        self.forget_attributes(ino);
+        self.kernel.forget_attributes(ino);
         let st = lstat_in(dir.as_fd(), newname)?;
         // The new name is the source's file: it shares the source's inode
         // where both names are ordinary (as [`View::second_name`] decides
@@ -334,19 +348,15 @@ impl<Id> View<Id> {
             true => ino,
             false => self.entry_ino(newparent, newname, &st),
         };
-        Ok(Entry::new(
-            attr_of(&st, ino, None),
-            super::entry_ttl(seal_gate::Caching::Cacheable),
-            false,
-        ))
+        Ok(self.kept(&path, attr_of(&st, ino, None), false))
     }
 
     pub fn unlink(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
-        self.remove(parent, name, who, "unlink", AtFlags::empty())
+        self.remove(parent, name, who, "unlink", UnlinkatFlags::NoRemoveDir)
     }
 
     pub fn rmdir(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
-        self.remove(parent, name, who, "rmdir", AtFlags::REMOVEDIR)
+        self.remove(parent, name, who, "rmdir", UnlinkatFlags::RemoveDir)
     }
 
     fn remove(
@@ -355,13 +365,13 @@ impl<Id> View<Id> {
         name: &OsStr,
         who: Who,
         op: &'static str,
-        flags: AtFlags,
+        flags: UnlinkatFlags,
     ) -> Result<(), FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Remove, op, who)?;
         self.changing(&[(parent, name, Naming::Removed)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::unlinkat(&dir, name, flags)?)
+            Ok(nix::unistd::unlinkat(&dir, name, flags)?)
         })?;
         // The name is free: a new file there gets a new inode (the file's
         // other names keep theirs).
@@ -377,8 +387,7 @@ impl<Id> View<Id> {
                 if seal_core::fs::EntryKind::from_mode(st.st_mode)
                     == seal_core::fs::EntryKind::Dir =>
             {
-                let mut listings = Listings::new(self.gate.project_fd());
-                holds_protected(&mut listings, &path.raw)
+                holds_protected(self.gate.project_fd(), &path.raw)
             }
             _ => false,
         }
@@ -395,7 +404,7 @@ impl<Id> View<Id> {
     ) -> Result<(), FsError> {
         let flags = RenameFlags::from_bits(flags)
             .ok_or(FsError::Io(std::io::Error::from_raw_os_error(libc::EINVAL)))?;
-        if flags.contains(RenameFlags::WHITEOUT) {
+        if flags.contains(RenameFlags::RENAME_WHITEOUT) {
             return Err(FsError::Unsupported);
         }
         let (from, from_dir) = self.in_dir(parent, name)?;
@@ -410,7 +419,7 @@ impl<Id> View<Id> {
             who,
         )?;
         self.allow(&to, Change::Make, "rename", who)?;
-        let exchange = flags.contains(RenameFlags::EXCHANGE);
+        let exchange = flags.contains(RenameFlags::RENAME_EXCHANGE);
         if exchange {
             let holds = self.moves_protected(&to);
             self.allow(
@@ -433,7 +442,7 @@ impl<Id> View<Id> {
         }
         self.changing(&names, || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::renameat_with(
+            Ok(nix::fcntl::renameat2(
                 &from_dir, name, &to_dir, newname, flags,
             )?)
         })?;
@@ -457,26 +466,26 @@ impl<Id> View<Id> {
         // The kernel sends a create only for a name it found absent; should a
         // file appear there meanwhile, O_EXCL fails and O_TRUNC empties it,
         // as the caller asked.
-        let keep = OFlags::from_bits_truncate(flags as u32)
-            & (OFlags::EXCL | OFlags::APPEND | OFlags::TRUNC);
+        let keep =
+            OFlag::from_bits_truncate(flags) & (OFlag::O_EXCL | OFlag::O_APPEND | OFlag::O_TRUNC);
         // Read-write whatever the caller asked, so that the file can be a
         // passthrough backing for every later open (the kernel checks each
         // open's own access mode); a new file grants it. Made exclusively
         // first, so that the view knows whether it made the name.
-        let how = OFlags::CREATE | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC | keep;
+        let how = OFlag::O_CREAT | OFlag::O_RDWR | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | keep;
         let made = self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
-            Ok(rustix::fs::openat(
+            Ok(nix::fcntl::openat(
                 &dir,
                 name,
-                how | OFlags::EXCL,
-                Mode::from_raw_mode(mode),
+                how | OFlag::O_EXCL,
+                Mode::from_bits_truncate(mode),
             )?)
         });
         let fd = match made {
             Ok(fd) => fd,
             Err(FsError::Io(e))
-                if e.raw_os_error() == Some(libc::EEXIST) && !keep.contains(OFlags::EXCL) =>
+                if e.raw_os_error() == Some(libc::EEXIST) && !keep.contains(OFlag::O_EXCL) =>
             {
                 self.open_existing(&dir, name, how, mode, flags, who)?
             }
@@ -484,11 +493,7 @@ impl<Id> View<Id> {
         };
         let st = fstat_fd(fd.as_fd())?;
         let ino = self.entry_ino(parent, name, &st);
-        let entry = Entry::new(
-            attr_of(&st, ino, None),
-            super::entry_ttl(seal_gate::Caching::Cacheable),
-            false,
-        );
+        let entry = self.kept(&path, attr_of(&st, ino, None), false);
         let opened = self.open_real(ino, File::from(fd), &st, Some(who), register)?;
         Ok((entry, opened))
     }
@@ -500,18 +505,18 @@ impl<Id> View<Id> {
         &self,
         dir: &OwnedFd,
         name: &OsStr,
-        how: OFlags,
+        how: OFlag,
         mode: u32,
         flags: i32,
         who: Who,
     ) -> Result<OwnedFd, FsError> {
         let _as = AsCaller::switch(who)?;
-        let mode = Mode::from_raw_mode(mode);
-        Ok(rustix::fs::openat(dir, name, how, mode).or_else(|e| {
-            let acc = OFlags::from_bits_truncate((flags & libc::O_ACCMODE) as u32);
+        let mode = Mode::from_bits_truncate(mode);
+        Ok(nix::fcntl::openat(dir, name, how, mode).or_else(|e| {
+            let acc = OFlag::from_bits_truncate(flags & libc::O_ACCMODE);
             match e {
-                rustix::io::Errno::ACCESS => {
-                    rustix::fs::openat(dir, name, (how - OFlags::RDWR) | acc, mode)
+                nix::Error::EACCES => {
+                    nix::fcntl::openat(dir, name, (how - OFlag::O_RDWR) | acc, mode)
                 }
                 e => Err(e),
             }
@@ -550,26 +555,34 @@ impl<Id> View<Id> {
         };
         // A kept backing that serves the open is reused: nothing to register.
         let reused = self
-            .backings
+            .backings()
             .kept(ino)
             .is_some_and(|(kept, _)| kept.serves(&of, writes));
         if !reused && writes {
-            self.backings.release_other_callers(ino, of);
+            self.backings().release_other_callers(ino, of);
         }
-        let read_only = match reused || !self.backings.is_enabled() {
+        let read_only = match reused || !self.backings().is_enabled() {
             true => None,
             false => for_backing(&file),
         };
         let fd = read_only.as_ref().map_or(file.as_fd(), |f| f.as_fd());
         let backing = self.backing_for(ino, of, writes, fd, register)?;
         if let Some(b) = &backing {
-            self.backings.keep(ino, b.clone());
+            self.backings().keep(ino, b.clone());
         }
         let mode = match &backing {
             Some(b) => ReadMode::Passthrough(b.clone()),
-            None => ReadMode::Cached,
+            None => {
+                // Read through the kernel's page cache, which stops at the
+                // size it keeps: a change on the disk the directory feed's
+                // notice has not yet reached must not cut the read short.
+                // (Dropping attributes takes no lock a request may hold.)
+                self.kernel.forget_attributes(ino);
+                ReadMode::Cached
+            }
         };
         let fh = self.add_handle(Handle::Real {
+            ino,
             file: Some(file),
             _backing: backing,
         });
@@ -599,7 +612,7 @@ impl<Id> View<Id> {
         let by_proc = proc_path(target.as_fd(), None);
         let mut mode = set.mode;
         if let Some(wanted) = mode {
-            let now = rustix::fs::fstat(&target)?.st_mode;
+            let now = nix::sys::stat::fstat(&target)?.st_mode;
             if only_drops_set_id_bits(now, wanted) {
                 // The kernel asks this when someone who is not the owner
                 // writes to or truncates a set-user-ID or set-group-ID file
@@ -608,11 +621,11 @@ impl<Id> View<Id> {
                 // being the owner, could not ask it of chmod. Only a kernel
                 // without FUSE_HANDLE_KILLPRIV_V2 asks it: with it, the
                 // disk drops the bits itself as the writer.
-                rustix::fs::chmodat(
-                    rustix::fs::CWD,
+                nix::sys::stat::fchmodat(
+                    AT_FDCWD,
                     by_proc.as_os_str(),
-                    Mode::from_raw_mode(wanted),
-                    AtFlags::empty(),
+                    Mode::from_bits_truncate(wanted),
+                    FchmodatFlags::FollowSymlink,
                 )?;
                 mode = None;
             }
@@ -624,43 +637,39 @@ impl<Id> View<Id> {
                     Some(Handle::Real { file: Some(f), .. }) => f.set_len(size)?,
                     _ => {
                         // Reopened for writing, with the caller's rights.
-                        let w = rustix::fs::openat(
-                            rustix::fs::CWD,
+                        let w = nix::fcntl::open(
                             by_proc.as_os_str(),
-                            OFlags::WRONLY | OFlags::CLOEXEC,
+                            OFlag::O_WRONLY | OFlag::O_CLOEXEC,
                             Mode::empty(),
                         )?;
-                        rustix::fs::ftruncate(&w, size)?;
+                        nix::unistd::ftruncate(&w, size as i64)?;
                     }
                 }
             }
             if let Some(mode) = mode {
-                rustix::fs::chmodat(
-                    rustix::fs::CWD,
+                nix::sys::stat::fchmodat(
+                    AT_FDCWD,
                     by_proc.as_os_str(),
-                    Mode::from_raw_mode(mode),
-                    AtFlags::empty(),
+                    Mode::from_bits_truncate(mode),
+                    FchmodatFlags::FollowSymlink,
                 )?;
             }
             if set.uid.is_some() || set.gid.is_some() {
-                rustix::fs::chownat(
+                nix::unistd::fchownat(
                     &target,
                     "",
-                    set.uid.map(rustix::fs::Uid::from_raw),
-                    set.gid.map(rustix::fs::Gid::from_raw),
-                    AtFlags::EMPTY_PATH,
+                    set.uid.map(Uid::from_raw),
+                    set.gid.map(Gid::from_raw),
+                    AtFlags::AT_EMPTY_PATH,
                 )?;
             }
             if set.atime.is_some() || set.mtime.is_some() {
-                let times = Timestamps {
-                    last_access: timespec(set.atime),
-                    last_modification: timespec(set.mtime),
-                };
-                rustix::fs::utimensat(
-                    rustix::fs::CWD,
+                nix::sys::stat::utimensat(
+                    AT_FDCWD,
                     by_proc.as_os_str(),
-                    &times,
-                    AtFlags::empty(),
+                    &timespec(set.atime),
+                    &timespec(set.mtime),
+                    UtimensatFlags::FollowSymlink,
                 )?;
             }
         }
@@ -668,7 +677,7 @@ impl<Id> View<Id> {
             // Its name leads elsewhere: the attributes of the file changed.
             Some(file) => {
                 let attr = attr_of(&fstat_fd(file.as_fd())?, ino, None);
-                Ok(Entry::new(attr, Duration::ZERO, false))
+                Ok(self.kept(&path, attr, false))
             }
             None => self.getattr(ino, fh),
         }
@@ -742,11 +751,11 @@ impl<Id> View<Id> {
         let path = self.path_of(ino)?;
         self.allow(&path, Change::Modify, "fallocate", who)?;
         let file = self.real_file(fh, ino)?;
-        let flags = rustix::fs::FallocateFlags::from_bits(mode as u32).ok_or(FsError::Io(
+        let flags = FallocateFlags::from_bits(mode).ok_or(FsError::Io(
             std::io::Error::from_raw_os_error(libc::EOPNOTSUPP),
         ))?;
         let _as = AsCaller::switch(who)?;
-        rustix::fs::fallocate(&file, flags, offset, length)?;
+        nix::fcntl::fallocate(&file, flags, offset as i64, length as i64)?;
         Ok(())
     }
 

@@ -44,7 +44,7 @@ fn world() -> World {
         homes: vec![home],
         env: BTreeMap::new(),
         project,
-        who: Who {
+        who: RunsAs {
             uid: 4242,
             gid: 4242,
             groups: vec![],
@@ -358,7 +358,7 @@ fn extra_binds_may_not_expose_the_project_or_an_extension_location() {
 
 #[test]
 fn who_may_write_is_decided_by_the_mode_bits_alone() {
-    let who = Who {
+    let who = RunsAs {
         uid: 1000,
         gid: 100,
         groups: vec![27],
@@ -368,7 +368,7 @@ fn who_may_write_is_decided_by_the_mode_bits_alone() {
     assert!(who.may_write(0, 27, 0o770));
     assert!(!who.may_write(0, 0, 0o755));
     assert!(who.may_write(0, 0, 0o1777));
-    let root = Who {
+    let root = RunsAs {
         uid: 0,
         gid: 0,
         groups: vec![],

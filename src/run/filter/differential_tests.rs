@@ -18,11 +18,11 @@
 
 use std::collections::BTreeSet;
 
+use super::filter;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use seal_core::json::{self, Dialect, Kind, Value};
 use seal_gate::filters::{FILTER_RULES, FilterRule, Format, Verdict};
-use sealfs::run::filter::filter;
 
 /// Keys a document is made of: the rule's kept segments (a `*` made
 /// concrete), and keys extensions and commands live under.
