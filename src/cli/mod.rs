@@ -15,9 +15,6 @@ mod diff;
 mod formats;
 mod hidden;
 mod init;
-// Not wired to a command yet (its tests use it); `seal pin` and `seal init`
-// will show what approving a bundle lets run.
-#[allow(dead_code)]
 mod lets_run;
 mod meta;
 mod mount;
