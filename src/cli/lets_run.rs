@@ -789,65 +789,35 @@ fn in_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
     }
 }
 
-/// JSON, also with comments and trailing commas (JSONC), as a value.
+/// JSON, also with comments and trailing commas (JSONC), as a value: read
+/// by the one JSON reader, in the dialect `seal run`'s filters read agents'
+/// files with, so that a reviewer is shown what the agent would read (a
+/// document readers disagree about, such as a `//` comment holding a lone
+/// carriage return, is listed as unreadable, never read one way).
 fn jsonc_value(bytes: &[u8]) -> Result<Value, String> {
-    let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    serde_json::from_str(&strip_jsonc(text)).map_err(|e| e.to_string())
+    let document = seal_core::json::parse_as(bytes, seal_core::json::Dialect::Jsonc)
+        .map_err(|e| e.to_string())?;
+    Ok(plain(&document.kind))
 }
 
-/// `text` with `//` and `/* */` comments and trailing commas blanked out
-/// (outside strings), so that a strict JSON reader takes it. Offsets are
-/// kept: every removed byte becomes a space.
-fn strip_jsonc(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = b.to_vec();
-    let mut i = 0;
-    let mut last_comma: Option<usize> = None;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                last_comma = None;
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    out[i] = b' ';
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
-                for byte in &mut out[i..end] {
-                    if *byte != b'\n' {
-                        *byte = b' ';
-                    }
-                }
-                i = end;
-            }
-            b',' => {
-                last_comma = Some(i);
-                i += 1;
-            }
-            b'}' | b']' => {
-                if let Some(comma) = last_comma.take() {
-                    out[comma] = b' ';
-                }
-                i += 1;
-            }
-            c if c.is_ascii_whitespace() => i += 1,
-            _ => {
-                last_comma = None;
-                i += 1;
-            }
-        }
+/// The reader's value as a `serde_json` value (the lists below walk those).
+fn plain(kind: &seal_core::json::Kind) -> Value {
+    use seal_core::json::Kind as K;
+    match kind {
+        K::Null => Value::Null,
+        K::Bool(b) => Value::Bool(*b),
+        K::Number(text) => text
+            .parse::<serde_json::Number>()
+            .map_or_else(|_| Value::String(text.clone()), Value::Number),
+        K::String(s) => Value::String(s.clone()),
+        K::Array(items) => Value::Array(items.iter().map(|v| plain(&v.kind)).collect()),
+        K::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|m| (m.key.clone(), plain(&m.value.kind)))
+                .collect(),
+        ),
     }
-    // Only ASCII bytes were replaced by spaces, on character boundaries.
-    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A TOML document as a JSON value (tables as objects, arrays as arrays,

@@ -393,6 +393,28 @@ fn a_configuration_that_does_not_parse_is_listed_as_unknown() {
     );
 }
 
+/// A document readers disagree about is never read one way: a `//`
+/// comment that a JavaScript reader ends at a lone carriage return would
+/// hide the server from a reader that ends comments at line feeds only (and
+/// show it to the agent), so the reviewer is told it cannot be read.
+#[test]
+fn a_comment_readers_end_in_different_places_is_listed_as_unreadable() {
+    for terminator in ["\r", "\u{2028}", "\u{2029}", "\u{b}", "\u{c}"] {
+        let text = format!(
+            "{{\"a\": 1, // note{terminator}\"mcpServers\": {{\"x\": {{\"command\": \"evil\"}}}}\n}}"
+        );
+        let rows = runs(".mcp.json", &text);
+        assert_eq!(rows.len(), 1, "{terminator:?}: {rows:?}");
+        assert_eq!(rows[0].0, Kind::Unreadable, "{terminator:?}: {rows:?}");
+    }
+    // With the comment ended at a line feed, the server is listed.
+    let rows = runs(
+        ".mcp.json",
+        "{\"a\": 1, // note\n\"mcpServers\": {\"x\": {\"command\": \"evil\"}}}",
+    );
+    assert_eq!(rows, vec![row(Kind::McpServer, "x", cmd("evil"))]);
+}
+
 #[test]
 fn configuration_files_are_read_at_any_depth() {
     for path in [
