@@ -182,6 +182,7 @@ fn write_scope_json(prepared: &Prepared) -> serde_json::Value {
             "why": w.why,
         })).collect::<Vec<_>>(),
         "protected": scope.protected.iter().map(|p| p.path.to_string_lossy()).collect::<Vec<_>>(),
+        "scratch": prepared.plan.scratch.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
     })
 }
 
@@ -222,6 +223,14 @@ fn write_scope_text(prepared: &Prepared, out: &mut String) {
             "  never    {}  [{}]",
             escaped_os(p.path.as_os_str()),
             escaped(&p.why)
+        );
+    }
+    for p in &prepared.plan.scratch {
+        let _ = writeln!(
+            out,
+            "  scratch  {}  [the agent's housekeeping lives in memory for the run; \
+             its extensions stay the view's, read-only]",
+            escaped_os(p.as_os_str())
         );
     }
 }

@@ -186,7 +186,14 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
         }
     }
     target.inputs.sinks = sinks;
-    let plan = plan::plan(&target.inputs).map_err(RunError::Bind)?;
+    let mut plan = plan::plan(&target.inputs).map_err(RunError::Bind)?;
+    plan.scratch =
+        seal_gate::assess::scratch_dirs(&mut listings, &lockfile, &machine.extra_surfaces)
+            .into_iter()
+            .map(|raw| raw.0.iter().fold(project_path.clone(), |p, n| p.join(n)))
+            .collect();
+    let masked: Vec<PathBuf> = plan.masked_scratch().map(Path::to_path_buf).collect();
+    plan.scratch.extend(masked);
     // seal runs from the project root (or -C DIR): the command starts there,
     // inside the view.
     let cwd = project_path.clone();

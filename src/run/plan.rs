@@ -284,6 +284,10 @@ pub struct Plan {
     pub planned: Vec<Planned>,
     pub root: Dir,
     pub scope: WriteScope,
+    /// The agent directories that get a private scratch layer
+    /// ([`super::root`]'s `scratch`), absolute: those the view shows in the
+    /// project, and [`Plan::masked_scratch`].
+    pub scratch: Vec<PathBuf>,
 }
 
 impl Plan {
@@ -293,6 +297,23 @@ impl Plan {
             State::Impossible { reason } => Some((p.location.as_path(), reason.as_str())),
             _ => None,
         })
+    }
+
+    /// The agent directories with housekeeping outside the project (in its
+    /// parents) that exist on the host and are masked empty: their agent
+    /// writes there too as it starts (OpenCode uses every `.opencode` from
+    /// the project up to its repository's root).
+    pub fn masked_scratch(&self) -> impl Iterator<Item = &Path> {
+        self.planned
+            .iter()
+            .filter(|p| p.existed && matches!(p.state, State::Placed(Placement::EmptyDir)))
+            .map(|p| p.location.as_path())
+            .filter(|l| {
+                l.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(seal_gate::surfaces::scratch_dir)
+                    .is_some()
+            })
     }
 
     /// The skeleton directories whose new entries are merged back, in a
@@ -824,6 +845,7 @@ pub fn plan(inputs: &Inputs) -> Result<Plan, String> {
         planned,
         root,
         scope,
+        scratch: Vec::new(),
     })
 }
 

@@ -23,6 +23,8 @@ use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat, openat2};
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::sys::stat::Mode;
 
+mod scratch;
+
 use super::plan::{Dir, FilteredFile, Node, Placement, Plan, read_only_system};
 use seal_core::fs::EntryKind;
 
@@ -74,6 +76,16 @@ pub fn build(plan: &Plan, view_dev: u64) -> Result<Built, BuildError> {
         merge_fds: Vec::new(),
     };
     builder.dir(&plan.root, Path::new(NEW))?;
+    for (index, location) in plan.scratch.iter().enumerate() {
+        // Without its layer the directory stays the view's, read-only: the
+        // agent meets the error it would meet anyway.
+        if let Err(e) = builder.scratch(location, index) {
+            tracing::warn!(
+                "no scratch layer over {}: {e}",
+                seal_core::escape::escaped_os(location.as_os_str())
+            );
+        }
+    }
     finish().map_err(|e| setup("cannot switch to the new root", e))?;
     Ok(Built {
         merge_fds: builder.merge_fds,
@@ -228,8 +240,13 @@ fn relative(path: &Path) -> &Path {
 
 impl Builder {
     fn tmpfs(&self, d: &Dir, at: &Path) -> io::Result<()> {
+        self.tmpfs_owned(at, d.mode, d.uid, d.gid)
+    }
+
+    /// A tmpfs at `at` whose root has this mode and owner.
+    fn tmpfs_owned(&self, at: &Path, mode: u32, uid: u32, gid: u32) -> io::Result<()> {
         let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
-        let with_owner = format!("mode={:o},uid={},gid={}", d.mode, d.uid, d.gid);
+        let with_owner = format!("mode={mode:o},uid={uid},gid={gid}");
         match mount(
             Some("tmpfs"),
             at,
@@ -245,7 +262,7 @@ impl Builder {
                 at,
                 Some("tmpfs"),
                 flags,
-                Some(format!("mode={:o}", d.mode).as_str()),
+                Some(format!("mode={mode:o}").as_str()),
             )
             .map_err(io::Error::from),
             Err(e) => Err(io::Error::from(e)),

@@ -86,8 +86,8 @@ pub struct Uncovered {
 
 /// Every agent artifact root on disk (on the built-in surfaces and the
 /// machine policy's `extra` ones) that no discovery pattern covers and that
-/// holds something an agent could load (empty directories are left out),
-/// sorted by path. The walk is [`walk_view`]'s; a symlink at an artifact
+/// holds something an agent could load (empty directories and an agent's
+/// housekeeping are left out), sorted by path. The walk is [`walk_view`]'s; a symlink at an artifact
 /// root is a linked surface ([`crate::links::surface_links`]), not listed
 /// here. `seal verify -v`, the dry run and a verify the machine policy
 /// requires all use it.
@@ -98,9 +98,11 @@ pub fn uncovered_artifacts(
 ) -> Vec<Uncovered> {
     let mut out = Vec::new();
     walk_view(listings, lock, extra, |listings, path, place, kind| {
-        if let Place::Artifact { root_len, .. } = &place
+        if let Place::Artifact { root_len, rule } = &place
             && *root_len == path.depth()
             && kind != EntryKind::Symlink
+            // An agent's housekeeping is never served: nothing to pin.
+            && !matches!(rule, crate::surfaces::SurfaceRule::Housekeeping(_))
         {
             let state = assess_artifact(listings, &path.raw);
             if let RootState::Bundle(_) = state {
@@ -170,6 +172,26 @@ pub(crate) fn walk_view(
         visit,
     };
     walk_at(project, &RawPath::default(), ViewPath::root(), &mut walk);
+}
+
+/// Every agent directory of [`crate::surfaces::SCRATCH_DIRS`] the view
+/// shows, at any depth, in walk order: where `seal run` lays a scratch layer.
+pub fn scratch_dirs(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    extra: &crate::surfaces::ExtraRows,
+) -> Vec<RawPath> {
+    let mut out = Vec::new();
+    walk_view(listings, lock, extra, |_, path, place, kind| {
+        let name = path.raw.0.last().and_then(|n| n.to_str());
+        if matches!(place, Place::Container)
+            && kind == EntryKind::Dir
+            && name.and_then(crate::surfaces::scratch_dir).is_some()
+        {
+            out.push(path.raw);
+        }
+    });
+    out
 }
 
 /// The kind of the entry at `raw` (by listing its parent), if it exists.

@@ -395,6 +395,74 @@ pub static AGENT_DIRS: &[&str] = &[
     ".windsurf",
 ];
 
+/// An agent directory its agent writes its own housekeeping into as it
+/// starts, wherever one stands in the project ([`SCRATCH_DIRS`]).
+#[derive(Debug)]
+pub struct ScratchDir {
+    /// The directory's name.
+    pub dir: &'static str,
+    /// What the agent writes there for itself. Not extensions: the view never
+    /// shows the disk's (they are artifacts of [`SurfaceRule::Housekeeping`],
+    /// which `init` and `pin` never propose and `verify --strict` does not
+    /// count).
+    pub housekeeping: &'static [&'static str],
+    /// Every name in the directory the agent loads something from (a
+    /// superset of what the table's rows claim there), with whether it is a
+    /// directory. In the scratch layer `seal run` lays over the directory
+    /// (src/run/scratch.rs) each stays the view's, read-only, and empty when
+    /// the view does not show it: the agent cannot plant there what a later
+    /// process of the run would load.
+    pub loads: &'static [(&'static str, Unit)],
+}
+
+/// The agent directories that get a private scratch layer under `seal run`.
+/// OpenCode writes `.gitignore` (naming the housekeeping below) into every
+/// `.opencode` it uses, and installs its plugins' dependencies there
+/// (`package.json`, `node_modules`, a lock file); it exits when it cannot.
+/// It loads `{agent,agents}`, `{command,commands}`, `{mode,modes}`,
+/// `{plugin,plugins}`, `{tool,tools}`, `{skill,skills}`, `themes` and
+/// `opencode.json{,c}` from such a directory (its `config/*.ts` loaders).
+/// (Qwen Code's rewrite of `.qwen/settings.json` is not housekeeping: that
+/// file is a surface, so it stays the verified one, and Qwen goes on when
+/// the write fails.)
+pub static SCRATCH_DIRS: &[ScratchDir] = &[ScratchDir {
+    dir: ".opencode",
+    housekeeping: &[
+        ".gitignore",
+        "bun.lock",
+        "node_modules",
+        "package-lock.json",
+        "package.json",
+    ],
+    loads: &[
+        ("agent", Unit::Dir),
+        ("agents", Unit::Dir),
+        ("command", Unit::Dir),
+        ("commands", Unit::Dir),
+        ("mode", Unit::Dir),
+        ("modes", Unit::Dir),
+        ("opencode.json", Unit::File),
+        ("opencode.jsonc", Unit::File),
+        ("plugin", Unit::Dir),
+        ("plugins", Unit::Dir),
+        ("skill", Unit::Dir),
+        ("skills", Unit::Dir),
+        ("themes", Unit::Dir),
+        ("tool", Unit::Dir),
+        ("tools", Unit::Dir),
+    ],
+}];
+
+/// The scratch directory named `dir`, if it is one.
+pub fn scratch_dir(dir: &str) -> Option<&'static ScratchDir> {
+    SCRATCH_DIRS.iter().find(|s| s.dir == dir)
+}
+
+/// The housekeeping names of agent directory `dir` ([`SCRATCH_DIRS`]).
+fn housekeeping(dir: &str) -> &'static [&'static str] {
+    scratch_dir(dir).map_or(&[], |s| s.housekeeping)
+}
+
 /// Instruction files agents load by name from the project root and from
 /// subdirectories (so at any depth).
 pub(crate) static INSTRUCTION_FILES: &[&str] = &[
@@ -413,6 +481,9 @@ pub enum SurfaceRule {
     Row(&'static SurfaceRow),
     AgentDir(&'static str),
     InstructionFile(&'static str),
+    /// What the agent of this directory writes there for itself
+    /// ([`SCRATCH_DIRS`]).
+    Housekeeping(&'static str),
 }
 
 impl SurfaceRule {
@@ -426,6 +497,10 @@ impl SurfaceRule {
             SurfaceRule::InstructionFile(n) => {
                 format!("instruction file name \"{n}\" (loaded at any depth)")
             }
+            SurfaceRule::Housekeeping(d) => format!(
+                "what the agent writes in \"{d}\" for itself (never shown from the disk or \
+                 pinned; `seal run` gives it a private scratch copy)"
+            ),
         }
     }
 }
@@ -494,13 +569,16 @@ impl Anchor {
             return Some(SurfaceClass::Container);
         }
         let dir = self.agent_dir?;
-        Some(if rest.len() == 1 {
-            SurfaceClass::Container
-        } else {
-            SurfaceClass::Artifact {
+        Some(match rest.get(1) {
+            None => SurfaceClass::Container,
+            Some(name) if housekeeping(dir).contains(name) => SurfaceClass::Artifact {
+                root_len: k + 2,
+                rule: SurfaceRule::Housekeeping(dir),
+            },
+            Some(_) => SurfaceClass::Artifact {
                 root_len: k + 2,
                 rule: SurfaceRule::AgentDir(dir),
-            }
+            },
         })
     }
 }
@@ -726,6 +804,72 @@ mod tests {
             SurfaceClass::Artifact { root_len, .. } => Some(root_len),
             _ => None,
         }
+    }
+
+    #[test]
+    fn the_names_a_scratch_directory_keeps_read_only_come_from_the_rows() {
+        // The names a row claims directly inside an agent directory
+        // (`skills` for `.opencode/skills/*`).
+        let claimed = |dir: &str| -> Vec<&'static str> {
+            PROJECT_ROWS
+                .iter()
+                .filter_map(|r| {
+                    let mut segments = r.pattern.split('/');
+                    (segments.next() == Some(dir)).then(|| segments.next())?
+                })
+                .collect()
+        };
+        assert_eq!(
+            claimed(".opencode"),
+            ["skills", "agents", "commands", "plugins", "tools"]
+        );
+        // Every scratch directory is an agent directory, whose unknown
+        // entries the view hides as artifacts; what it keeps read-only
+        // covers the rows, and never names its housekeeping.
+        for s in SCRATCH_DIRS {
+            assert!(AGENT_DIRS.contains(&s.dir), "{}", s.dir);
+            let loads: Vec<&str> = s.loads.iter().map(|(n, _)| *n).collect();
+            for name in claimed(s.dir) {
+                assert!(loads.contains(&name), "{} {name}", s.dir);
+            }
+            assert!(
+                s.housekeeping.iter().all(|n| !loads.contains(n)),
+                "{}",
+                s.dir
+            );
+        }
+        // The housekeeping is an artifact of its own rule at any depth;
+        // every other unknown entry stays an artifact of the directory.
+        for path in [
+            ".opencode/node_modules/x/index.js",
+            "pkg/.opencode/package.json",
+        ] {
+            assert!(
+                matches!(
+                    class(path),
+                    SurfaceClass::Artifact {
+                        rule: SurfaceRule::Housekeeping(".opencode"),
+                        ..
+                    }
+                ),
+                "{path}"
+            );
+        }
+        assert_eq!(root_len("pkg/.opencode/node_modules/x"), Some(3));
+        assert!(matches!(
+            class(".opencode/opencode.json"),
+            SurfaceClass::Artifact {
+                rule: SurfaceRule::AgentDir(".opencode"),
+                ..
+            }
+        ));
+        assert!(matches!(
+            class(".claude/node_modules"),
+            SurfaceClass::Artifact {
+                rule: SurfaceRule::AgentDir(".claude"),
+                ..
+            }
+        ));
     }
 
     #[test]
