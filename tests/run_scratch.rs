@@ -32,12 +32,16 @@ fn opencode_world() -> World {
         &p.join("packages/app/.opencode/plugins/app.js"),
         "export const App = 1\n",
     );
+    // A linked surface: OpenCode's agents are the repository's shared ones.
+    write(&p.join(".agents/oc-agents/reviewer.md"), "reviewer agent\n");
+    std::os::unix::fs::symlink("../.agents/oc-agents", p.join(".opencode/agents")).unwrap();
     let (code, _, err) = w.seal(
         &[
             "pin",
             ".opencode/plugins",
             ".opencode/skills/s1",
             "packages/app/.opencode/plugins",
+            ".agents/oc-agents",
         ],
         "y\n",
         &[],
@@ -86,6 +90,9 @@ const AGENT: &str = r#"
     try remove-plugin-dir 'rmdir .opencode/plugin'
     try plant-nested 'echo x > packages/app/.opencode/plugins/new.js'
     try own-scratch-name 'echo mine > .opencode/notes.txt'
+    try linked-agent 'grep -q "reviewer agent" .opencode/agents/reviewer.md'
+    try replace-link 'rm .opencode/agents && mkdir -p .opencode/agents && echo x > .opencode/agents/evil.md'
+    try plant-through-link 'echo x > .opencode/agents/evil.md'
     try parent-gitignore 'echo node_modules > ../.opencode/.gitignore && test -s ../.opencode/.gitignore'
     try parent-plugin 'cat ../.opencode/plugins/parent.js'
     try plant-parent 'echo x > ../.opencode/plugins/new.js'
@@ -112,6 +119,9 @@ replace-skills:refused
 remove-plugin-dir:refused
 plant-nested:refused
 own-scratch-name:ok
+linked-agent:ok
+replace-link:refused
+plant-through-link:refused
 parent-gitignore:ok
 parent-plugin:refused
 plant-parent:refused
@@ -143,6 +153,8 @@ fn assert_disk_untouched(p: &Path) {
     );
     assert!(p.join(".opencode/node_modules/diskpkg/index.js").exists());
     assert!(p.join(".opencode/plugin/evil.js").exists());
+    assert!(p.join(".opencode/agents").is_symlink());
+    assert!(!p.join(".agents/oc-agents/evil.md").exists());
 }
 
 /// A second run sees none of what the first wrote in its scratch layers.

@@ -8,7 +8,7 @@
 //! over a masked one in a parent of the project, which shows nothing): it
 //! holds a read-only bind of every entry the view shows there (so what the
 //! agent loads is still the verified bundle, decided by the view at each
-//! open), and a read-only empty placeholder for every name the agent loads
+//! open; a linked surface is bound as what it leads to in the view), and a read-only empty placeholder for every name the agent loads
 //! from that the view does not show, so nothing planted in the layer is ever
 //! loaded as an extension. Every other name is the agent's own for the run,
 //! like `/tmp`: it lives in memory and goes with the run's mount namespace,
@@ -20,14 +20,16 @@
 //! layer).
 
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
-use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat, openat2};
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
+use nix::sys::stat::Mode;
 
-use super::{Builder, EMPTY_DIR, NEW, relative};
+use super::{Builder, EMPTY_DIR, NEW, bind_fd, mkdir, relative, remount_tree_read_only, touch};
 use crate::run::plan::Placement;
+use seal_core::fs::EntryKind;
 use seal_gate::surfaces::{Unit, scratch_dir};
 
 /// Where a layer is filled before it is moved into place (in the staging
@@ -83,7 +85,16 @@ impl Builder {
                     // The agent's own, fresh for the run.
                     continue;
                 }
-                self.entry(&view, location, &e.name, e.kind, &stage, false)?;
+                let unit = kind
+                    .loads
+                    .iter()
+                    .find(|(n, _)| name == Some(*n))
+                    .map(|(_, unit)| *unit);
+                let unit = unit.unwrap_or(match e.kind {
+                    EntryKind::Dir => Unit::Dir,
+                    _ => Unit::File,
+                });
+                self.shown_entry(&view, &location.join(&e.name), &stage.join(&e.name), unit)?;
             }
             for (name, unit) in kind.loads {
                 if shown.iter().any(|e| e.name == *name) {
@@ -109,5 +120,46 @@ impl Builder {
             let _ = umount2(&stage, MntFlags::MNT_DETACH);
         }
         filled
+    }
+
+    /// One entry the view shows in the directory, at `target` in the layer:
+    /// a read-only bind of what it is in the view or, for a linked surface,
+    /// of what the link leads to there (a copy of the link would be the
+    /// agent's to remove and replace with a directory of its own); a
+    /// read-only empty placeholder of the `unit`'s shape when that is not in
+    /// the view.
+    fn shown_entry(
+        &self,
+        view: &OwnedFd,
+        location: &Path,
+        target: &Path,
+        unit: Unit,
+    ) -> io::Result<()> {
+        let name = location.file_name().unwrap_or_default();
+        let in_view = openat(
+            view.as_fd(),
+            name,
+            OFlag::O_PATH | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()
+        .and_then(|fd| {
+            let st = nix::sys::stat::fstat(&fd).ok()?;
+            (st.st_dev == self.view_dev).then_some((fd, st))
+        });
+        let Some((fd, st)) = in_view else {
+            let placeholder = match unit {
+                Unit::File => Placement::EmptyFile,
+                Unit::Dir | Unit::Either => Placement::EmptyDir,
+            };
+            return self.place(&placeholder, location, target);
+        };
+        if EntryKind::from_mode(st.st_mode) == EntryKind::Dir {
+            mkdir(target, 0o755)?;
+        } else {
+            drop(touch(target, 0o644)?);
+        }
+        bind_fd(&fd, target)?;
+        remount_tree_read_only(target)
     }
 }
