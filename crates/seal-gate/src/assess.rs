@@ -87,10 +87,10 @@ pub struct Uncovered {
 /// Every agent artifact root on disk (on the built-in surfaces and the
 /// machine policy's `extra` ones) that no discovery pattern covers and that
 /// holds something an agent could load (empty directories and an agent's
-/// housekeeping are left out), sorted by path. The walk is [`walk_view`]'s; a symlink at an artifact
-/// root is a linked surface ([`crate::links::surface_links`]), not listed
-/// here. `seal verify -v`, the dry run and a verify the machine policy
-/// requires all use it.
+/// housekeeping are left out), sorted by path. The walk is [`walk_view`]'s;
+/// a symlink at an artifact root is a linked surface
+/// ([`crate::links::surface_links`]), not listed here. `seal verify -v`, the
+/// dry run and a verify the machine policy requires all use it.
 pub fn uncovered_artifacts(
     listings: &mut Listings<'_>,
     lock: &Lockfile,

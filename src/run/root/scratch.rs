@@ -8,9 +8,10 @@
 //! over a masked one in a parent of the project, which shows nothing): it
 //! holds a read-only bind of every entry the view shows there (so what the
 //! agent loads is still the verified bundle, decided by the view at each
-//! open; a linked surface is bound as what it leads to in the view), and a read-only empty placeholder for every name the agent loads
-//! from that the view does not show, so nothing planted in the layer is ever
-//! loaded as an extension. Every other name is the agent's own for the run,
+//! open; a linked surface is bound as what it leads to in the view), and a
+//! read-only empty placeholder for every name the agent loads from that the
+//! view does not show, so nothing planted in the layer is ever loaded as an
+//! extension. Every other name is the agent's own for the run,
 //! like `/tmp`: it lives in memory and goes with the run's mount namespace,
 //! so it never reaches the disk or a later run.
 //!
