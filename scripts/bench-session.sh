@@ -12,6 +12,7 @@
 #                                             # directory under /tmp, removed at the end)
 #   SEAL=path/to/seal scripts/...             # a seal binary instead of building one
 #   COUNT=0 scripts/...                       # skip the request-counting session
+#   BIG=1 scripts/...                         # also the start-up on 200 bundles, 1 GB
 #
 # The project: a clone of this repository (its history, for `git log -p`),
 # 20 skills in .claude/skills (5 files each) and a 20,000-file dependency
@@ -32,7 +33,10 @@
 # of the modes alternates each round; after each session the project is
 # reset to its base commit. Each step's median over the rounds, and the
 # ratio to native; "all together" is the sum of the steps.
-# Start-up: `seal run -- true` against `true`, 10 times each, interleaved.
+# Start-up: `seal run -- true` against `true`, 10 times each, interleaved,
+# on the project and (with BIG=1) on a project of 200 pinned skills of 5 MB
+# each (1 GB; issue 25's start-up row): `seal run` verifies every bundle
+# before it starts the command, so this row is the hashing of 1 GB.
 # Then one more `seal run` session with the FUSE requests logged
 # (SEAL_LOG=fuser=debug), counted per step by opcode: the round trips each
 # command costs (a RELEASE the kernel sends after a step may count in the
@@ -192,6 +196,29 @@ for _ in $(seq 1 10); do
   echo "run start-up $(python3 -c "print($e - $s)")" >> "$results"
 done
 
+if [ "${BIG:-0}" = 1 ]; then
+  big=$dir/big
+  if [ ! -e "$big/seal.json" ]; then
+    echo "== making the 200-bundle, 1 GB project" >&2
+    rm -rf "$big"
+    mkdir -p "$big"
+    git -C "$big" init -q
+    for i in $(seq -w 1 200); do
+      s=$big/.claude/skills/s$i
+      mkdir -p "$s"
+      printf -- '---\nname: s%s\ndescription: benchmark skill\n---\n' "$i" > "$s/SKILL.md"
+      head -c 5000000 /dev/urandom > "$s/data.bin"
+    done
+    (cd "$big" && echo y | "$SEAL" init >/dev/null 2>&1)
+  fi
+  for _ in $(seq 1 5); do
+    s=$EPOCHREALTIME; (cd "$big" && true); e=$EPOCHREALTIME
+    echo "native start-up-1GB $(python3 -c "print($e - $s)")" >> "$results"
+    s=$EPOCHREALTIME; (cd "$big" && "$SEAL" run -- true 2>/dev/null); e=$EPOCHREALTIME
+    echo "run start-up-1GB $(python3 -c "print($e - $s)")" >> "$results"
+  done
+fi
+
 count=$dir/requests.log
 rm -f "$count"
 if [ "${COUNT:-1}" != 0 ]; then
@@ -226,7 +253,7 @@ def line(step, vals):
         (f"{vals[m]/vals[base[m]]:>19.2f}" if m in vals and vals.get(base[m]) else f"{'-':>19}")
         for m in shown if m in base)
     print(f"{step:<32}{cells}{ratios}")
-steps = [s for s in order if s != "start-up"]
+steps = [s for s in order if not s.startswith("start-up")]
 for s in steps:
     line(s, med[s])
 for m in shown:
@@ -237,6 +264,8 @@ for m in shown:
     line(f"all together ({label[m]})", total)
 if "start-up" in med:
     line("start-up (run -- true)", med["start-up"])
+if "start-up-1GB" in med:
+    line("start-up, 200 bundles, 1 GB", med["start-up-1GB"])
 PY
 
 [ -s "$count" ] && python3 - "$count" <<'PY'
