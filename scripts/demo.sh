@@ -3,17 +3,21 @@
 #   seal init -> seal verify -> tamper -> seal verify (Blocked) -> seal mount
 #   (the tampered skill is absent, the rest readable) -> seal run with an
 #   agent-like loader (only verified, project-local extensions load).
-# Needs cargo; the mount and run steps need root and /dev/fuse (skipped with a
-# note otherwise). Leaves nothing behind.
+# Needs cargo (or SEAL=path/to/seal); the mount and run steps need root and
+# /dev/fuse (skipped with a note otherwise). Leaves nothing behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*" >&2; "$@"; }
 
-step "build"
-cargo build --release --quiet
-seal="$PWD/target/release/seal"
+if [ -n "${SEAL:-}" ]; then
+  seal=$SEAL   # a seal binary of your own (the tests run the demo this way)
+else
+  step "build"
+  cargo build --release --quiet
+  seal="$PWD/target/release/seal"
+fi
 loader="$PWD/tests/fixtures/agent_loader.py"
 
 work=$(mktemp -d /tmp/sealfs-demo.XXXXXX)
@@ -77,7 +81,9 @@ set -e
 run umount "$view"
 wait
 view=""
-echo "audit log:"; sed 's/^/  /' "$work/audit.jsonl" | head -5
+# head reads the file itself: a sed cut short by head would end the demo
+# (pipefail) with SIGPIPE.
+echo "audit log:"; head -n 5 "$work/audit.jsonl" | sed 's/^/  /'
 
 step "restore the reviewed skill, then run an agent-like loader under seal run"
 printf -- '---\nname: code-review\n---\nReview the diff for correctness.\n' > .claude/skills/code-review/SKILL.md
