@@ -266,7 +266,20 @@ fn the_dry_run_names_each_scratch_layer_and_init_never_proposes_housekeeping() {
         .map(|d| lexical(&w.project.join(d)))
         .collect();
     assert_eq!(scratch, expected);
+    // `seal why` on the disk's housekeeping: hidden, and nothing to pin.
+    let (code, out, err) = w.seal(&["why", ".opencode/node_modules/diskpkg/index.js"], "", &[]);
+    let text = format!("{out}{err}");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("decision: hidden"), "{text}");
+    assert!(text.contains("nothing to pin"), "{text}");
+    assert!(!text.contains("seal pin"), "{text}");
     // Housekeeping is neither proposed nor counted as uncovered.
+    let (code, out, err) = w.seal(&["verify", "-v"], "", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !format!("{out}{err}").contains("node_modules"),
+        "{out}{err}"
+    );
     std::fs::remove_file(w.project.join("seal.json")).unwrap();
     let (code, out, err) = w.seal(&["init", "--dry-run"], "", &[]);
     assert_eq!(code, 0, "{err}");

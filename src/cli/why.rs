@@ -341,8 +341,17 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             lock.policy.as_str()
         );
     }
+    // An agent's housekeeping is never pinned: `seal run` gives the agent
+    // its own for the run.
+    let housekeeping = matches!(
+        place,
+        Place::Artifact {
+            rule: seal_gate::surfaces::SurfaceRule::Housekeeping(_),
+            ..
+        }
+    );
     let fix = match verdict.reason {
-        Reason::Failing { .. } | Reason::NotRecorded if place.is_gated() => {
+        Reason::Failing { .. } | Reason::NotRecorded if place.is_gated() && !housekeeping => {
             let root = view.prefix(place.root_len().unwrap_or(view.depth()));
             Some(format!(
                 "seal pin {}",
@@ -365,6 +374,10 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
     };
     let hint = match (&fix, x.decision) {
         (Some(fix), "hidden" | "visible") => format!("; run '{}' to seal it", escaped(fix)),
+        (None, "hidden") if housekeeping => {
+            "; nothing to pin: under seal run the agent writes its own, in memory for the run"
+                .to_string()
+        }
         _ => String::new(),
     };
     x.fix = fix.filter(|_| matches!(x.decision, "hidden" | "visible"));
