@@ -1345,3 +1345,21 @@ fn hard_links_of_an_ordinary_file_share_its_inode_and_no_other_name_does() {
     assert!(matches!(world.view.path_of(main), Err(FsError::Stale)));
     assert_ne!(lookup(lib, "third.rs").unwrap().attr.ino.0, main);
 }
+
+/// Found by the kernel-opens model test in CI: a file root that is not in
+/// `seal.json` (here `CLAUDE.md`, written after the pin) is shown under
+/// `warn`, and its open must serve it too. The verification a lookup makes
+/// and keeps did not read it (nothing wanted it) and, for a single-file
+/// root, did not note where it was either, so the open found nothing to
+/// serve and hid it.
+#[test]
+fn an_unrecorded_file_root_made_after_the_pin_opens_under_warn() {
+    let ops = [Op::Delete(4), Op::Pin(Policy::Warn), Op::Write(4, 0)];
+    for mut world in [World::new(true), World::new(false), World::in_kernel()] {
+        for op in &ops {
+            world.apply(op);
+        }
+        world.check("CLAUDE.md");
+        world.reread("CLAUDE.md");
+    }
+}

@@ -294,11 +294,6 @@ fn single_file<K: Keeper>(
     if expected.is_none() || expect.is_none() {
         pool.stopper.prove();
     }
-    let wanted = pool.keeper.wants(&path);
-    if pool.stopper.abandon(wanted) {
-        observed.unread.push(path);
-        return;
-    }
     let dir = match open_dirs(project, &RawPath(parent.to_vec())) {
         Ok(fd) => Gauge::default().wrap(fd),
         Err(e) => {
@@ -310,8 +305,17 @@ fn single_file<K: Keeper>(
             return;
         }
     };
+    // The witness learns of the file whether or not it is read now, as in a
+    // directory root's walk: a verification kept for reuse must know where
+    // the file is, to read it when an open wants it (an unrecorded file
+    // shown under `warn` is not read by a lookup's verification).
     if let Some(witness) = pool.stopper.witness() {
         witness.file(dir.as_fd(), name, &path, raw_root);
+    }
+    let wanted = pool.keeper.wants(&path);
+    if pool.stopper.abandon(wanted) {
+        observed.unread.push(path);
+        return;
     }
     if let Some(p) = pool.progress {
         p.files_total.fetch_add(1, Ordering::Relaxed);
