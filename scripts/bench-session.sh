@@ -188,13 +188,18 @@ for r in $(seq 1 "$rounds"); do
 done
 reset_project
 
-# Start-up: `seal run -- true` against `true`.
-for _ in $(seq 1 10); do
-  s=$EPOCHREALTIME; (cd "$project" && true); e=$EPOCHREALTIME
-  echo "native start-up $(python3 -c "print($e - $s)")" >> "$results"
-  s=$EPOCHREALTIME; (cd "$project" && "$SEAL" run -- true 2>/dev/null); e=$EPOCHREALTIME
-  echo "run start-up $(python3 -c "print($e - $s)")" >> "$results"
-done
+# Start-up: `seal run -- true` against `true` in DIR, TIMES times each,
+# interleaved, recorded as the row STEP.
+startup() { # STEP DIR TIMES
+  local s e
+  for _ in $(seq 1 "$3"); do
+    s=$EPOCHREALTIME; (cd "$2" && true); e=$EPOCHREALTIME
+    echo "native $1 $(python3 -c "print($e - $s)")" >> "$results"
+    s=$EPOCHREALTIME; (cd "$2" && "$SEAL" run -- true 2>/dev/null); e=$EPOCHREALTIME
+    echo "run $1 $(python3 -c "print($e - $s)")" >> "$results"
+  done
+}
+startup start-up "$project" 10
 
 if [ "${BIG:-0}" = 1 ]; then
   big=$dir/big
@@ -211,12 +216,7 @@ if [ "${BIG:-0}" = 1 ]; then
     done
     (cd "$big" && echo y | "$SEAL" init >/dev/null 2>&1)
   fi
-  for _ in $(seq 1 5); do
-    s=$EPOCHREALTIME; (cd "$big" && true); e=$EPOCHREALTIME
-    echo "native start-up-1GB $(python3 -c "print($e - $s)")" >> "$results"
-    s=$EPOCHREALTIME; (cd "$big" && "$SEAL" run -- true 2>/dev/null); e=$EPOCHREALTIME
-    echo "run start-up-1GB $(python3 -c "print($e - $s)")" >> "$results"
-  done
+  startup start-up-1GB "$big" 5
 fi
 
 count=$dir/requests.log

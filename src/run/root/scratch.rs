@@ -51,7 +51,7 @@ impl Builder {
         let new = nix::fcntl::open(
             NEW,
             OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
+            Mode::empty(),
         )?;
         // The view's directory (or a masked one: the empty directory),
         // reached without following a symlink and checked to be one of
@@ -101,11 +101,7 @@ impl Builder {
                 if shown.iter().any(|e| e.name == *name) {
                     continue;
                 }
-                let placeholder = match unit {
-                    Unit::File => Placement::EmptyFile,
-                    Unit::Dir | Unit::Either => Placement::EmptyDir,
-                };
-                self.place(&placeholder, &location.join(name), &stage.join(name))?;
+                self.place(&placeholder(*unit), &location.join(name), &stage.join(name))?;
             }
             let target = Path::new(NEW).join(relative(location));
             mount(
@@ -149,11 +145,7 @@ impl Builder {
             (st.st_dev == self.view_dev).then_some((fd, st))
         });
         let Some((fd, st)) = in_view else {
-            let placeholder = match unit {
-                Unit::File => Placement::EmptyFile,
-                Unit::Dir | Unit::Either => Placement::EmptyDir,
-            };
-            return self.place(&placeholder, location, target);
+            return self.place(&placeholder(unit), location, target);
         };
         if EntryKind::from_mode(st.st_mode) == EntryKind::Dir {
             mkdir(target, 0o755)?;
@@ -162,5 +154,13 @@ impl Builder {
         }
         bind_fd(&fd, target)?;
         remount_tree_read_only(target)
+    }
+}
+
+/// The read-only empty placeholder of a name the agent loads a `unit` from.
+fn placeholder(unit: Unit) -> Placement {
+    match unit {
+        Unit::File => Placement::EmptyFile,
+        Unit::Dir | Unit::Either => Placement::EmptyDir,
     }
 }
