@@ -11,6 +11,9 @@
 #   KEEP_TREE=1 scripts/...                # keep the 2+ GiB tree for the next run
 #   COUNT=0 scripts/...                    # skip the request-counting pass
 #   RUNS=writes scripts/...                # only the write run (or: reads)
+#   VARIANTS="nopt=/tmp/seal-nopt ..."     # more `seal mount` columns in both runs, each
+#                                          # another seal binary (e.g. one built without a
+#                                          # speed mechanism: docs/ARCHITECTURE.md's table)
 #
 # 1. Builds `seal` and the timing helper (examples/mount_bench.rs) --release.
 # 2. Makes a tree: 20,000 small files (256 B..4 KiB) in 300 directories under
@@ -90,6 +93,7 @@ SEAL_KO_PID=
 
 cleanup() {
   set +e
+  if declare -f stop_variants >/dev/null; then stop_variants; fi
   for mp in "$SEAL_MP" "$SEAL_KO_MP" "$BINDFS_MP"; do
     if grep -q " $mp " /proc/self/mountinfo; then umount "$mp" 2>/dev/null || umount -l "$mp"; fi
   done
@@ -119,8 +123,15 @@ make_project "$TREE/.bench-spec" "v3 20000 small, 1 GiB ordinary, 1 GiB bundle, 
   "$PROJECT" gen "$PROJECT"
 # The write run's project: a git repository of 20,000 4 KiB files per view.
 WPROJECT="$TREE/wproject"
-make_project "$TREE/.bench-wspec" "w1 3 git trees of 20000 files" \
-  "$WPROJECT" git-prep "$WPROJECT" native seal bindfs
+VARIANT_NAMES=()
+declare -A VARIANT_BIN=() VARIANT_PID=()
+for v in ${VARIANTS:-}; do
+  VARIANT_NAMES+=("${v%%=*}")
+  VARIANT_BIN[${v%%=*}]=${v#*=}
+  [[ -x "${v#*=}" ]] || { echo "bench-mount: variant ${v%%=*}: no binary at ${v#*=}" >&2; exit 2; }
+done
+make_project "$TREE/.bench-wspec" "w1 git trees of 20000 files: native seal bindfs ${VARIANT_NAMES[*]}" \
+  "$WPROJECT" git-prep "$WPROJECT" native seal bindfs "${VARIANT_NAMES[@]}"
 (cd "$PROJECT" && "$SEAL" verify) >&2
 mkdir -p "$SEAL_MP" "$SEAL_KO_MP" "$BINDFS_MP"
 
@@ -145,6 +156,34 @@ stop_seal() {
 }
 
 writable() { SEAL_PROJECT=$WPROJECT; SEAL_OPTS=(--writable); }
+
+# Mounts each variant at $TREE/NAME-view like `seal` (same project and
+# options) and adds it to VIEWS.
+start_variants() {
+  local name log
+  for name in "${VARIANT_NAMES[@]}"; do
+    log="$TREE/daemon-$name.log"
+    : >"$log"
+    mkdir -p "$TREE/$name-view"
+    (cd "$SEAL_PROJECT" && exec "${VARIANT_BIN[$name]}" mount "$TREE/$name-view" "${SEAL_OPTS[@]}" 2>>"$log") &
+    VARIANT_PID[$name]=$!
+    for _ in $(seq 200); do
+      grep -q "serving the sealed view" "$log" && break
+      kill -0 "${VARIANT_PID[$name]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
+      sleep 0.05
+    done
+    grep -q "serving the sealed view" "$log" || { echo "variant $name did not become ready" >&2; exit 1; }
+    VIEWS+=("$name=$TREE/$name-view")
+  done
+}
+stop_variants() {
+  local name
+  for name in "${!VARIANT_PID[@]}"; do
+    if grep -q " $TREE/$name-view " /proc/self/mountinfo; then umount "$TREE/$name-view" 2>/dev/null || umount -l "$TREE/$name-view"; fi
+    wait "${VARIANT_PID[$name]}" 2>/dev/null || true
+    unset "VARIANT_PID[$name]"
+  done
+}
 read_only() { SEAL_PROJECT=$PROJECT; SEAL_OPTS=(); }
 
 BINDFS=no
@@ -177,6 +216,7 @@ run_reads() {
     bindfs -r "$PROJECT" "$BINDFS_MP"
     VIEWS+=("bindfs=$BINDFS_MP")
   fi
+  start_variants
 
   "$HELPER" run "${VIEWS[@]}" --reps "$REPS"
   # The goal: at most 32 MiB besides the snapshots (memfd pages, not mapped,
@@ -191,6 +231,7 @@ run_reads() {
   "$HELPER" walk-cold "${VIEWS_SRC[@]}"
 
   if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
+  stop_variants
   stop_seal
   umount "$SEAL_KO_MP"
   wait "$SEAL_KO_PID" || { echo "seal mount --kernel-opens exited with $?" >&2; exit 1; }
@@ -208,7 +249,9 @@ run_writes() {
     bindfs "$WPROJECT" "$BINDFS_MP"
     VIEWS+=("bindfs=$BINDFS_MP")
   fi
+  start_variants
   "$HELPER" write-run "${VIEWS[@]}" --reps "$REPS"
+  stop_variants
   if [[ "$BINDFS" != no ]]; then umount "$BINDFS_MP"; fi
   stop_seal
   read_only

@@ -13,6 +13,10 @@
 #   SEAL=path/to/seal scripts/...             # a seal binary instead of building one
 #   COUNT=0 scripts/...                       # skip the request-counting session
 #   BIG=1 scripts/...                         # also the start-up on 200 bundles, 1 GB
+#   VARIANTS="nopt=/tmp/seal-nopt ..." scripts/...
+#                                             # more `seal run` columns, each another seal
+#                                             # binary (e.g. one built without a speed
+#                                             # mechanism: docs/ARCHITECTURE.md's table)
 #
 # The project: a clone of this repository (its history, for `git log -p`),
 # 20 skills in .claude/skills (5 files each) and a 20,000-file dependency
@@ -46,6 +50,13 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 rounds=${ROUNDS:-3}
 modes=${MODES:-native run}
+# Each variant NAME=BINARY is one more mode, "v:NAME".
+declare -A variant_bin=()
+for v in ${VARIANTS:-}; do
+  variant_bin[${v%%=*}]=${v#*=}
+  [ -x "${v#*=}" ] || { echo "bench-session: variant ${v%%=*}: no binary at ${v#*=}" >&2; exit 2; }
+  modes="$modes v:${v%%=*}"
+done
 
 if [ "$(id -u)" != 0 ]; then
   echo "bench-session: run as root (seal run serves FUSE and builds namespaces)" >&2
@@ -137,7 +148,7 @@ t() {
 reads() {
   t "git-status\$1" git status --porcelain
   t "git-log-p\$1" git log -p -n 100
-  t "grep-r\$1" sh -c 'grep -r sealtest-never-there . ; [ \$? = 1 ]'
+  t "grep-r\$1" sh -c 'grep -r "sealtest-never""-there" . ; [ \$? = 1 ]'
   t "find\$1" find . -name '*.md'
   t "read-skills\$1" sh -c 'cat .claude/skills/*/SKILL.md .claude/skills/*/*/*'
 }
@@ -168,6 +179,7 @@ session() { # MODE
     native-ro) out=$(cd "$project" && bash "$dir/session.sh" ro) ;;
     run) out=$(cd "$project" && "$SEAL" run -- bash "$dir/session.sh" 2>/dev/null) ;;
     ro) out=$(cd "$project" && "$SEAL" run --read-only -- bash "$dir/session.sh" ro 2>/dev/null) ;;
+    v:*) out=$(cd "$project" && "${variant_bin[${1#v:}]}" run -- bash "$dir/session.sh" 2>/dev/null) ;;
   esac
   printf '%s\n' "$out" | sed "s/^/$1 /" >> "$results"
 }
@@ -242,7 +254,11 @@ for line in open(path):
 med = {s: {m: statistics.median(v) for m, v in d.items()} for s, d in rows.items()}
 label = {"native": "native", "run": "seal run", "ro": "run --read-only", "native-ro": "native (ro steps)"}
 base = {"run": "native", "ro": "native-ro"}
+variants = [m for m in modes if m.startswith("v:")]
+for m in variants:
+    label[m], base[m] = m[2:], "native"
 shown = [m for m in ("native", "run", "native-ro", "ro") if m in modes or (m == "native-ro" and "ro" in modes)]
+shown += variants
 print(f"seal run session benchmark, commit {commit}, medians of each step (ms) and ratio to native")
 head = f"{'step':<32}" + "".join(f"{label[m]:>19}" for m in shown) + "".join(
     f"{label[m] + ' ×':>19}" for m in shown if m in base)
