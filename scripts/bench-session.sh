@@ -137,6 +137,9 @@ cat > "$dir/session.sh" <<EOF
 set -e
 tarball=$dir/vendor.tar
 read_only=\${1:-}
+# A needle made now, found nowhere in the project (not even in git's packs,
+# which hold every version of this script).
+needle=absent-\$(date +%s%N)-\$\$
 t() {
   local name=\$1; shift
   [ -z "\${SEAL_BENCH_MARK:-}" ] || echo "@@step \$name" >&2
@@ -148,7 +151,7 @@ t() {
 reads() {
   t "git-status\$1" git status --porcelain
   t "git-log-p\$1" git log -p -n 100
-  t "grep-r\$1" sh -c 'grep -r "sealtest-never""-there" . ; [ \$? = 1 ]'
+  t "grep-r\$1" sh -c "grep -r \$needle . ; [ \\\$? = 1 ]"
   t "find\$1" find . -name '*.md'
   t "read-skills\$1" sh -c 'cat .claude/skills/*/SKILL.md .claude/skills/*/*/*'
 }
