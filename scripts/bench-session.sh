@@ -287,7 +287,7 @@ if "start-up-1GB" in med:
     line("start-up, 200 bundles, 1 GB", med["start-up-1GB"])
 PY
 
-[ -s "$count" ] && python3 - "$count" <<'PY'
+if [ -s "$count" ]; then python3 - "$count" <<'PY'
 import collections, re, sys
 steps, current = {}, None
 for line in open(sys.argv[1], errors="replace"):
@@ -304,3 +304,4 @@ for step, c in steps.items():
     top = ", ".join(f"{op} {n}" for op, n in c.most_common(6))
     print(f"{step:<32}{sum(c.values()):>8}  {top}")
 PY
+fi
