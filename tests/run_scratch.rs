@@ -245,6 +245,11 @@ fn the_dry_run_names_each_scratch_layer_and_init_never_proposes_housekeeping() {
         return;
     }
     let w = opencode_world();
+    // An agent directory inside a dependency tree gets no layer: the search
+    // does not walk such trees (no one starts an agent there; it stays the
+    // view's).
+    let in_dependencies = w.project.join("node_modules/some-package/.opencode");
+    std::fs::create_dir_all(in_dependencies.join("plugins")).unwrap();
     let (code, out, err) = w.seal(&["run", "--dry-run", "--", "true"], "", &[]);
     assert_eq!(code, 0, "{err}");
     let text = format!("{out}{err}");
@@ -252,6 +257,7 @@ fn the_dry_run_names_each_scratch_layer_and_init_never_proposes_housekeeping() {
         let line = format!("  scratch  {}  [", lexical(&w.project.join(dir)));
         assert!(text.contains(&line), "{dir}: {text}");
     }
+    assert!(!text.contains("some-package"), "{text}");
     let (code, out, err) = w.seal(&["run", "--dry-run", "--json", "--", "true"], "", &[]);
     assert_eq!(code, 0, "{err}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -266,6 +272,7 @@ fn the_dry_run_names_each_scratch_layer_and_init_never_proposes_housekeeping() {
         .map(|d| lexical(&w.project.join(d)))
         .collect();
     assert_eq!(scratch, expected);
+    std::fs::remove_dir_all(w.project.join("node_modules")).unwrap();
     // `seal why` on the disk's housekeeping: hidden, and nothing to pin.
     let (code, out, err) = w.seal(&["why", ".opencode/node_modules/diskpkg/index.js"], "", &[]);
     let text = format!("{out}{err}");

@@ -130,13 +130,28 @@ pub(crate) fn walk_view(
     extra: &crate::surfaces::ExtraRows,
     visit: impl FnMut(&mut Listings<'_>, ViewPath, Place, EntryKind),
 ) {
-    struct ViewWalk<'a, 'l, F> {
+    walk_view_entering(listings, lock, extra, |_| true, visit);
+}
+
+/// [`walk_view`], entering only the directories whose name `enter` accepts
+/// (the entries of the others are still visited).
+fn walk_view_entering(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    extra: &crate::surfaces::ExtraRows,
+    enter: impl Fn(&str) -> bool,
+    visit: impl FnMut(&mut Listings<'_>, ViewPath, Place, EntryKind),
+) {
+    struct ViewWalk<'a, 'l, E, F> {
         lock: &'a Lockfile,
         extra: &'a crate::surfaces::ExtraRows,
         listings: &'a mut Listings<'l>,
+        enter: E,
         visit: F,
     }
-    impl<F: FnMut(&mut Listings<'_>, ViewPath, Place, EntryKind)> Visit for ViewWalk<'_, '_, F> {
+    impl<E: Fn(&str) -> bool, F: FnMut(&mut Listings<'_>, ViewPath, Place, EntryKind)> Visit
+        for ViewWalk<'_, '_, E, F>
+    {
         type Token = ViewPath;
 
         fn listed(
@@ -152,6 +167,7 @@ pub(crate) fn walk_view(
                 let place = super::place_with(self.lock, self.extra, &path);
                 if matches!(place, Place::Ordinary | Place::Container)
                     && entry.kind == EntryKind::Dir
+                    && entry.name.to_str().is_none_or(&self.enter)
                 {
                     subdirs.push(Subdir {
                         raw: entry.name,
@@ -169,20 +185,23 @@ pub(crate) fn walk_view(
         lock,
         extra,
         listings,
+        enter,
         visit,
     };
     walk_at(project, &RawPath::default(), ViewPath::root(), &mut walk);
 }
 
 /// Every agent directory of [`crate::surfaces::SCRATCH_DIRS`] the view
-/// shows, at any depth, in walk order: where `seal run` lays a scratch layer.
+/// shows, at any depth but below [`crate::surfaces::NO_SCRATCH_BELOW`], in
+/// walk order: where `seal run` lays a scratch layer.
 pub fn scratch_dirs(
     listings: &mut Listings<'_>,
     lock: &Lockfile,
     extra: &crate::surfaces::ExtraRows,
 ) -> Vec<RawPath> {
     let mut out = Vec::new();
-    walk_view(listings, lock, extra, |_, path, place, kind| {
+    let enter = |name: &str| !crate::surfaces::NO_SCRATCH_BELOW.contains(&name);
+    walk_view_entering(listings, lock, extra, enter, |_, path, place, kind| {
         let name = path.raw.0.last().and_then(|n| n.to_str());
         if matches!(place, Place::Container)
             && kind == EntryKind::Dir

@@ -453,6 +453,16 @@ pub static SCRATCH_DIRS: &[ScratchDir] = &[ScratchDir {
     ],
 }];
 
+/// Directories the search for [`SCRATCH_DIRS`] does not enter: trees a
+/// package manager or a build fills (often most of a project's files: a
+/// JavaScript project's `node_modules` alone can hold a few hundred
+/// thousand), in which no one starts an agent. The search runs at every
+/// `seal run` start, so it would cost their walk each time. Passing one
+/// over loses nothing the view guarantees: an agent directory in it gets no
+/// scratch layer, so it stays the view's, where nothing unverified is
+/// shown and the agent's writes are refused.
+pub const NO_SCRATCH_BELOW: &[&str] = &["node_modules", ".venv", "__pycache__", ".tox", "target"];
+
 /// The scratch directory named `dir`, if it is one.
 pub fn scratch_dir(dir: &str) -> Option<&'static ScratchDir> {
     SCRATCH_DIRS.iter().find(|s| s.dir == dir)
