@@ -23,7 +23,7 @@
 # would hash one concatenated stream, not 20,000 files. taskset pins xargs and
 # every openssl it starts to CPU 0.
 #
-# The goal (issue 2): seal throughput >= 0.80 x (2 x one-core openssl
+# The goal (issue 2: 0.80; issue 25: 0.85): seal throughput >= 0.85 x (2 x one-core openssl
 # throughput) on this 2-core machine, with a warm cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -127,7 +127,7 @@ print(f"{'openssl dgst -sha256 (1 core)':34} {mo:9.3f} {min(ssl):7.3f} {max(ssl)
 print(f"{'two-core limit (2 x openssl)':34} {mo / 2:9.3f} {'':7} {'':7} {2 * ot:8.0f}")
 print()
 ratio = st / (2 * ot)
-print(f"seal throughput / (2 x one-core openssl throughput) = {ratio:.2f}  (medians; goal >= 0.80: {'met' if ratio >= 0.8 else 'MISSED'})")
+print(f"seal throughput / (2 x one-core openssl throughput) = {ratio:.2f}  (medians; goal >= 0.85: {'met' if ratio >= 0.85 else 'MISSED'})")
 best = (min(ssl) / 2) / min(seal)
 print(f"same ratio from the fastest repetition of each        = {best:.2f}  (noise only adds time)")
 print(f"load average before / after: {load_before} / {load_after}")
