@@ -1233,6 +1233,54 @@ fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding()
     assert!(lookup(skills, "a").is_ok(), "whole again");
 }
 
+/// A listing inside a verified bundle keeps its entries as their lookups
+/// did while the feed proves the bundle current (a `readdirplus` entry with
+/// no lifetime made the kernel forget the entry its lookup kept, so every
+/// file of a skill was looked up again after each listing); once the bundle
+/// changed it lists nothing.
+#[test]
+fn a_listing_inside_a_current_bundle_keeps_its_entries_as_their_lookups_do() {
+    let world = World::with(true, true);
+    world.view.set_invalidator(Box::new(Forgotten::default()));
+    let feed = world.view.gate().feed().unwrap().clone();
+    feed.keep_notices();
+    let settle = || {
+        feed.drain();
+        for notice in &feed.take_notices() {
+            world.view.apply(notice);
+        }
+    };
+    let lookup = |parent: u64, name: &str| world.view.lookup(parent, OsStr::new(name), WHO);
+    let listed = |dir: u64, name: &str| {
+        let fh = world.view.opendir(dir, WHO)?.fh;
+        let mut found = None;
+        world
+            .view
+            .readdirplus(dir, fh, 0, WHO, &mut |e| {
+                if e.name == name {
+                    found = Some((e.ino, e.ttl));
+                }
+                false
+            })
+            .unwrap();
+        world.view.release(fh);
+        Ok::<_, FsError>(found.unwrap_or_else(|| panic!("{name} not listed")))
+    };
+    let claude = lookup(ROOT, ".claude").unwrap().attr.ino.0;
+    let skills = lookup(claude, "skills").unwrap().attr.ino.0;
+    let root = lookup(skills, "a").unwrap().attr.ino.0;
+    let file = lookup(root, "SKILL.md").unwrap();
+    assert_eq!(file.ttl, seal_gate::FED_TTL);
+    settle();
+    assert_eq!(
+        listed(root, "SKILL.md").unwrap(),
+        (file.attr.ino.0, seal_gate::FED_TTL)
+    );
+    write(world.dir.path(), ".claude/skills/a/extra.md", b"new").unwrap();
+    settle();
+    assert!(matches!(listed(root, "SKILL.md"), Err(FsError::NotFound)));
+}
+
 /// Where the kernel opens files itself, the lookup that shows a bundle file
 /// is its open's decision: the kernel keeps the entry while the feed proves
 /// the bundle current (loading it again asks nothing), and forgets it with

@@ -186,16 +186,34 @@ impl Gate {
     /// How long the kernel may keep an answer about `path` already given
     /// (attributes asked again, entries of a listing already decided) or a
     /// name not on the disk (`found`: [`Found::Missing`]): the table's
-    /// lifetime column, on the lockfile as last read, gathering nothing.
+    /// lifetime column, on the lockfile as last read, hashing nothing.
+    /// Inside a sealed root, as for a lookup there, whether the change feed
+    /// proves the bundle's verification current: an entry of a listing of a
+    /// skill is then kept as its lookup would be, instead of making the
+    /// kernel forget the entry its lookup kept (every file of the skill was
+    /// looked up again after each listing).
     pub fn keep(&self, path: &ViewPath, found: Found, kernel: Kernel) -> Keep {
-        let place = self.cached_place(path);
+        let last = self.live.last();
+        let place = self.place(last.patterns_source(), path);
+        let current = match (&place, &last) {
+            (Place::Sealed { key, .. }, LockView::Valid(lock)) => {
+                place.root_len().is_some_and(|root_len| {
+                    root_len < path.depth()
+                        && !is_excluded_below_root(path.names().skip(root_len))
+                        && self
+                            .cache
+                            .is_current(key, lock.bundles.get(key), self.policy_of(lock).0)
+                })
+            }
+            _ => false,
+        };
         crate::decision::keep(
             &place,
             &Facts {
                 asked: Asked::Lookup,
                 found,
                 policy: Policy::Block,
-                current: false,
+                current,
                 depth: path.depth(),
                 kernel,
             },
