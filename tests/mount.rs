@@ -370,6 +370,51 @@ fn where_the_kernel_opens_a_bundle_file_read_again_reaches_no_one() {
     assert!(within_100ms(|| fs::read(&helper).is_ok_and(|b| b == HELPER)));
 }
 
+/// A listing inside a verified bundle lets the kernel keep the entries its
+/// lookups decided (reading the skill again after `ls` asks no `LOOKUP`);
+/// where the kernel opens files itself, a bundle file first met in a
+/// listing is still looked up, pinned and read (it failed with `ESTALE`
+/// when the listing's entry spared that lookup).
+#[test]
+fn a_listing_inside_a_bundle_spares_lookups_and_never_a_pin() {
+    if !fuse_available() || support::mount_mode_has("--rehash-every-open") {
+        return;
+    }
+    let p = fixture(false, true);
+    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let skill = m.path(".claude/skills/x");
+    let read_all = || {
+        for name in ["SKILL.md", "helper.py", "scripts/run.sh"] {
+            fs::read(skill.join(name)).unwrap();
+        }
+    };
+    read_all();
+    let mark = log_mark(&m);
+    assert!(fs::read_dir(&skill).unwrap().count() >= 3);
+    read_all();
+    let lookups: Vec<String> = requests_since(&m, mark)
+        .into_iter()
+        .filter(|l| l.contains(" LOOKUP "))
+        .collect();
+    assert!(
+        lookups.is_empty(),
+        "looked up again after a listing: {lookups:?}"
+    );
+    drop(m);
+
+    let m = Mounted::new(&p, &["--kernel-opens"]);
+    let skill = m.path(".claude/skills/x");
+    // The kernel learns to open files itself at the first open.
+    fs::read(m.path("README.md")).unwrap();
+    let names: Vec<_> = fs::read_dir(&skill)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(names.iter().any(|n| n == "helper.py"), "{names:?}");
+    assert_eq!(fs::read(skill.join("helper.py")).unwrap(), HELPER);
+    assert_eq!(fs::read(skill.join("SKILL.md")).unwrap(), SKILL);
+}
+
 /// The requests of kind `op` the daemon has logged so far.
 fn requests_of(m: &Mounted, op: &str) -> usize {
     let wanted = format!(" {op} ");

@@ -1329,6 +1329,38 @@ fn where_the_kernel_opens_a_shown_bundle_file_is_kept_until_its_bundle_changes()
     assert!(matches!(lookup(root, "SKILL.md"), Err(FsError::NotFound)));
 }
 
+/// Where the kernel opens files itself, a listing inside a bundle keeps
+/// none of its entries: a bundle file is pinned to its verified bytes at its
+/// lookup, and a kept entry would spare that lookup (its reads then found no
+/// pin and failed with `ESTALE`).
+#[test]
+fn where_the_kernel_opens_files_a_listing_never_spares_a_bundle_file_its_lookup() {
+    let (world, _forgotten) = World::in_kernel_telling();
+    let feed = world.view.gate().feed().unwrap().clone();
+    feed.keep_notices();
+    let lookup = |parent: u64, name: &str| world.view.lookup(parent, OsStr::new(name), WHO);
+    let claude = lookup(ROOT, ".claude").unwrap().attr.ino.0;
+    let skills = lookup(claude, "skills").unwrap().attr.ino.0;
+    let root = lookup(skills, "a").unwrap().attr.ino.0;
+    world.settle(&feed);
+    let fh = world.view.opendir(root, WHO).unwrap().fh;
+    let mut listed = Vec::new();
+    world
+        .view
+        .readdirplus(root, fh, 0, WHO, &mut |e| {
+            if e.name != "." && e.name != ".." {
+                listed.push((e.name.to_os_string(), e.ttl));
+            }
+            false
+        })
+        .unwrap();
+    world.view.release(fh);
+    assert!(!listed.is_empty());
+    for (name, ttl) in &listed {
+        assert!(ttl.is_zero(), "{name:?} kept {ttl:?} without its lookup");
+    }
+}
+
 /// Hard links of an ordinary file are one inode in the view, under every
 /// name it is looked up or linked by; a name that is not ordinary never
 /// shares, and a shared inode whose name stops being ordinary stands for

@@ -913,11 +913,17 @@ impl<Id> View<Id> {
             };
             // Decided when the listing was taken, which just read the
             // lockfile.
-            let entry = self.kept(
+            let mut entry = self.kept(
                 &path,
                 attr_of(&st, child, self.pinned_size(child)),
                 fed && !dots,
             );
+            // Where the kernel opens files itself, a bundle file is decided
+            // (pinned to its verified bytes) at its lookup, which a kept
+            // listing entry would spare: its reads would find no pin.
+            if self.opens_in_kernel() && self.gate.cached_place(&path).is_gated() {
+                entry.ttl = Duration::ZERO;
+            }
             let full = add(&PlusEntry {
                 ino: child,
                 next_offset,
