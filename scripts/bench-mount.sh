@@ -138,16 +138,21 @@ mkdir -p "$SEAL_MP" "$SEAL_KO_MP" "$BINDFS_MP"
 # The write run mounts its own project, writable.
 SEAL_PROJECT=$PROJECT
 SEAL_OPTS=()
+# Waits until the daemon PID (logging to LOG) serves its view; exits the
+# script, with the log, when it dies or takes more than 10 s.
+wait_serving() { # log pid what
+  for _ in $(seq 200); do
+    grep -q "serving the sealed view" "$1" && return 0
+    kill -0 "$2" 2>/dev/null || { cat "$1" >&2; exit 1; }
+    sleep 0.05
+  done
+  echo "$3 did not become ready" >&2; cat "$1" >&2; exit 1
+}
 start_seal() { # [env assignments...]
   : >"$LOG"
   (cd "$SEAL_PROJECT" && exec env "$@" "$SEAL" mount "$SEAL_MP" "${SEAL_OPTS[@]}" 2>>"$LOG") &
   SEAL_PID=$!
-  for _ in $(seq 200); do
-    grep -q "serving the sealed view" "$LOG" && return 0
-    kill -0 "$SEAL_PID" 2>/dev/null || { cat "$LOG" >&2; exit 1; }
-    sleep 0.05
-  done
-  echo "seal mount did not become ready" >&2; cat "$LOG" >&2; exit 1
+  wait_serving "$LOG" "$SEAL_PID" "seal mount"
 }
 stop_seal() {
   umount "$SEAL_MP"
@@ -167,12 +172,7 @@ start_variants() {
     mkdir -p "$TREE/$name-view"
     (cd "$SEAL_PROJECT" && exec "${VARIANT_BIN[$name]}" mount "$TREE/$name-view" "${SEAL_OPTS[@]}" 2>>"$log") &
     VARIANT_PID[$name]=$!
-    for _ in $(seq 200); do
-      grep -q "serving the sealed view" "$log" && break
-      kill -0 "${VARIANT_PID[$name]}" 2>/dev/null || { cat "$log" >&2; exit 1; }
-      sleep 0.05
-    done
-    grep -q "serving the sealed view" "$log" || { echo "variant $name did not become ready" >&2; exit 1; }
+    wait_serving "$log" "${VARIANT_PID[$name]}" "variant $name"
     VIEWS+=("$name=$TREE/$name-view")
   done
 }
@@ -205,12 +205,7 @@ run_reads() {
   : >"$KO_LOG"
   (cd "$PROJECT" && exec "$SEAL" mount "$SEAL_KO_MP" --kernel-opens 2>>"$KO_LOG") &
   SEAL_KO_PID=$!
-  for _ in $(seq 200); do
-    grep -q "serving the sealed view" "$KO_LOG" && break
-    kill -0 "$SEAL_KO_PID" 2>/dev/null || { cat "$KO_LOG" >&2; exit 1; }
-    sleep 0.05
-  done
-  grep -q "serving the sealed view" "$KO_LOG" || { echo "seal mount --kernel-opens did not become ready" >&2; exit 1; }
+  wait_serving "$KO_LOG" "$SEAL_KO_PID" "seal mount --kernel-opens"
   VIEWS+=("seal-ko=$SEAL_KO_MP")
   if [[ "$BINDFS" != no ]]; then
     bindfs -r "$PROJECT" "$BINDFS_MP"
