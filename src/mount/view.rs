@@ -913,15 +913,15 @@ impl<Id> View<Id> {
             };
             // Decided when the listing was taken, which just read the
             // lockfile.
-            let mut entry = self.kept(
-                &path,
-                attr_of(&st, child, self.pinned_size(child)),
-                fed && !dots,
-            );
+            let attr = attr_of(&st, child, self.pinned_size(child));
+            let keep = self
+                .gate
+                .keep(&path, Found::Plain, self.kernel(fed && !dots, &attr));
+            let mut entry = Entry::kept(attr, keep);
             // Where the kernel opens files itself, a bundle file is decided
             // (pinned to its verified bytes) at its lookup, which a kept
             // listing entry would spare: its reads would find no pin.
-            if self.opens_in_kernel() && self.gate.cached_place(&path).is_gated() {
+            if self.opens_in_kernel() && !keep.settled {
                 entry.ttl = Duration::ZERO;
             }
             let full = add(&PlusEntry {
