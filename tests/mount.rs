@@ -400,6 +400,14 @@ fn a_listing_inside_a_bundle_spares_lookups_and_never_a_pin() {
         lookups.is_empty(),
         "looked up again after a listing: {lookups:?}"
     );
+    // What the listing let the kernel keep, it forgets at the change as
+    // the lookups' entries: a file tampered on the disk refuses its open.
+    p.write(".claude/skills/x/helper.py", "tampered = True\n");
+    assert!(
+        within_100ms(|| errno_of(&fs::File::open(skill.join("helper.py"))) == Some(libc::ENOENT)),
+        "a tampered bundle file still opens 100 ms after the change"
+    );
+    p.write(".claude/skills/x/helper.py", HELPER);
     drop(m);
 
     let m = Mounted::new(&p, &["--kernel-opens"]);

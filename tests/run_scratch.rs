@@ -249,7 +249,10 @@ fn the_dry_run_names_each_scratch_layer_and_init_never_proposes_housekeeping() {
     // does not walk such trees (no one starts an agent there; it stays the
     // view's).
     let in_dependencies = w.project.join("node_modules/some-package/.opencode");
-    std::fs::create_dir_all(in_dependencies.join("plugins")).unwrap();
+    write(
+        &in_dependencies.join("plugins/evil.js"),
+        "export const Evil = 1\n",
+    );
     let (code, out, err) = w.seal(&["run", "--dry-run", "--", "true"], "", &[]);
     assert_eq!(code, 0, "{err}");
     let text = format!("{out}{err}");
@@ -257,7 +260,18 @@ fn the_dry_run_names_each_scratch_layer_and_init_never_proposes_housekeeping() {
         let line = format!("  scratch  {}  [", lexical(&w.project.join(dir)));
         assert!(text.contains(&line), "{dir}: {text}");
     }
-    assert!(!text.contains("some-package"), "{text}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.trim_start().starts_with("scratch") && l.contains("some-package")),
+        "{text}"
+    );
+    // Its unpinned plugin is one more hidden artifact.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("hidden") && l.contains("some-package/.opencode/plugins")),
+        "{text}"
+    );
     let (code, out, err) = w.seal(&["run", "--dry-run", "--json", "--", "true"], "", &[]);
     assert_eq!(code, 0, "{err}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -272,6 +286,14 @@ fn the_dry_run_names_each_scratch_layer_and_init_never_proposes_housekeeping() {
         .map(|d| lexical(&w.project.join(d)))
         .collect();
     assert_eq!(scratch, expected);
+    // With no layer, it stays the view's: its unpinned plugin is hidden and
+    // nothing can be planted in it.
+    let probe = "cat node_modules/some-package/.opencode/plugins/evil.js >/dev/null 2>&1 && echo shown; \
+                 echo x > node_modules/some-package/.opencode/plugins/new.js 2>/dev/null && echo planted; \
+                 echo done";
+    let (code, out, err) = w.seal(&["run", "--", "sh", "-c", probe], "", &[]);
+    assert_eq!((code, out.as_str()), (0, "done\n"), "{err}");
+    assert!(!in_dependencies.join("plugins/new.js").exists());
     std::fs::remove_dir_all(w.project.join("node_modules")).unwrap();
     // `seal why` on the disk's housekeeping: hidden, and nothing to pin.
     let (code, out, err) = w.seal(&["why", ".opencode/node_modules/diskpkg/index.js"], "", &[]);
