@@ -190,6 +190,73 @@ fn exit_status_passes_through() {
     assert!(err.contains("cannot execute"), "{err}");
 }
 
+/// `seal run` hashes at most `seal::run::AHEAD_BYTES` (32 MiB) before its
+/// command starts: the summary covers what was verified within it, says
+/// how many bundles it leaves out, and each of those is verified at its
+/// first open like any bundle of the view (served when it holds, hidden
+/// when tampered).
+#[test]
+fn the_summary_stops_at_its_budget_and_the_rest_is_verified_at_first_open() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    // Two bundles of 33 MiB each, sorted before the others: each alone
+    // spends the budget, so the bundles after them are never started.
+    let big = vec![b'x'; 33 << 20];
+    for name in ["a-big", "b-big"] {
+        let dir = w.project.join(".claude/skills").join(name);
+        write(&dir.join("SKILL.md"), name);
+        std::fs::write(dir.join("data.bin"), &big).unwrap();
+    }
+    write(
+        &w.project.join(".claude/skills/c-late/SKILL.md"),
+        "late skill",
+    );
+    let (code, _, err) = w.seal(
+        &[
+            "pin",
+            ".claude/skills/a-big",
+            ".claude/skills/b-big",
+            ".claude/skills/c-late",
+        ],
+        "y\n",
+        &[],
+    );
+    assert_eq!(code, 0, "pin: {err}");
+    write(
+        &w.project.join(".claude/skills/c-late/SKILL.md"),
+        "TAMPERED",
+    );
+    let (code, out, err) = w.run_sh(
+        "echo \"review:$(cat .claude/skills/review/SKILL.md)\"; \
+         echo \"late:$(cat .claude/skills/c-late/SKILL.md 2>&1)\"; \
+         echo \"big:$(head -c 3 .claude/skills/b-big/data.bin)\"",
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("more bundles are verified when the command first opens them"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("Mismatch"),
+        "the tampered bundle was never started, so the summary cannot know it: {err}"
+    );
+    assert!(out.contains("review:approved review skill"), "{out}");
+    assert!(
+        out.contains("late:cat:") && !out.contains("TAMPERED"),
+        "a bundle left to its first open is verified there: {out}"
+    );
+    assert!(out.contains("big:xxx"), "{out}");
+    // The dry run verifies every bundle.
+    let (_, _, err) = w.seal(&["run", "--dry-run"], "", &[]);
+    assert!(
+        err.contains("Mismatch") && !err.contains("more bundles"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_agent_like_loader_sees_exactly_the_verified_set() {
     if !fuse_available() {

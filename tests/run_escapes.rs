@@ -620,3 +620,47 @@ fn under_sudo_the_command_and_the_merge_back_are_the_invoking_user() {
         uid
     );
 }
+
+/// The summary's verification is the view's (`seal run` verifies the
+/// bundles with the view's gate before the command starts, and the
+/// command's first opens reuse it): a skill a process outside the run
+/// rewrites after the summary said Verified, before the command's first
+/// open, is refused all the same: the change feed saw the change, so the
+/// first open verifies again.
+#[test]
+fn a_bundle_changed_after_the_summary_verified_it_is_refused_at_its_first_open() {
+    let Some(w) = fuse_world() else { return };
+    std::fs::create_dir_all(w.root.join("sync")).unwrap();
+    let sync = w.root.join("sync");
+    let mut child = spawn_run(
+        &w,
+        &[],
+        &staged(
+            "echo \"review:$(cat \"$PWD/.claude/skills/review/SKILL.md\" 2>&1)\"; \
+             echo \"lint:$(cat \"$PWD/.agents/skills/lint/SKILL.md\")\"",
+        ),
+    );
+    wait_for(&sync.join("ready"), &mut child);
+    // Same length, so that nothing but the bytes differs.
+    write(
+        &w.project.join(".claude/skills/review/SKILL.md"),
+        "approved REVIEW skill",
+    );
+    std::fs::write(sync.join("go"), "").unwrap();
+    let (code, out, err) = finish(child);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("3 verified, 0 unverified, 0 removed, 0 mismatch"),
+        "every bundle was verified before the command started: {err}"
+    );
+    assert!(
+        !out.contains("REVIEW"),
+        "the changed bytes were served: {out}"
+    );
+    assert!(
+        out.contains("review:cat:") && out.contains("No such file or directory"),
+        "the changed bundle is hidden at its first open: {out}"
+    );
+    assert!(out.contains("lint:approved lint skill"), "{out}");
+    no_sealfs_mounts_left(&w.root);
+}

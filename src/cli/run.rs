@@ -64,6 +64,7 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         writable: !args.read_only && !machine.read_only,
         rehash_every_open: args.rehash_every_open || machine.rehash_every_open,
         kernel_opens: args.kernel_opens && args.read_only,
+        dry_run: args.dry_run,
     })
     .map_err(CliError::Run)?;
     // Strictest wins: the summary says the policy in force (what the dry
@@ -78,6 +79,9 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         verify_human(&prepared.report, false),
         decided.human_line()
     );
+    if let Some(line) = pending_line(&prepared) {
+        eprintln!("{line}");
+    }
     if let Some(line) = blocked_meaning(&prepared) {
         eprintln!("{line}");
     }
@@ -90,6 +94,21 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
     }
     let code = execute(prepared).map_err(CliError::Run)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))
+}
+
+/// The line saying how many bundles the summary leaves to their first open
+/// (none when it covers them all).
+fn pending_line(prepared: &Prepared) -> Option<String> {
+    let (n, bundles, are) = match prepared.pending.len() {
+        0 => return None,
+        1 => (1, "bundle", "is"),
+        n => (n, "bundles", "are"),
+    };
+    Some(format!(
+        "seal: run: {n} more {bundles} {are} verified when the command first opens them (the \
+         summary stops after {} MiB of hashing; seal verify checks every bundle now)",
+        crate::run::AHEAD_BYTES >> 20
+    ))
 }
 
 /// One line when the command is not an agent of the tables: it runs sealed

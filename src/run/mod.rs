@@ -33,8 +33,9 @@ use crate::mount::{MountError, MountRequest};
 use seal_core::discovery::{DiscoveryError, Listings};
 use seal_core::fs::EntryKind;
 use seal_core::lockfile::{Lockfile, LockfileError};
+use seal_core::paths::BundleKey;
 use seal_core::store::StoreError;
-use seal_core::verify::{ProjectReport, verify_project};
+use seal_core::verify::{ProjectReport, verify_project, verify_project_by};
 use seal_gate::links::LinkRule;
 use seal_gate::{Gate, Op, Place, RootState, Survey, ViewPath};
 
@@ -108,7 +109,17 @@ pub struct RunRequest {
     pub rehash_every_open: bool,
     /// `--kernel-opens` (with `--read-only`): the kernel opens files itself.
     pub kernel_opens: bool,
+    /// `--dry-run`: every bundle is verified for the report, and no view is
+    /// made.
+    pub dry_run: bool,
 }
+
+/// How many file bytes `seal run` hashes before its command starts (about
+/// 30 ms on two cores): the bundles verified within it are in the summary,
+/// and their verifications are the view's, reused by the command's first
+/// opens. A bundle past it is verified at its first lookup, like any other
+/// in the view; `seal run --dry-run` and `seal verify` verify them all.
+pub const AHEAD_BYTES: u64 = 32 << 20;
 
 /// Everything decided before anything changes.
 pub struct Prepared {
@@ -119,7 +130,15 @@ pub struct Prepared {
     /// lockfile is the empty one standing in for it.
     pub implied: bool,
     pub machine: &'static seal_gate::policy::MachinePolicy,
+    /// The verification of the summary: of every bundle for a dry run; for
+    /// a run, of those verified within [`AHEAD_BYTES`] by the view's gate.
     pub report: ProjectReport,
+    /// The recorded bundles left out of `report`, verified at their first
+    /// lookup.
+    pub pending: Vec<BundleKey>,
+    /// The view's gate, holding the verifications of `report` (none for a
+    /// dry run).
+    pub gate: Option<Arc<Gate>>,
     pub plan: Plan,
     pub identity: Identity,
     pub env: Vec<(OsString, OsString)>,
@@ -131,6 +150,21 @@ impl Prepared {
     pub fn impossible_mask(&self) -> Option<(&Path, &str)> {
         self.plan.impossible()
     }
+
+    /// What the view is asked to be.
+    fn mount_request(&self) -> MountRequest {
+        MountRequest {
+            project_dir: self.request.project_dir.clone(),
+            mountpoint: self.project_path.clone(),
+            audit_log: self.request.audit_log.clone(),
+            allow_other: true,
+            writable: self.request.writable,
+            nonempty: true,
+            noexec: false,
+            rehash_every_open: self.request.rehash_every_open,
+            kernel_opens: self.request.kernel_opens && !self.request.writable,
+        }
+    }
 }
 
 /// Reads and verifies the project and plans the namespace.
@@ -140,7 +174,6 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
         .map_err(RunError::Lockfile)?;
     let lockfile = Lockfile::parse(&bytes).map_err(RunError::Invalid)?;
     let mut listings = Listings::new(request.project.as_fd());
-    let report = verify_project(&mut listings, &lockfile, None).map_err(RunError::Discovery)?;
     let project_path = std::fs::canonicalize(&request.project_dir).map_err(RunError::Project)?;
     let mut target = target_user(request.user.as_deref(), &project_path)?;
     target.inputs.binds = user_binds(&request.binds)?;
@@ -197,18 +230,55 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
     // seal runs from the project root (or -C DIR): the command starts there,
     // inside the view.
     let cwd = project_path.clone();
-    Ok(Prepared {
+    let mut prepared = Prepared {
         request,
         project_path,
         lockfile,
         implied,
         machine,
-        report,
+        report: ProjectReport {
+            policy: seal_core::lockfile::Policy::Block,
+            bundles: Vec::new(),
+            outcome: seal_core::verify::Outcome::Blocked,
+        },
+        pending: Vec::new(),
+        gate: None,
         plan,
         identity: target.identity,
         env: target.env,
         cwd,
-    })
+    };
+    prepared.verify()?;
+    Ok(prepared)
+}
+
+impl Prepared {
+    /// Fills the summary's verification: for a dry run every bundle, hashed
+    /// here; for a run, by the view's gate within [`AHEAD_BYTES`], so that
+    /// the command's first opens reuse what the summary verified.
+    fn verify(&mut self) -> Result<(), RunError> {
+        let mut listings = Listings::new(self.request.project.as_fd());
+        if self.request.dry_run {
+            self.report =
+                verify_project(&mut listings, &self.lockfile, None).map_err(RunError::Discovery)?;
+            return Ok(());
+        }
+        let project = self
+            .request
+            .project
+            .try_clone()
+            .map_err(RunError::Project)?;
+        let gate = crate::mount::prepare_gate(project, &self.mount_request(), &self.project_path)
+            .map_err(RunError::Mount)?;
+        let mut ahead = gate.verify_ahead(AHEAD_BYTES);
+        let (report, pending) =
+            verify_project_by(&mut listings, &self.lockfile, |key| ahead.remove(key))
+                .map_err(RunError::Discovery)?;
+        self.report = report;
+        self.pending = pending;
+        self.gate = Some(gate);
+        Ok(())
+    }
 }
 
 /// The command's user, environment, and the inputs of its mask plan.
@@ -467,20 +537,19 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         prepared.identity.clone(),
     )
     .map_err(RunError::Command)?;
-    let request = MountRequest {
-        project_dir: prepared.request.project_dir.clone(),
-        mountpoint: prepared.project_path.clone(),
-        audit_log: prepared.request.audit_log.clone(),
-        allow_other: true,
-        writable: prepared.request.writable,
-        nonempty: true,
-        noexec: false,
-        rehash_every_open: prepared.request.rehash_every_open,
-        kernel_opens: prepared.request.kernel_opens && !prepared.request.writable,
+    let request = prepared.mount_request();
+    let gate = match &prepared.gate {
+        Some(gate) => Arc::clone(gate),
+        None => {
+            let project = prepared
+                .request
+                .project
+                .try_clone()
+                .map_err(RunError::Project)?;
+            crate::mount::prepare_gate(project, &request, &prepared.project_path)
+                .map_err(RunError::Mount)?
+        }
     };
-    let gate =
-        crate::mount::prepare_gate(prepared.request.project, &request, &prepared.project_path)
-            .map_err(RunError::Mount)?;
     let audit_gate = Arc::clone(&gate);
     let audit = audit_gate.audit();
     if let Some(audit) = audit {

@@ -66,6 +66,9 @@ pub fn enter_namespaces(unprivileged: bool) -> io::Result<()> {
     if unprivileged {
         flags |= CloneFlags::CLONE_NEWUSER;
     }
+    if unprivileged {
+        wait_single_threaded();
+    }
     unshare(flags).map_err(io::Error::from)?;
     if unprivileged {
         // The creator of a user namespace holds every capability in it until
@@ -76,6 +79,19 @@ pub fn enter_namespaces(unprivileged: bool) -> io::Result<()> {
         std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     }
     make_private()
+}
+
+/// Waits (at most a second) until this process has one thread: a user
+/// namespace can only be made by a process that has (`unshare` says EINVAL
+/// otherwise). Every thread started before is joined already (the
+/// verifications' workers), but a join returns when the thread's exit clears
+/// its id, a moment before the kernel takes it out of the thread group.
+fn wait_single_threaded() {
+    let threads = || std::fs::read_dir("/proc/self/task").map_or(1, Iterator::count);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while threads() > 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 fn make_private() -> io::Result<()> {

@@ -69,7 +69,7 @@ impl Cancel {
         self.flag.store(true, Ordering::Relaxed);
     }
 
-    pub(crate) fn is_cancelled(&self) -> bool {
+    pub fn is_cancelled(&self) -> bool {
         if self.flag.load(Ordering::Relaxed) {
             return true;
         }

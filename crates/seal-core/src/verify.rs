@@ -136,8 +136,7 @@ pub(crate) fn survey<'l>(
     hash_unrecorded: HashUnrecorded,
     progress: Option<&HashProgress>,
 ) -> Result<Vec<Surveyed<'l, ()>>, DiscoveryError> {
-    let expansion = expand(listings, &lock.discovery)?;
-    let mut out = Vec::new();
+    let mut out = survey_unrecorded(listings, lock, hash_unrecorded, progress)?;
     for (key, entry) in &lock.bundles {
         let effort = Effort {
             progress,
@@ -150,6 +149,20 @@ pub(crate) fn survey<'l>(
             presence,
         });
     }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// The members of the verification set that have no entry in the lockfile:
+/// discovery's matches (hashed when asked) and the roots no key can name.
+fn survey_unrecorded<'l>(
+    listings: &mut Listings<'_>,
+    lock: &'l Lockfile,
+    hash_unrecorded: HashUnrecorded,
+    progress: Option<&HashProgress>,
+) -> Result<Vec<Surveyed<'l, ()>>, DiscoveryError> {
+    let expansion = expand(listings, &lock.discovery)?;
+    let mut out = Vec::new();
     for (key, locations) in expansion.roots {
         if lock.bundles.contains_key(&key) {
             continue;
@@ -186,7 +199,6 @@ pub(crate) fn survey<'l>(
             presence: Presence::Unverifiable { problem },
         });
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
 }
 
@@ -401,6 +413,35 @@ pub fn verify_project(
         bundles,
         outcome,
     })
+}
+
+/// [`verify_project`] where each recorded bundle's report comes from
+/// `recorded`: a verification the caller makes its own way (the mount's,
+/// kept for its reuse, for `seal run`'s summary). A bundle for which
+/// `recorded` has no report yet is left out of the report and its key
+/// returned apart; the outcome is that of the bundles reported.
+pub fn verify_project_by(
+    listings: &mut Listings<'_>,
+    lock: &Lockfile,
+    mut recorded: impl FnMut(&BundleKey) -> Option<BundleReport>,
+) -> Result<(ProjectReport, Vec<BundleKey>), DiscoveryError> {
+    let members = survey_unrecorded(listings, lock, HashUnrecorded::No, None)?;
+    let mut bundles: Vec<BundleReport> = members.iter().map(classify).collect();
+    let mut pending = Vec::new();
+    for key in lock.bundles.keys() {
+        match recorded(key) {
+            Some(report) => bundles.push(report),
+            None => pending.push(key.clone()),
+        }
+    }
+    bundles.sort_by(|a, b| a.name.cmp(&b.name));
+    let outcome = Outcome::of(bundles.iter().map(|b| &b.state), lock.policy);
+    let report = ProjectReport {
+        policy: lock.policy,
+        bundles,
+        outcome,
+    };
+    Ok((report, pending))
 }
 
 /// The report on one bundle and, when its root was hashed, what was observed.

@@ -72,7 +72,7 @@ use crate::policy::{MachinePolicy, Protection, Source};
 use crate::snapshot::{Snapshot, SnapshotKeeper};
 use seal_core::discovery::Listings;
 use seal_core::effort::{AfterProof, Cancel, Effort, Witness};
-use seal_core::hash::observe_root;
+use seal_core::hash::{Finish, observe_root};
 use seal_core::lockfile::{Lockfile, Policy};
 use seal_core::paths::{BundleKey, FilePath};
 use seal_core::verify::{BundleReport, BundleState};
@@ -382,16 +382,56 @@ impl Gate {
             }
         }
         let flight = self.flights.get(key.as_str());
-        flight.fresh(want, |wanted| self.verify_sealed(key, wanted))
+        flight.fresh(want, |wanted| {
+            let (assessment, kept, _) = self.verify_sealed(key, wanted, &Cancel::new());
+            (assessment, kept)
+        })
+    }
+
+    /// Verifies the recorded bundles now, as their first lookups would, on
+    /// every core, until `budget` file bytes are read; each verification
+    /// finished is kept for the view's reuse as a lookup's is. `seal run`
+    /// asks this before its command starts, so that its summary and the
+    /// command's first opens share one verification. The reports of the
+    /// bundles finished; a bundle the budget cut short keeps nothing, and
+    /// its first lookup verifies it.
+    pub fn verify_ahead(&self, budget: u64) -> HashMap<BundleKey, BundleReport> {
+        let keys: Vec<BundleKey> = match self.lock_view() {
+            LockView::Valid(lock) => lock.bundles.keys().cloned().collect(),
+            LockView::Invalid { .. } => return HashMap::new(),
+        };
+        let cancel = Cancel::new().with_byte_budget(budget);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let reports = std::sync::Mutex::new(HashMap::new());
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        std::thread::scope(|scope| {
+            for _ in 0..workers.min(keys.len()) {
+                scope.spawn(|| {
+                    let take = || next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    while let Some(key) = keys.get(take()).filter(|_| !cancel.is_cancelled()) {
+                        let (assessment, _, finish) = self.verify_sealed(key, &[], &cancel);
+                        if let (Some(report), Finish::Complete | Finish::Proven) =
+                            (assessment.report, finish)
+                        {
+                            let mut reports = reports.lock().unwrap_or_else(|e| e.into_inner());
+                            reports.insert(key.clone(), report);
+                        }
+                    }
+                });
+            }
+        });
+        reports.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
     /// One full verification run: places the change feed's watches, reads
-    /// the lockfile as it is now, then the disk; keeps the result for reuse.
+    /// the lockfile as it is now, then the disk; keeps the result for reuse
+    /// unless `cancel` cut it short (its finish says so).
     fn verify_sealed(
         &self,
         key: &BundleKey,
         wanted: &[FilePath],
-    ) -> (Assessment, HashMap<FilePath, Arc<Snapshot>>) {
+        cancel: &Cancel,
+    ) -> (Assessment, HashMap<FilePath, Arc<Snapshot>>, Finish) {
         let started = Instant::now();
         // Watches first (on the way to the root now, below it as the walk
         // reads): whatever changes after is seen by the feed, whatever
@@ -414,6 +454,7 @@ impl Gate {
         };
         let mut kept = HashMap::new();
         let mut digests = std::collections::BTreeMap::new();
+        let mut finish = Finish::Complete;
         let entry = lock.bundles.get(key);
         if assessment.fail_closed.is_none() {
             let mut listings = Listings::new(self.project.as_fd());
@@ -422,13 +463,12 @@ impl Gate {
             let keeper = SnapshotKeeper { wanted: &wanted_fn };
             // Under block a proof of a Mismatch ends the run (nothing of it
             // will be served); under warn what is wanted is hashed anyway.
-            let cancel = Cancel::new();
             let effort = Effort {
                 after_proof: match policy {
                     Policy::Block => AfterProof::Stop,
                     Policy::Warn => AfterProof::HashWanted,
                 },
-                cancel: &cancel,
+                cancel,
                 progress: None,
                 witness: watching.as_ref().map(|w| w as &dyn Witness),
             };
@@ -437,6 +477,7 @@ impl Gate {
                     assessment.state = found.state;
                     assessment.report = found.report;
                     if let Some(observed) = found.observed {
+                        finish = observed.finish;
                         kept = self.shared(observed.kept, &observed.files);
                         digests = observed.files;
                     }
@@ -449,8 +490,9 @@ impl Gate {
             }
         }
         assessment.micros = started.elapsed().as_micros() as u64;
-        let watched = match (watching, &assessment.fail_closed) {
-            (Some(watching), None) => self.cache.watched(key, watching),
+        let watched = match (watching, &assessment.fail_closed, finish) {
+            (_, _, Finish::Cancelled) => None,
+            (Some(watching), None, _) => self.cache.watched(key, watching),
             _ => None,
         };
         if let Some(watched) = watched {
@@ -464,7 +506,7 @@ impl Gate {
             );
             self.cache.store(key, cached);
         }
-        (assessment, kept)
+        (assessment, kept, finish)
     }
 
     /// Hashes an artifact root (warn mode) keeping the wanted files.

@@ -393,6 +393,54 @@ fn a_change_the_feed_cannot_see_is_caught_by_the_digest_of_the_file_read() {
     assert!(!shows(&g, ".claude/skills/review"));
 }
 
+#[test]
+fn a_verification_made_ahead_is_the_one_the_first_open_reuses() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate_with_feed(t.path());
+    let key = BundleKey::parse("./.claude/skills/review").unwrap();
+    let ahead = g.verify_ahead(u64::MAX);
+    assert_eq!(
+        ahead.get(&key).map(|r| r.state),
+        Some(seal_core::verify::BundleState::Verified)
+    );
+    // A change the feed cannot see: a fresh verification would find it, so
+    // a bundle still shown proves the lookup reused the one made ahead, and
+    // the bytes served are the ones it verified.
+    let file = ".claude/skills/review/SKILL.md";
+    overwrite_through_a_mapping(&t.path().join(file), b"EVILEVIL");
+    assert!(shows(&g, ".claude/skills/review"));
+    assert_eq!(
+        snapshot_of(&g, file).unwrap().read_at(0, 100).unwrap(),
+        b"approved"
+    );
+    // A fresh gate verifies afresh and finds the change.
+    let g = gate_with_feed(t.path());
+    assert!(!shows(&g, ".claude/skills/review"));
+}
+
+#[test]
+fn a_verification_the_budget_cut_short_is_neither_reported_nor_kept() {
+    let t = project();
+    std::fs::write(
+        t.path().join(".claude/skills/review/big.bin"),
+        vec![7u8; 4 << 20],
+    )
+    .unwrap();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate_with_feed(t.path());
+    assert!(
+        g.verify_ahead(1).is_empty(),
+        "nothing is finished on one byte"
+    );
+    // Cut short is not a Mismatch: the first lookup verifies it in full.
+    assert!(shows(&g, ".claude/skills/review"));
+    assert_eq!(
+        served(&g, ".claude/skills/review/SKILL.md").unwrap(),
+        b"approved"
+    );
+}
+
 /// Overwrites the start of `path` with `bytes` through a shared mapping:
 /// a write that raises no inotify event.
 fn overwrite_through_a_mapping(path: &Path, bytes: &[u8]) {
