@@ -66,9 +66,7 @@ pub fn enter_namespaces(unprivileged: bool) -> io::Result<()> {
     if unprivileged {
         flags |= CloneFlags::CLONE_NEWUSER;
     }
-    if unprivileged {
-        wait_single_threaded();
-    }
+    wait_single_threaded();
     unshare(flags).map_err(io::Error::from)?;
     if unprivileged {
         // The creator of a user namespace holds every capability in it until
@@ -81,11 +79,14 @@ pub fn enter_namespaces(unprivileged: bool) -> io::Result<()> {
     make_private()
 }
 
-/// Waits (at most a second) until this process has one thread: a user
-/// namespace can only be made by a process that has (`unshare` says EINVAL
-/// otherwise). Every thread started before is joined already (the
-/// verifications' workers), but a join returns when the thread's exit clears
-/// its id, a moment before the kernel takes it out of the thread group.
+/// Waits (at most a second) until this process has one thread, which what
+/// follows needs: a user namespace can only be made by a process that has
+/// (`unshare` says EINVAL otherwise), and the init is cloned without
+/// `fork`'s care for locks, so a thread still inside `free` at that moment
+/// leaves the init a heap lock nobody releases (it hung in `calloc`). The
+/// threads started before are the verifications' scoped workers, and a
+/// scope ends when their closures return: each still runs its thread-local
+/// destructors (freeing its read buffer) and then leaves the thread group.
 fn wait_single_threaded() {
     let threads = || std::fs::read_dir("/proc/self/task").map_or(1, Iterator::count);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
