@@ -423,6 +423,44 @@ fn a_listing_inside_a_bundle_spares_lookups_and_never_a_pin() {
     assert_eq!(fs::read(skill.join("SKILL.md")).unwrap(), SKILL);
 }
 
+/// A listing of the skills directory keeps each current skill's root as
+/// its lookup would: walking into a listed skill looks nothing up again.
+/// The listing registers each root for the listener's notices, so a skill
+/// tampered on the disk is gone within 100 ms all the same.
+#[test]
+fn a_listing_of_the_skills_keeps_their_roots_until_one_changes() {
+    if !fuse_available() || support::mount_mode_has("--rehash-every-open") {
+        return;
+    }
+    let p = fixture(false, true);
+    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let skills = m.path(".claude/skills");
+    let mark = log_mark(&m);
+    let names: Vec<_> = fs::read_dir(&skills)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(names.iter().any(|n| n == "x"), "{names:?}");
+    fs::read(skills.join("x/SKILL.md")).unwrap();
+    fs::read(skills.join("x/helper.py")).unwrap();
+    let root_lookups: Vec<String> = requests_since(&m, mark)
+        .into_iter()
+        .filter(|l| l.contains(" LOOKUP ") && l.contains("\"x\""))
+        .collect();
+    assert!(
+        root_lookups.is_empty(),
+        "the listed root was looked up again: {root_lookups:?}"
+    );
+    p.write(".claude/skills/x/helper.py", "tampered = True\n");
+    assert!(
+        within_100ms(|| errno_of(&fs::metadata(skills.join("x"))) == Some(libc::ENOENT)),
+        "a tampered skill's root still shows 100 ms after the change"
+    );
+    assert!(errno_of(&fs::File::open(skills.join("x/SKILL.md"))) == Some(libc::ENOENT));
+    p.write(".claude/skills/x/helper.py", HELPER);
+    assert!(within_100ms(|| fs::metadata(skills.join("x")).is_ok()));
+}
+
 /// The requests of kind `op` the daemon has logged so far.
 fn requests_of(m: &Mounted, op: &str) -> usize {
     let wanted = format!(" {op} ");

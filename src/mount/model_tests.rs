@@ -1281,6 +1281,65 @@ fn a_listing_inside_a_current_bundle_keeps_its_entries_as_their_lookups_do() {
     assert!(matches!(listed(root, "SKILL.md"), Err(FsError::NotFound)));
 }
 
+/// A listing of the directory holding a bundle root keeps the root's entry
+/// as its lookup would (reading the skills again looked every root up
+/// after each listing): the listing registers the root for the listener's
+/// notices, so that the bundle's first change makes the kernel forget that
+/// entry, and a tampered root is then no longer listed.
+#[test]
+fn a_listing_keeps_a_current_bundle_root_and_its_change_makes_the_kernel_forget_it() {
+    let world = World::with(true, true);
+    let forgotten = Forgotten::default();
+    world.view.set_invalidator(Box::new(forgotten.clone()));
+    let feed = world.view.gate().feed().unwrap().clone();
+    feed.keep_notices();
+    let settle = || {
+        feed.drain();
+        for notice in &feed.take_notices() {
+            world.view.apply(notice);
+        }
+    };
+    let lookup = |parent: u64, name: &str| world.view.lookup(parent, OsStr::new(name), WHO);
+    let listed = |dir: u64| {
+        let fh = world.view.opendir(dir, WHO).unwrap().fh;
+        let mut found = Vec::new();
+        world
+            .view
+            .readdirplus(dir, fh, 0, WHO, &mut |e| {
+                found.push((e.name.to_string_lossy().into_owned(), e.ino, e.ttl));
+                false
+            })
+            .unwrap();
+        world.view.release(fh);
+        found
+    };
+    let claude = lookup(ROOT, ".claude").unwrap().attr.ino.0;
+    let skills = lookup(claude, "skills").unwrap().attr.ino.0;
+    // The listing verified the root to show it: kept, before any lookup.
+    let first = listed(skills);
+    let (_, root, ttl) = first.iter().find(|(n, _, _)| n == "a").unwrap().clone();
+    assert_eq!(ttl, seal_gate::WATCHED_TTL, "{first:?}");
+    lookup(root, "SKILL.md").unwrap();
+    settle();
+    let again = listed(skills);
+    assert!(
+        again.contains(&("a".to_string(), root, seal_gate::WATCHED_TTL)),
+        "{again:?}"
+    );
+    forgotten.take();
+    write(world.dir.path(), ".claude/skills/a/SKILL.md", b"TAMPERED").unwrap();
+    settle();
+    let told = forgotten.take();
+    assert!(
+        told.contains(&format!("entry {skills} a")),
+        "the kernel keeps the tampered root's entry: {told:?}"
+    );
+    assert!(
+        !listed(skills).iter().any(|(n, _, _)| n == "a"),
+        "a tampered root is still listed"
+    );
+}
+
 /// Where the kernel opens files itself, the lookup that shows a bundle file
 /// is its open's decision: the kernel keeps the entry while the feed proves
 /// the bundle current (loading it again asks nothing), and forgets it with

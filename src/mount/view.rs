@@ -217,8 +217,23 @@ impl<Id> View<Id> {
     /// lifetime column says for an answer already given (`fed`: its
     /// directory is watched by the directory feed).
     pub(super) fn kept(&self, path: &ViewPath, attr: FileAttr, fed: bool) -> Entry {
-        let keep = self.gate.keep(path, Found::Plain, self.kernel(fed, &attr));
+        let mut kernel = self.kernel(fed, &attr);
+        // A bundle root's answer is kept only while the listener knows
+        // which entry to make the kernel forget at its change: one its
+        // lookup or a listing registered (a notice unregisters it).
+        if let Some(key) = self.root_key(path) {
+            kernel.told &= self.kernel.watched_roots().contains_key(&key);
+        }
+        let keep = self.gate.keep(path, Found::Plain, kernel);
         Entry::kept(attr, keep)
+    }
+
+    /// The key of the sealed root `path` names, when it names one.
+    fn root_key(&self, path: &ViewPath) -> Option<seal_core::paths::BundleKey> {
+        match self.gate.cached_place(path) {
+            seal_gate::Place::Sealed { key, root_len } if root_len == path.depth() => Some(key),
+            _ => None,
+        }
     }
 
     /// The inode `name` in `parent` is known by (counting the lookup): the
@@ -420,10 +435,7 @@ impl<Id> View<Id> {
         // kernel forget the entry it is about to learn (see
         // `seal_gate::WATCHED_TTL`).
         // Its inode is not known yet (0: forget the entry only).
-        let root_key = match self.gate.cached_place(&path) {
-            seal_gate::Place::Sealed { key, root_len } if root_len == path.depth() => Some(key),
-            _ => None,
-        };
+        let root_key = self.root_key(&path);
         if let Some(key) = &root_key {
             self.kernel
                 .watched_roots()
@@ -911,6 +923,16 @@ impl<Id> View<Id> {
             } else {
                 self.entry_ino(ino, &item.name, &st)
             };
+            // A bundle root is registered for the listener's notices before
+            // its entry is decided, as its lookup registers it: a change made
+            // meanwhile makes the kernel forget the entry this reply gives it
+            // (the kernel applies that notice once this listing is done with
+            // the directory's lock).
+            if let Some(key) = self.root_key(&path).filter(|_| !dots) {
+                self.kernel
+                    .watched_roots()
+                    .insert(key, (ino, item.name.clone(), child));
+            }
             // Decided when the listing was taken, which just read the
             // lockfile.
             let attr = attr_of(&st, child, self.pinned_size(child));

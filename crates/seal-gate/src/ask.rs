@@ -191,14 +191,16 @@ impl Gate {
     /// proves the bundle's verification current: an entry of a listing of a
     /// skill is then kept as its lookup would be, instead of making the
     /// kernel forget the entry its lookup kept (every file of the skill was
-    /// looked up again after each listing).
+    /// looked up again after each listing). The root itself too: then
+    /// `kernel.told` must say whether the view registered it for the
+    /// listener's notices, as a lookup of it does.
     pub fn keep(&self, path: &ViewPath, found: Found, kernel: Kernel) -> Keep {
         let last = self.live.last();
         let place = self.place(last.patterns_source(), path);
         let current = match (&place, &last) {
             (Place::Sealed { key, .. }, LockView::Valid(lock)) => {
                 place.root_len().is_some_and(|root_len| {
-                    root_len < path.depth()
+                    root_len <= path.depth()
                         && !is_excluded_below_root(path.names().skip(root_len))
                         && self
                             .cache
