@@ -78,6 +78,13 @@ fn staged(after: &str) -> String {
     )
 }
 
+/// The directory of the ready and go files of [`staged`] (`$SYNC`).
+fn sync_dir(w: &World) -> PathBuf {
+    let sync = w.root.join("sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    sync
+}
+
 /// A world, when FUSE tests can run here.
 fn fuse_world() -> Option<World> {
     fuse_available().then(World::new)
@@ -141,8 +148,7 @@ fn host_proc_does_not_reach_into_the_run() {
 #[test]
 fn host_changes_during_the_run_do_not_reach_it() {
     let Some(w) = fuse_world() else { return };
-    std::fs::create_dir_all(w.root.join("sync")).unwrap();
-    let sync = w.root.join("sync");
+    let sync = sync_dir(&w);
     let mut child = spawn_run(
         &w,
         &[],
@@ -630,8 +636,7 @@ fn under_sudo_the_command_and_the_merge_back_are_the_invoking_user() {
 #[test]
 fn a_bundle_changed_after_the_summary_verified_it_is_refused_at_its_first_open() {
     let Some(w) = fuse_world() else { return };
-    std::fs::create_dir_all(w.root.join("sync")).unwrap();
-    let sync = w.root.join("sync");
+    let sync = sync_dir(&w);
     let mut child = spawn_run(
         &w,
         &[],

@@ -994,6 +994,18 @@ impl World {
         (world, forgotten, feed)
     }
 
+    /// A writable view with the gate's change feed, telling what the kernel
+    /// is made to forget to the [`Forgotten`] returned (the feed's notices
+    /// are acted on at [`World::settle`]).
+    fn with_gate_feed() -> (World, Forgotten, Arc<seal_gate::feed::Feed>) {
+        let world = World::with(true, true);
+        let forgotten = Forgotten::default();
+        world.view.set_invalidator(Box::new(forgotten.clone()));
+        let feed = world.view.gate().feed().unwrap().clone();
+        feed.keep_notices();
+        (world, forgotten, feed)
+    }
+
     /// Acts on every notice `feed` has now, as the mount's listener does.
     fn settle(&self, feed: &seal_gate::feed::Feed) {
         feed.drain();
@@ -1179,11 +1191,7 @@ fn a_listing_read_without_opendir_is_dropped_once_the_kernel_holds_it() {
 
 #[test]
 fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding() {
-    let world = World::with(true, true);
-    let forgotten = Forgotten::default();
-    world.view.set_invalidator(Box::new(forgotten.clone()));
-    let feed = world.view.gate().feed().unwrap().clone();
-    feed.keep_notices();
+    let (world, forgotten, feed) = World::with_gate_feed();
     let settle = || {
         feed.drain();
         let notices = feed.take_notices();
@@ -1240,16 +1248,8 @@ fn a_bundle_root_is_forgotten_at_its_change_even_when_looked_up_while_deciding()
 /// changed it lists nothing.
 #[test]
 fn a_listing_inside_a_current_bundle_keeps_its_entries_as_their_lookups_do() {
-    let world = World::with(true, true);
-    world.view.set_invalidator(Box::new(Forgotten::default()));
-    let feed = world.view.gate().feed().unwrap().clone();
-    feed.keep_notices();
-    let settle = || {
-        feed.drain();
-        for notice in &feed.take_notices() {
-            world.view.apply(notice);
-        }
-    };
+    let (world, _, feed) = World::with_gate_feed();
+    let settle = || world.settle(&feed);
     let lookup = |parent: u64, name: &str| world.view.lookup(parent, OsStr::new(name), WHO);
     let listed = |dir: u64, name: &str| {
         let fh = world.view.opendir(dir, WHO)?.fh;
@@ -1288,17 +1288,8 @@ fn a_listing_inside_a_current_bundle_keeps_its_entries_as_their_lookups_do() {
 /// entry, and a tampered root is then no longer listed.
 #[test]
 fn a_listing_keeps_a_current_bundle_root_and_its_change_makes_the_kernel_forget_it() {
-    let world = World::with(true, true);
-    let forgotten = Forgotten::default();
-    world.view.set_invalidator(Box::new(forgotten.clone()));
-    let feed = world.view.gate().feed().unwrap().clone();
-    feed.keep_notices();
-    let settle = || {
-        feed.drain();
-        for notice in &feed.take_notices() {
-            world.view.apply(notice);
-        }
-    };
+    let (world, forgotten, feed) = World::with_gate_feed();
+    let settle = || world.settle(&feed);
     let lookup = |parent: u64, name: &str| world.view.lookup(parent, OsStr::new(name), WHO);
     let listed = |dir: u64| {
         let fh = world.view.opendir(dir, WHO).unwrap().fh;

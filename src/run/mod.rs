@@ -150,21 +150,6 @@ impl Prepared {
     pub fn impossible_mask(&self) -> Option<(&Path, &str)> {
         self.plan.impossible()
     }
-
-    /// What the view is asked to be.
-    fn mount_request(&self) -> MountRequest {
-        MountRequest {
-            project_dir: self.request.project_dir.clone(),
-            mountpoint: self.project_path.clone(),
-            audit_log: self.request.audit_log.clone(),
-            allow_other: true,
-            writable: self.request.writable,
-            nonempty: true,
-            noexec: false,
-            rehash_every_open: self.request.rehash_every_open,
-            kernel_opens: self.request.kernel_opens && !self.request.writable,
-        }
-    }
 }
 
 /// Reads and verifies the project and plans the namespace.
@@ -230,54 +215,78 @@ pub fn prepare(request: RunRequest) -> Result<Prepared, RunError> {
     // seal runs from the project root (or -C DIR): the command starts there,
     // inside the view.
     let cwd = project_path.clone();
-    let mut prepared = Prepared {
+    let Summary {
+        report,
+        pending,
+        gate,
+    } = summary(&request, &lockfile, &project_path)?;
+    Ok(Prepared {
         request,
         project_path,
         lockfile,
         implied,
         machine,
-        report: ProjectReport {
-            policy: seal_core::lockfile::Policy::Block,
-            bundles: Vec::new(),
-            outcome: seal_core::verify::Outcome::Blocked,
-        },
-        pending: Vec::new(),
-        gate: None,
+        report,
+        pending,
+        gate,
         plan,
         identity: target.identity,
         env: target.env,
         cwd,
-    };
-    prepared.verify()?;
-    Ok(prepared)
+    })
 }
 
-impl Prepared {
-    /// Fills the summary's verification: for a dry run every bundle, hashed
-    /// here; for a run, by the view's gate within [`AHEAD_BYTES`], so that
-    /// the command's first opens reuse what the summary verified.
-    fn verify(&mut self) -> Result<(), RunError> {
-        let mut listings = Listings::new(self.request.project.as_fd());
-        if self.request.dry_run {
-            self.report =
-                verify_project(&mut listings, &self.lockfile, None).map_err(RunError::Discovery)?;
-            return Ok(());
-        }
-        let project = self
-            .request
-            .project
-            .try_clone()
-            .map_err(RunError::Project)?;
-        let gate = crate::mount::prepare_gate(project, &self.mount_request(), &self.project_path)
+/// The summary's verification and, for a run, the view's gate that made it.
+struct Summary {
+    report: ProjectReport,
+    pending: Vec<BundleKey>,
+    gate: Option<Arc<Gate>>,
+}
+
+/// The summary's verification: for a dry run, every bundle, hashed here;
+/// for a run, by the view's gate (returned) within [`AHEAD_BYTES`], so that
+/// the command's first opens reuse what the summary verified, with the
+/// recorded bundles left to their first lookup.
+fn summary(
+    request: &RunRequest,
+    lockfile: &Lockfile,
+    project_path: &Path,
+) -> Result<Summary, RunError> {
+    let mut listings = Listings::new(request.project.as_fd());
+    if request.dry_run {
+        let report = verify_project(&mut listings, lockfile, None).map_err(RunError::Discovery)?;
+        return Ok(Summary {
+            report,
+            pending: Vec::new(),
+            gate: None,
+        });
+    }
+    let project = request.project.try_clone().map_err(RunError::Project)?;
+    let gate =
+        crate::mount::prepare_gate(project, &mount_request(request, project_path), project_path)
             .map_err(RunError::Mount)?;
-        let mut ahead = gate.verify_ahead(AHEAD_BYTES);
-        let (report, pending) =
-            verify_project_by(&mut listings, &self.lockfile, |key| ahead.remove(key))
-                .map_err(RunError::Discovery)?;
-        self.report = report;
-        self.pending = pending;
-        self.gate = Some(gate);
-        Ok(())
+    let mut ahead = gate.verify_ahead(AHEAD_BYTES);
+    let (report, pending) = verify_project_by(&mut listings, lockfile, |key| ahead.remove(key))
+        .map_err(RunError::Discovery)?;
+    Ok(Summary {
+        report,
+        pending,
+        gate: Some(gate),
+    })
+}
+
+/// What the view of `request` is asked to be.
+fn mount_request(request: &RunRequest, project_path: &Path) -> MountRequest {
+    MountRequest {
+        project_dir: request.project_dir.clone(),
+        mountpoint: project_path.to_path_buf(),
+        audit_log: request.audit_log.clone(),
+        allow_other: true,
+        writable: request.writable,
+        nonempty: true,
+        noexec: false,
+        rehash_every_open: request.rehash_every_open,
+        kernel_opens: request.kernel_opens && !request.writable,
     }
 }
 
@@ -537,7 +546,7 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         prepared.identity.clone(),
     )
     .map_err(RunError::Command)?;
-    let request = prepared.mount_request();
+    let request = mount_request(&prepared.request, &prepared.project_path);
     let gate = match &prepared.gate {
         Some(gate) => Arc::clone(gate),
         None => {
