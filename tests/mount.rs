@@ -461,6 +461,53 @@ fn a_listing_of_the_skills_keeps_their_roots_until_one_changes() {
     assert!(within_100ms(|| fs::metadata(skills.join("x")).is_ok()));
 }
 
+/// As the adversary after a listing kept the skills' roots: a process on
+/// the host moves a listed skill away and puts a tampered copy under its
+/// name (its own inode, never verified). Within 100 ms the name shows
+/// nothing, and no byte of the copy is ever served; once the approved
+/// skill is moved back it shows again. (Two notices make the kernel forget
+/// the kept root here: the bundle's, and the directory feed's for the
+/// name moved in the skills directory; the test above holds the bundle's
+/// alone, for a change inside the skill.)
+#[test]
+fn a_listed_skill_swapped_for_a_tampered_copy_is_gone_within_100ms() {
+    if !fuse_available() || support::mount_mode_has("--rehash-every-open") {
+        return;
+    }
+    let p = fixture(false, true);
+    let m = Mounted::new(&p, &[]);
+    let skills = m.path(".claude/skills");
+    assert!(
+        fs::read_dir(&skills)
+            .unwrap()
+            .any(|e| e.unwrap().file_name() == "x")
+    );
+    assert_eq!(fs::read(skills.join("x/SKILL.md")).unwrap(), SKILL);
+    let disk = p.path().join(".claude/skills");
+    fs::rename(disk.join("x"), disk.join("x.approved")).unwrap();
+    fs::create_dir_all(disk.join("x/scripts")).unwrap();
+    fs::write(disk.join("x/SKILL.md"), b"TAMPERED SKILL").unwrap();
+    fs::write(disk.join("x/helper.py"), HELPER).unwrap();
+    fs::write(disk.join("x/scripts/run.sh"), "#!/bin/sh\necho ok\n").unwrap();
+    assert!(
+        within_100ms(|| errno_of(&fs::metadata(skills.join("x"))) == Some(libc::ENOENT)),
+        "the swapped skill still shows 100 ms after the swap"
+    );
+    assert!(
+        matches!(fs::read(skills.join("x/SKILL.md")), Err(e) if e.raw_os_error() == Some(libc::ENOENT))
+    );
+    assert!(
+        !fs::read_dir(&skills)
+            .unwrap()
+            .any(|e| e.unwrap().file_name() == "x")
+    );
+    fs::remove_dir_all(disk.join("x")).unwrap();
+    fs::rename(disk.join("x.approved"), disk.join("x")).unwrap();
+    assert!(within_100ms(
+        || fs::read(skills.join("x/SKILL.md")).is_ok_and(|b| b == SKILL)
+    ));
+}
+
 /// The requests of kind `op` the daemon has logged so far.
 fn requests_of(m: &Mounted, op: &str) -> usize {
     let wanted = format!(" {op} ");
