@@ -13,6 +13,7 @@
 mod support;
 
 use std::fs;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -459,6 +460,67 @@ fn a_listing_of_the_skills_keeps_their_roots_until_one_changes() {
     assert!(errno_of(&fs::File::open(skills.join("x/SKILL.md"))) == Some(libc::ENOENT));
     p.write(".claude/skills/x/helper.py", HELPER);
     assert!(within_100ms(|| fs::metadata(skills.join("x")).is_ok()));
+}
+
+/// The kernel keeps the listings of a skill's directories while the feed
+/// proves the skill current: listing them again asks nothing. A change a
+/// process on the host makes anywhere in the skill (here a file of its
+/// root rewritten, which leaves `scripts/` as it was on the disk) makes
+/// the bundle's notice drop those listings with the root: within 100 ms
+/// the skill is gone, and a directory handle held open in `scripts/` is
+/// answered by the view again, not from what the kernel kept.
+#[test]
+fn a_skill_s_listings_are_kept_until_the_skill_changes() {
+    use std::os::unix::fs::MetadataExt;
+    if !fuse_available() || support::mount_mode_has("--rehash-every-open") {
+        return;
+    }
+    let p = fixture(false, true);
+    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let skill = m.path(".claude/skills/x");
+    let scripts = skill.join("scripts");
+    let names = |dir: &Path| -> Vec<std::ffi::OsString> {
+        let mut n: Vec<_> = fs::read_dir(dir)
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+            .unwrap_or_default();
+        n.sort();
+        n
+    };
+    let first = (names(&skill), names(&scripts));
+    assert_eq!(first.0, ["SKILL.md", "helper.py", "scripts"], "{first:?}");
+    assert_eq!(first.1, ["run.sh"], "{first:?}");
+    let held = fs::File::open(&scripts).unwrap();
+    let listed_scripts = format!("ino {:#018x} READDIR", held.metadata().unwrap().ino());
+    // The log lines of the first listings arrive before the mark.
+    std::thread::sleep(Duration::from_millis(200));
+    let mark = log_mark(&m);
+    assert_eq!((names(&skill), names(&scripts)), first);
+    let listings: Vec<String> = requests_since(&m, mark)
+        .into_iter()
+        .filter(|l| l.contains(" READDIR"))
+        .collect();
+    assert!(
+        listings.is_empty(),
+        "the skill was listed again: {listings:?}"
+    );
+    p.write(".claude/skills/x/helper.py", "tampered = True\n");
+    assert!(
+        within_100ms(|| errno_of(&fs::metadata(&skill)) == Some(libc::ENOENT)),
+        "the changed skill still shows 100 ms after the change"
+    );
+    let mark = log_mark(&m);
+    let through_handle = Path::new("/proc/self/fd").join(held.as_raw_fd().to_string());
+    let _ = names(&through_handle);
+    let asked: Vec<String> = requests_since(&m, mark)
+        .into_iter()
+        .filter(|l| l.contains(&listed_scripts))
+        .collect();
+    assert!(
+        !asked.is_empty(),
+        "a handle held in the changed skill was answered from the listing the kernel kept"
+    );
+    p.write(".claude/skills/x/helper.py", HELPER);
+    assert!(within_100ms(|| (names(&skill), names(&scripts)) == first));
 }
 
 /// As the adversary after a listing kept the skills' roots: a process on

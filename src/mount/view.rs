@@ -228,6 +228,26 @@ impl<Id> View<Id> {
         Entry::kept(attr, keep)
     }
 
+    /// Whether the kernel may keep the listing of `path`, a directory of a
+    /// bundle: while the change feed proves the bundle's verification
+    /// current and the bundle's root is registered for the listener's
+    /// notices, whose notice for the bundle drops the listing of every
+    /// directory below the root as it makes the kernel forget their entries.
+    pub(super) fn bundle_listing_kept(&self, path: &ViewPath) -> bool {
+        let seal_gate::Place::Sealed { key, .. } = self.gate.cached_place(path) else {
+            return false;
+        };
+        if !self.kernel.watched_roots().contains_key(&key) {
+            return false;
+        }
+        let kernel = Kernel {
+            told: self.kernel.told(),
+            dir_watched: false,
+            volatile_attrs: false,
+        };
+        self.gate.keep(path, Found::Plain, kernel).until_told()
+    }
+
     /// The key of the sealed root `path` names, when it names one.
     fn root_key(&self, path: &ViewPath) -> Option<seal_core::paths::BundleKey> {
         match self.gate.cached_place(path) {

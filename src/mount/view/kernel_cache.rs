@@ -345,7 +345,9 @@ impl<Id> View<Id> {
                 let below = self.inodes().below(ino);
                 for (p, n, i) in below.iter().rev() {
                     invalidate.entry(*p, n);
-                    invalidate.inode(*i);
+                    // Attributes and cached pages: for a directory of the
+                    // bundle, the listing the kernel may keep.
+                    self.kernel.drop_listing(invalidate.as_ref(), *i);
                 }
             }
             invalidate.entry(parent, &name);

@@ -173,7 +173,8 @@ impl<Id> View<Id> {
     fn take_listing(&self, ino: u64, who: Who) -> Result<(Vec<DirItem>, bool), FsError> {
         let (path, dir, fed) = self.dir_to_list(ino, who)?;
         let listing = self.list(ino, &path, std::os::fd::AsFd::as_fd(&dir), who)?;
-        Ok((listing.items, fed && listing.all_ordinary))
+        let kept = (fed && listing.all_ordinary) || self.bundle_listing_kept(&path);
+        Ok((listing.items, kept))
     }
 
     fn drops_told(&self) -> u64 {
