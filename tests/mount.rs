@@ -393,10 +393,7 @@ fn a_listing_inside_a_bundle_spares_lookups_and_never_a_pin() {
     let mark = log_mark(&m);
     assert!(fs::read_dir(&skill).unwrap().count() >= 3);
     read_all();
-    let lookups: Vec<String> = requests_since(&m, mark)
-        .into_iter()
-        .filter(|l| l.contains(" LOOKUP "))
-        .collect();
+    let lookups: Vec<String> = requests_since_where(&m, mark, |l| l.contains(" LOOKUP "));
     assert!(
         lookups.is_empty(),
         "looked up again after a listing: {lookups:?}"
@@ -444,10 +441,8 @@ fn a_listing_of_the_skills_keeps_their_roots_until_one_changes() {
     assert!(names.iter().any(|n| n == "x"), "{names:?}");
     fs::read(skills.join("x/SKILL.md")).unwrap();
     fs::read(skills.join("x/helper.py")).unwrap();
-    let root_lookups: Vec<String> = requests_since(&m, mark)
-        .into_iter()
-        .filter(|l| l.contains(" LOOKUP ") && l.contains("\"x\""))
-        .collect();
+    let root_lookups: Vec<String> =
+        requests_since_where(&m, mark, |l| l.contains(" LOOKUP ") && l.contains("\"x\""));
     assert!(
         root_lookups.is_empty(),
         "the listed root was looked up again: {root_lookups:?}"
@@ -495,10 +490,7 @@ fn a_skill_s_listings_are_kept_until_the_skill_changes() {
     std::thread::sleep(Duration::from_millis(200));
     let mark = log_mark(&m);
     assert_eq!((names(&skill), names(&scripts)), first);
-    let listings: Vec<String> = requests_since(&m, mark)
-        .into_iter()
-        .filter(|l| l.contains(" READDIR"))
-        .collect();
+    let listings: Vec<String> = requests_since_where(&m, mark, |l| l.contains(" READDIR"));
     assert!(
         listings.is_empty(),
         "the skill was listed again: {listings:?}"
@@ -511,10 +503,7 @@ fn a_skill_s_listings_are_kept_until_the_skill_changes() {
     let mark = log_mark(&m);
     let through_handle = Path::new("/proc/self/fd").join(held.as_raw_fd().to_string());
     let _ = names(&through_handle);
-    let asked: Vec<String> = requests_since(&m, mark)
-        .into_iter()
-        .filter(|l| l.contains(&listed_scripts))
-        .collect();
+    let asked: Vec<String> = requests_since_where(&m, mark, |l| l.contains(&listed_scripts));
     assert!(
         !asked.is_empty(),
         "a handle held in the changed skill was answered from the listing the kernel kept"
@@ -568,6 +557,14 @@ fn a_listed_skill_swapped_for_a_tampered_copy_is_gone_within_100ms() {
     assert!(within_100ms(
         || fs::read(skills.join("x/SKILL.md")).is_ok_and(|b| b == SKILL)
     ));
+}
+
+/// The requests logged since `mark` that `wanted` picks.
+fn requests_since_where(m: &Mounted, mark: usize, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    requests_since(m, mark)
+        .into_iter()
+        .filter(|l| wanted(l))
+        .collect()
 }
 
 /// The requests of kind `op` the daemon has logged so far.
