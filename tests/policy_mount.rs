@@ -23,10 +23,13 @@ fn policy_file(dir: &Path, text: &str) -> PathBuf {
 }
 
 /// A mounted view, and what `seal mount` wrote on stderr until it was
-/// ready; unmounted on drop.
+/// ready; unmounted on drop, which waits for the daemon to exit (it writes
+/// its last audit records after the unmount, so a test that reads the log
+/// before then can meet a line half written).
 struct View {
     dir: tempfile::TempDir,
     stderr: String,
+    daemon: u32,
 }
 
 impl View {
@@ -43,6 +46,26 @@ impl Drop for View {
             .arg(self.dir.path())
             .stderr(Stdio::null())
             .status();
+        // Gone, or a zombie its reaper has not collected yet: either way it
+        // has written all it will.
+        let running = |pid: u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .and_then(|rest| rest.split_whitespace().next())
+                    != Some("Z")
+            })
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while running(self.daemon) {
+            if std::time::Instant::now() > deadline {
+                if !std::thread::panicking() {
+                    panic!("the daemon {} did not exit after umount", self.daemon);
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -72,7 +95,17 @@ fn mount(project: &Project, args: &[&str], env: &[(&str, &Path)]) -> Result<View
                 support::fuse_mounted_at(dir.path()),
                 "reported ready, not mounted"
             );
-            Ok(View { dir, stderr })
+            let daemon = stderr
+                .split("detached as pid ")
+                .nth(1)
+                .and_then(|s| s.split(';').next())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("no daemon pid in {stderr:?}"));
+            Ok(View {
+                dir,
+                stderr,
+                daemon,
+            })
         }
         code => Err((code.unwrap_or(-1), stderr)),
     }

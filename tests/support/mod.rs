@@ -407,10 +407,13 @@ pub fn scratch() -> tempfile::TempDir {
         .unwrap()
 }
 
-/// The records of a JSON-lines audit log.
+/// The records of a JSON-lines audit log: its complete lines (a daemon
+/// still serving may be writing the last one as it is read).
 pub fn audit_records(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete
+        .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad audit line {l:?}: {e}")))
         .collect()
 }
