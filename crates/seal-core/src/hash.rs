@@ -627,8 +627,9 @@ fn display_rel(rel: &str) -> String {
 /// bundle at every open).
 const PARALLEL_THRESHOLD_FILES: usize = 32;
 
-/// The number of cores, read once (the std call reads cgroup files).
-fn cores() -> usize {
+/// The number of cores, read once (the std call reads cgroup files): how
+/// many threads every parallel verification starts at most.
+pub fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }

@@ -403,7 +403,7 @@ impl Gate {
         let cancel = Cancel::new().with_byte_budget(budget);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let reports = std::sync::Mutex::new(HashMap::new());
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = seal_core::hash::cores();
         std::thread::scope(|scope| {
             for _ in 0..workers.min(keys.len()) {
                 scope.spawn(|| {
