@@ -218,14 +218,19 @@ impl<Id> View<Id> {
     /// directory is watched by the directory feed).
     pub(super) fn kept(&self, path: &ViewPath, attr: FileAttr, fed: bool) -> Entry {
         let mut kernel = self.kernel(fed, &attr);
-        // A bundle root's answer is kept only while the listener knows
-        // which entry to make the kernel forget at its change: one its
-        // lookup or a listing registered (a notice unregisters it).
         if let Some(key) = self.root_key(path) {
-            kernel.told &= self.kernel.watched_roots().contains_key(&key);
+            kernel.told &= self.registered(&key);
         }
         let keep = self.gate.keep(path, Found::Plain, kernel);
         Entry::kept(attr, keep)
+    }
+
+    /// Whether the listener knows which entry to make the kernel forget at
+    /// the change of bundle `key`: one its lookup or a listing registered
+    /// (a notice unregisters it). What the kernel keeps of a bundle (its
+    /// root's answer, its directories' listings) is kept only while it does.
+    fn registered(&self, key: &seal_core::paths::BundleKey) -> bool {
+        self.kernel.watched_roots().contains_key(key)
     }
 
     /// Whether the kernel may keep the listing of `path`, a directory of a
@@ -237,11 +242,8 @@ impl<Id> View<Id> {
         let seal_gate::Place::Sealed { key, .. } = self.gate.cached_place(path) else {
             return false;
         };
-        if !self.kernel.watched_roots().contains_key(&key) {
-            return false;
-        }
         let kernel = Kernel {
-            told: self.kernel.told(),
+            told: self.kernel.told() && self.registered(&key),
             dir_watched: false,
             volatile_attrs: false,
         };
