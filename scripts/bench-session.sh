@@ -8,6 +8,8 @@
 #   ROUNDS=5 scripts/bench-session.sh         # sessions per mode (default 3), medians
 #   MODES="native run ro" scripts/...         # add `seal run --read-only` (read steps only,
 #                                             # against a native session of the same steps)
+#   MODES="native run cpu0" scripts/...       # add `seal run` held to CPU 0 (`taskset -c 0`:
+#                                             # the command and the view on one CPU)
 #   BENCH_DIR=/tmp/x scripts/...              # where the project lives (default: a new
 #                                             # directory under /tmp, removed at the end)
 #   SEAL=path/to/seal scripts/...             # a seal binary instead of building one
@@ -42,6 +44,11 @@
 # each (1 GB; issue 25's start-up row): `seal run` hashes at most 32 MiB
 # of bundles before it starts the command (the rest at their first open),
 # so this row is that budget and the run's set-up. Variants get the rows too.
+# The mode cpu0 is `seal run` with the command and the view's daemon held to
+# one CPU: it shows what waking a thread on another CPU costs each round
+# trip (docs/ARCHITECTURE.md, "Where FUSE is the limit"), which the line
+# printed first measures apart, as a pipe's round trip between two
+# processes on one CPU and on two.
 # Then one more `seal run` session with the FUSE requests logged
 # (SEAL_LOG=fuser=debug), counted per step by opcode: the round trips each
 # command costs (a RELEASE the kernel sends after a step may count in the
@@ -63,7 +70,8 @@ if [ "$(id -u)" != 0 ]; then
   echo "bench-session: run as root (seal run serves FUSE and builds namespaces)" >&2
   exit 2
 fi
-for tool in git python3 tar; do
+case " $modes " in *" cpu0 "*) need=taskset ;; *) need= ;; esac
+for tool in git python3 tar $need; do
   command -v "$tool" >/dev/null || { echo "bench-session: needs $tool" >&2; exit 2; }
 done
 if [ -z "${SEAL:-}" ]; then
@@ -183,6 +191,7 @@ session() { # MODE
     native-ro) out=$(cd "$project" && bash "$dir/session.sh" ro) ;;
     run) out=$(cd "$project" && "$SEAL" run -- bash "$dir/session.sh" 2>/dev/null) ;;
     ro) out=$(cd "$project" && "$SEAL" run --read-only -- bash "$dir/session.sh" ro 2>/dev/null) ;;
+    cpu0) out=$(cd "$project" && taskset -c 0 "$SEAL" run -- bash "$dir/session.sh" 2>/dev/null) ;;
     v:*) out=$(cd "$project" && "${variant_bin[${1#v:}]}" run -- bash "$dir/session.sh" 2>/dev/null) ;;
   esac
   printf '%s\n' "$out" | sed "s/^/$1 /" >> "$results"
@@ -248,6 +257,33 @@ if [ "${COUNT:-1}" != 0 ]; then
   reset_project
 fi
 
+# What waking a process on another CPU costs here: a pipe's round trip
+# between two processes held to one CPU, and to two.
+python3 - <<'PY'
+import os, time
+def round_trip(cpu_a, cpu_b, n=20000):
+    to_b, from_a = os.pipe()
+    to_a, from_b = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.sched_setaffinity(0, {cpu_b})
+        for _ in range(n):
+            os.read(to_b, 1)
+            os.write(from_b, b"x")
+        os._exit(0)
+    os.sched_setaffinity(0, {cpu_a})
+    start = time.perf_counter()
+    for _ in range(n):
+        os.write(from_a, b"x")
+        os.read(to_a, 1)
+    took = time.perf_counter() - start
+    os.waitpid(pid, 0)
+    return took / n * 1e6
+cpus = sorted(os.sched_getaffinity(0))
+if len(cpus) > 1:
+    same, other = round_trip(cpus[0], cpus[0]), round_trip(cpus[0], cpus[1])
+    print(f"a pipe's round trip between two processes: {same:.1f} us on one CPU, {other:.1f} us across two")
+PY
 python3 - "$results" "$modes" "$(git -C "$repo" rev-parse --short HEAD)" <<'PY'
 import statistics, sys
 path, modes, commit = sys.argv[1], sys.argv[2].split(), sys.argv[3]
@@ -260,12 +296,13 @@ for line in open(path):
         order.append(step)
     rows.setdefault(step, {}).setdefault(mode, []).append(float(secs))
 med = {s: {m: statistics.median(v) for m, v in d.items()} for s, d in rows.items()}
-label = {"native": "native", "run": "seal run", "ro": "run --read-only", "native-ro": "native (ro steps)"}
-base = {"run": "native", "ro": "native-ro"}
+label = {"native": "native", "run": "seal run", "ro": "run --read-only", "native-ro": "native (ro steps)",
+         "cpu0": "run, one CPU"}
+base = {"run": "native", "ro": "native-ro", "cpu0": "native"}
 variants = [m for m in modes if m.startswith("v:")]
 for m in variants:
     label[m], base[m] = m[2:], "native"
-shown = [m for m in ("native", "run", "native-ro", "ro") if m in modes or (m == "native-ro" and "ro" in modes)]
+shown = [m for m in ("native", "run", "native-ro", "ro", "cpu0") if m in modes or (m == "native-ro" and "ro" in modes)]
 shown += variants
 print(f"seal run session benchmark, commit {commit}, medians of each step (ms) and ratio to native")
 head = f"{'step':<32}" + "".join(f"{label[m]:>19}" for m in shown) + "".join(
