@@ -68,6 +68,17 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
             return work(&self.shared);
         }
         self.inline_busy.fetch_sub(1, Ordering::AcqRel);
+        self.run_heavy_elsewhere(heavy, work);
+    }
+
+    /// Runs `work` here unless `heavy` says the request may verify a
+    /// bundle: then always on a worker. For a thread that alone serves a
+    /// queue of requests (a CPU's ring), which one hashing would stall.
+    pub fn run_heavy_elsewhere(
+        &self,
+        heavy: impl FnOnce(&T) -> bool,
+        work: impl FnOnce(&T) + Send + 'static,
+    ) {
         if !heavy(&self.shared) {
             return work(&self.shared);
         }
