@@ -205,7 +205,7 @@ impl Filesystem for SealFs {
             // drop them (where the directory feed does not tell at once).
             let _ = config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA);
         }
-        // Requests through a ring per CPU, where the kernel offers them (a
+        // Requests through rings per CPU, where the kernel offers them (a
         // debug build keeps the classic loop when the test matrix asks).
         let no_rings = cfg!(debug_assertions) && std::env::var_os(NO_RINGS_VAR).is_some();
         if !no_rings

@@ -1,7 +1,7 @@
 //! FUSE over io_uring (Linux 6.14 and later, with the `fuse` module's
-//! `enable_uring` on): one ring per CPU, served by a thread held to that
-//! CPU. The kernel queues a request on the ring of the CPU that made it, so
-//! it is answered there: no wake-up of another CPU, which is most of what a
+//! `enable_uring` on): rings per CPU, each served by a thread held to that
+//! CPU. The kernel queues a request on the rings of the CPU that made it,
+//! so it is answered there: no wake-up of another CPU, which is most of what a
 //! classic round trip costs (docs/ARCHITECTURE.md, "Where FUSE is the
 //! limit").
 //!
@@ -28,8 +28,18 @@ use super::view::{Entry, Mknod, ReadMode, View, file_type};
 use super::wire::{self, Body, InHeader, Request};
 use seal_gate::Who;
 
-/// Requests each CPU's ring holds at once.
-const ENTRIES: usize = 8;
+/// Rings per CPU, each served by its own thread with one entry, so that an
+/// entry the kernel may hand a request to always has an idle thread behind
+/// it: a request that blocks its thread (a listing of a huge directory, one
+/// waiting for a verification in flight) leaves the CPU's other requests to
+/// the other rings, as the classic loop's six threads do.
+const RINGS_PER_CPU: usize = 4;
+/// Requests each ring holds at first (see [`RINGS_PER_CPU`]).
+const ENTRIES: usize = 1;
+/// Entries a ring may grow to: a request handed to a verification worker
+/// keeps its entry until the worker answers, so the ring registers a fresh
+/// one meanwhile (the classic loop's thread is free again at once).
+const MAX_ENTRIES: usize = 8;
 /// `struct fuse_uring_req_header`: the in or out header (128 bytes), the
 /// operation's fixed part (128), then `struct fuse_uring_ent_in_out`.
 const HEADER_SIZE: usize = 288;
@@ -59,7 +69,7 @@ pub fn available() -> bool {
         && possible_cpus_listed().is_some()
 }
 
-/// Starts one ring per possible CPU on the session's `device`, each with
+/// Starts [`RINGS_PER_CPU`] rings per possible CPU on the session's `device`, each with
 /// entries of `payload` bytes (the kernel's largest request or reply body),
 /// and returns once every ring has registered its entries, or the first
 /// failure (the caller must not serve the view then: the kernel would hold
@@ -69,16 +79,19 @@ pub fn start(device: OwnedFd, shared: Arc<Shared>, payload: usize) -> std::io::R
     let (started, reports) = channel();
     let queues = possible_cpus();
     for qid in 0..queues {
-        let (device, shared, started) = (Arc::clone(&device), Arc::clone(&shared), started.clone());
-        std::thread::Builder::new()
-            .name(format!("seal-ring-{qid}"))
-            .spawn(move || {
-                if let Err(e) = serve_queue(qid, &device, &shared, payload, started) {
-                    tracing::warn!("FUSE ring {qid} ended: {e}");
-                }
-            })?;
+        for n in 0..RINGS_PER_CPU {
+            let (device, shared, started) =
+                (Arc::clone(&device), Arc::clone(&shared), started.clone());
+            std::thread::Builder::new()
+                .name(format!("seal-ring-{qid}-{n}"))
+                .spawn(move || {
+                    if let Err(e) = serve_queue(qid, &device, &shared, payload, started) {
+                        tracing::warn!("FUSE ring {qid} ended: {e}");
+                    }
+                })?;
+        }
     }
-    for _ in 0..queues {
+    for _ in 0..usize::from(queues) * RINGS_PER_CPU {
         match reports.recv_timeout(std::time::Duration::from_secs(5)) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(e),
@@ -106,6 +119,28 @@ struct Slot {
     header: Box<[u8; HEADER_SIZE]>,
     payload: Vec<u8>,
     iov: Box<[libc::iovec; 2]>,
+}
+
+impl Slot {
+    fn new(payload: usize) -> Slot {
+        let mut header = Box::new([0u8; HEADER_SIZE]);
+        let mut payload = vec![0u8; payload];
+        let iov = Box::new([
+            libc::iovec {
+                iov_base: header.as_mut_ptr().cast(),
+                iov_len: HEADER_SIZE,
+            },
+            libc::iovec {
+                iov_base: payload.as_mut_ptr().cast(),
+                iov_len: payload.len(),
+            },
+        ]);
+        Slot {
+            header,
+            payload,
+            iov,
+        }
+    }
 }
 
 /// A reply on its way to a ring entry, from whichever thread served it.
@@ -202,37 +237,19 @@ fn serve_queue(
     let mut cpu = nix::sched::CpuSet::new();
     if cpu.set(qid.into()).is_ok() {
         // Held to its CPU: the requests queued there are served there.
-        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &cpu);
+        if std::env::var_os("SEAL_RING_NOPIN").is_none() {
+            let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &cpu);
+        }
     }
     let wake = Arc::new(EventFd::from_value_and_flags(0, EfdFlags::EFD_CLOEXEC)?);
     // The buffers the kernel writes are made before the ring, so that the
     // ring (dropped first: its entries cancelled) never outlives them.
     let mut counter = Box::new([0u8; 8]);
     let (done_tx, done_rx): (Sender<Done>, Receiver<Done>) = channel();
-    let mut slots: Vec<Slot> = (0..ENTRIES)
-        .map(|_| {
-            let mut header = Box::new([0u8; HEADER_SIZE]);
-            let mut payload = vec![0u8; payload];
-            let iov = Box::new([
-                libc::iovec {
-                    iov_base: header.as_mut_ptr().cast(),
-                    iov_len: HEADER_SIZE,
-                },
-                libc::iovec {
-                    iov_base: payload.as_mut_ptr().cast(),
-                    iov_len: payload.len(),
-                },
-            ]);
-            Slot {
-                header,
-                payload,
-                iov,
-            }
-        })
-        .collect();
-    let mut commit_ids = [0u64; ENTRIES];
+    let mut slots: Vec<Slot> = (0..ENTRIES).map(|_| Slot::new(payload)).collect();
+    let mut commit_ids = vec![0u64; ENTRIES];
     let mut ring: IoUring<squeue::Entry128, cqueue::Entry> =
-        IoUring::builder().build((2 * ENTRIES + 2) as u32)?;
+        IoUring::builder().build((2 * MAX_ENTRIES + 2) as u32)?;
     let read_counter = |counter: &mut [u8; 8]| {
         opcode::Read::new(types::Fd(wake.as_fd().as_raw_fd()), counter.as_mut_ptr(), 8)
             .build()
@@ -281,6 +298,7 @@ fn serve_queue(
     let _ = started.send(Ok(()));
     let ring_thread = std::thread::current().id();
     let mut live = ENTRIES;
+    let mut answered: Vec<Done> = Vec::new();
     loop {
         if pending.is_empty() {
             match ring.submit_and_wait(1) {
@@ -354,11 +372,27 @@ fn serve_queue(
                     if served.is_err() {
                         tracing::error!("FUSE ring {qid}: a request's work panicked");
                     }
+                    // Not answered here: a worker has it, and its entry
+                    // until it answers. Register a fresh one meanwhile.
+                    answered.extend(done_rx.try_iter());
+                    let handed_off = !answered.iter().any(|d| d.slot == i);
+                    if handed_off && slots.len() < MAX_ENTRIES {
+                        let slot = Slot::new(payload);
+                        let entry = uring_cmd(device, CMD_REGISTER, 0, qid, &slot)
+                            .user_data(slots.len() as u64);
+                        slots.push(slot);
+                        commit_ids.push(0);
+                        live += 1;
+                        // SAFETY: as at registration.
+                        unsafe { ring.submission().push(&entry) }
+                            .map_err(|_| std::io::Error::other("ring full"))?;
+                    }
                 }
                 Err(wire::Malformed) => reply.errno(libc::EIO),
             }
         }
-        for done in done_rx.try_iter() {
+        answered.extend(done_rx.try_iter());
+        for done in answered.drain(..) {
             let slot = &mut slots[done.slot];
             let len = done.body.len().min(slot.payload.len());
             slot.payload[..len].copy_from_slice(&done.body[..len]);
