@@ -161,20 +161,16 @@ struct Reply {
 }
 
 impl Reply {
-    fn send(self, answer: Result<Body, FsError>, op: &'static str) {
+    fn send(mut self, answer: Result<Body, FsError>, op: &'static str) {
         let (error, body) = match answer {
             Ok(body) => (0, body.0),
             Err(e) => (-i32::from(e.reply(op)), Vec::new()),
         };
-        self.sent(error, body);
-    }
-
-    fn errno(self, errno: i32) {
-        self.sent(-errno, Vec::new());
-    }
-
-    fn sent(mut self, error: i32, body: Vec<u8>) {
         self.deliver(error, body);
+    }
+
+    fn errno(mut self, errno: i32) {
+        self.deliver(-errno, Vec::new());
     }
 
     fn deliver(&mut self, error: i32, body: Vec<u8>) {
@@ -527,12 +523,12 @@ fn serve(shared: &Arc<Shared>, h: &InHeader, request: Request<'_>, reply: Reply)
             if fh == 0 {
                 let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, false);
                 shared.dispatch.run_heavy_elsewhere(heavy, move |view| {
-                    let answer = view.read_unopened(ino, offset, size, who).map(data_body);
+                    let answer = view.read_unopened(ino, offset, size, who).map(Body);
                     reply.send(answer, "read");
                 });
                 return;
             }
-            reply.send(view.read(fh, offset, size).map(data_body), "read");
+            reply.send(view.read(fh, offset, size).map(Body), "read");
         }
         Request::Write { fh, offset, data } => {
             let answer = view.write(fh, offset, data, who).map(|n| {
@@ -731,10 +727,6 @@ fn serve(shared: &Arc<Shared>, h: &InHeader, request: Request<'_>, reply: Reply)
         }
         Request::Interrupt { .. } | Request::Other(_) => reply.errno(libc::ENOSYS),
     }
-}
-
-fn data_body(data: Vec<u8>) -> Body {
-    Body(data)
 }
 
 /// A `getxattr`/`listxattr` reply: the size alone when asked with size 0.
