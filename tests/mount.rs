@@ -390,6 +390,9 @@ fn a_listing_inside_a_bundle_spares_lookups_and_never_a_pin() {
         }
     };
     read_all();
+    // The log lines of the first reads arrive before the mark (the daemon's
+    // stderr is read by a thread).
+    std::thread::sleep(Duration::from_millis(200));
     let mark = log_mark(&m);
     assert!(fs::read_dir(&skill).unwrap().count() >= 3);
     read_all();
