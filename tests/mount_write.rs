@@ -2363,6 +2363,66 @@ fn files_written_or_read_through_the_view_stay_executable_on_the_disk() {
     }
 }
 
+/// The access modes (`O_ACCMODE` of `/proc/PID/fdinfo/N`) of the
+/// descriptors process `pid` holds on `file`.
+fn access_modes_held(pid: u32, file: &Path) -> Vec<i32> {
+    let file = fs::canonicalize(file).unwrap();
+    let mut modes = Vec::new();
+    for fd in fs::read_dir(format!("/proc/{pid}/fd")).unwrap().flatten() {
+        if fs::read_link(fd.path()).ok().as_deref() != Some(file.as_path()) {
+            continue;
+        }
+        let info = fs::read_to_string(format!(
+            "/proc/{pid}/fdinfo/{}",
+            fd.file_name().to_string_lossy()
+        ))
+        .unwrap_or_default();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .map(|f| i32::from_str_radix(f.trim(), 8).unwrap())
+            .unwrap();
+        modes.push(flags & libc::O_ACCMODE);
+    }
+    modes
+}
+
+/// A file passed through is written by the kernel, so the daemon keeps no
+/// writable descriptor of it: the release that drops the daemon's handle
+/// comes after the caller's close returns, and such a descriptor would keep
+/// the file busy for exec(2) on the disk (ETXTBSY) a moment longer.
+/// Truncating and allocating through the open file still work.
+#[test]
+fn the_daemon_keeps_no_writable_descriptor_of_a_file_passed_through() {
+    let Some(v) = writable_view("block") else {
+        return;
+    };
+    if std::env::var_os("SEAL_TEST_NO_PASSTHROUGH").is_some() {
+        eprintln!("no passthrough in this mode: the daemon writes the file itself");
+        return;
+    }
+    let mut created = File::create(v.v("src/built")).unwrap();
+    created.write_all(b"made").unwrap();
+    let mut opened = OpenOptions::new()
+        .append(true)
+        .open(v.v("src/built"))
+        .unwrap();
+    opened.write_all(b" and appended").unwrap();
+    let held = access_modes_held(v.m.pid(), &v.d("src/built"));
+    assert!(
+        !held.is_empty(),
+        "the daemon holds no descriptor of the file"
+    );
+    assert!(
+        held.iter().all(|&mode| mode == libc::O_RDONLY),
+        "the daemon holds the file writable: access modes {held:?}"
+    );
+    created.set_len(4).unwrap();
+    rustix::fs::fallocate(&opened, FallocateFlags::empty(), 0, 8).unwrap();
+    drop((created, opened));
+    assert_eq!(fs::read(v.d("src/built")).unwrap(), b"made\0\0\0\0");
+}
+
 #[test]
 fn protection_holds_while_seal_json_is_invalid_or_missing() {
     let Some(v) = writable_view("block") else {

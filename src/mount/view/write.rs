@@ -115,6 +115,28 @@ fn for_backing(file: &File) -> Option<OwnedFd> {
     nix::fcntl::open(path.as_str(), how, Mode::empty()).ok()
 }
 
+/// `file` for a change through an open handle (a truncate or an
+/// allocation): as it is when it may write, else (a handle of a file passed
+/// through keeps it read-only, see `open_real`) opened again for writing by
+/// the daemon, whose kernel already checked that the handle's open may write.
+/// Taken before switching to the caller, as the caller's own descriptor
+/// would have been: a file the caller may no longer open for writing (made
+/// read-only since) stays writable through a descriptor opened before.
+fn for_writing(file: &File) -> Result<File, FsError> {
+    use std::os::fd::AsRawFd;
+    let flags = OFlag::from_bits_truncate(nix::fcntl::fcntl(file, FcntlArg::F_GETFL)?);
+    if flags & OFlag::O_ACCMODE != OFlag::O_RDONLY {
+        return Ok(file.try_clone()?);
+    }
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let how = OFlag::O_WRONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
+    Ok(File::from(nix::fcntl::open(
+        path.as_str(),
+        how,
+        Mode::empty(),
+    )?))
+}
+
 impl<Id> View<Id> {
     /// Refuses every change in a read-only view, and changes the gate
     /// protects in a writable one.
@@ -561,15 +583,25 @@ impl<Id> View<Id> {
         if !reused && writes {
             self.backings().release_other_callers(ino, of);
         }
-        let read_only = match reused || !self.backings().is_enabled() {
-            true => None,
-            false => for_backing(&file),
+        let read_only = match self.backings().is_enabled() {
+            true => for_backing(&file),
+            false => None,
         };
         let fd = read_only.as_ref().map_or(file.as_fd(), |f| f.as_fd());
         let backing = self.backing_for(ino, of, writes, fd, register)?;
         if let Some(b) = &backing {
             self.backings().keep(ino, b.clone());
         }
+        // A file passed through is written by the kernel itself, so the
+        // handle keeps it read-only (`for_writing` reopens it for a truncate
+        // or an allocation through the handle). The release that drops the
+        // handle is served after the caller's close returns: a writable
+        // descriptor kept here would keep the file busy for exec(2) on the
+        // disk (ETXTBSY) until then.
+        let file = match (&backing, read_only) {
+            (Some(_), Some(read_only)) => File::from(read_only),
+            (_, _) => file,
+        };
         let mode = match &backing {
             Some(b) => ReadMode::Passthrough(b.clone()),
             None => {
@@ -610,6 +642,14 @@ impl<Id> View<Id> {
             }
         };
         let by_proc = proc_path(target.as_fd(), None);
+        // The open file a truncate through a handle changes.
+        let truncated = match (set.size, fh) {
+            (Some(_), Some(fh)) => match &*self.handle(fh)? {
+                Handle::Real { file: Some(f), .. } => Some(for_writing(f)?),
+                _ => None,
+            },
+            _ => None,
+        };
         let mut mode = set.mode;
         if let Some(wanted) = mode {
             let now = nix::sys::stat::fstat(&target)?.st_mode;
@@ -633,9 +673,9 @@ impl<Id> View<Id> {
         {
             let _as = AsCaller::switch(who)?;
             if let Some(size) = set.size {
-                match fh.map(|fh| self.handle(fh)).transpose()?.as_deref() {
-                    Some(Handle::Real { file: Some(f), .. }) => f.set_len(size)?,
-                    _ => {
+                match &truncated {
+                    Some(f) => f.set_len(size)?,
+                    None => {
                         // Reopened for writing, with the caller's rights.
                         let w = nix::fcntl::open(
                             by_proc.as_os_str(),
@@ -750,7 +790,7 @@ impl<Id> View<Id> {
     ) -> Result<(), FsError> {
         let path = self.path_of(ino)?;
         self.allow(&path, Change::Modify, "fallocate", who)?;
-        let file = self.real_file(fh, ino)?;
+        let file = for_writing(&self.real_file(fh, ino)?)?;
         let flags = FallocateFlags::from_bits(mode).ok_or(FsError::Io(
             std::io::Error::from_raw_os_error(libc::EOPNOTSUPP),
         ))?;
