@@ -303,6 +303,42 @@ fn logged(m: &Mounted, counts: impl Fn(&str) -> bool) -> usize {
         .count()
 }
 
+/// Where the kernel offers FUSE over io_uring, requests are served from a
+/// ring per CPU (`mount/ring.rs`), not by the classic loop: reading a skill
+/// and listing its bundle go through the rings, with the same answers.
+#[test]
+fn requests_are_served_from_the_rings_where_the_kernel_offers_them() {
+    if !fuse_available() || !support::rings_available() {
+        return;
+    }
+    let p = fixture(false, true);
+    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
+    assert_eq!(
+        fs::read(m.path(".claude/skills/x/helper.py")).unwrap(),
+        HELPER
+    );
+    let listed: Vec<_> = fs::read_dir(m.path(".claude/skills/x"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        listed.iter().any(|n| n == "helper.py"),
+        "listed: {listed:?}"
+    );
+    let by_rings = logged(&m, |l| l.contains("sealfs::mount::ring: FUSE("));
+    let classic = logged(&m, |l| {
+        l.contains("fuser::request: FUSE(") && l.contains("LOOKUP name \"helper.py\"")
+    });
+    assert!(by_rings >= 3, "the rings served {by_rings} requests");
+    assert_eq!(classic, 0, "the classic loop looked the skill up");
+    let threads = fs::read_dir(format!("/proc/{}/task", m.child.as_ref().unwrap().id()))
+        .unwrap()
+        .filter_map(|t| fs::read_to_string(t.unwrap().path().join("comm")).ok())
+        .filter(|name| name.starts_with("seal-ring-"))
+        .count();
+    assert!(threads >= 1, "no ring thread");
+}
+
 /// A bundle whose verification the change feed keeps proving current is
 /// remembered by the kernel (past the one second an ordinary entry outside
 /// a watched directory lives, no lookup of it reaches the daemon), and
@@ -314,7 +350,7 @@ fn a_watched_bundle_is_remembered_by_the_kernel_and_forgotten_at_its_change() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
     let helper = m.path(".claude/skills/x/helper.py");
     assert_eq!(fs::read(&helper).unwrap(), HELPER);
     let first = lookups_of(&m, "helper.py");
@@ -343,7 +379,11 @@ fn where_the_kernel_opens_a_bundle_file_read_again_reaches_no_one() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &["--kernel-opens"], "fuser=debug");
+    let m = Mounted::logging(
+        &p,
+        &["--kernel-opens"],
+        "fuser=debug,sealfs::mount::ring=debug",
+    );
     let helper = m.path(".claude/skills/x/helper.py");
     // The first open is the daemon's (answered ENOSYS); the next the
     // kernel's own.
@@ -382,7 +422,7 @@ fn a_listing_inside_a_bundle_spares_lookups_and_never_a_pin() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
     let skill = m.path(".claude/skills/x");
     let read_all = || {
         for name in ["SKILL.md", "helper.py", "scripts/run.sh"] {
@@ -434,7 +474,7 @@ fn a_listing_of_the_skills_keeps_their_roots_until_one_changes() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
     let skills = m.path(".claude/skills");
     let mark = log_mark(&m);
     let names: Vec<_> = fs::read_dir(&skills)
@@ -474,7 +514,7 @@ fn a_skill_s_listings_are_kept_until_the_skill_changes() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
     let skill = m.path(".claude/skills/x");
     let scripts = skill.join("scripts");
     let names = |dir: &Path| -> Vec<std::ffi::OsString> {
@@ -573,7 +613,7 @@ fn requests_since_where(m: &Mounted, mark: usize, wanted: impl Fn(&str) -> bool)
 /// The requests of kind `op` the daemon has logged so far.
 fn requests_of(m: &Mounted, op: &str) -> usize {
     let wanted = format!(" {op} ");
-    logged(m, |l| l.contains("fuser::request") && l.contains(&wanted))
+    logged(m, |l| is_request(l) && l.contains(&wanted))
 }
 
 /// How many lines the daemon has logged so far (a mark for
@@ -582,13 +622,19 @@ fn log_mark(m: &Mounted) -> usize {
     m.stderr_lines.lock().unwrap().len()
 }
 
+/// Whether a line of the daemon's log is a request it served: from the
+/// classic loop (`fuser`'s line) or from a ring (`mount/ring.rs`'s).
+fn is_request(line: &str) -> bool {
+    line.contains("fuser::request: FUSE(") || line.contains("sealfs::mount::ring: FUSE(")
+}
+
 /// The requests the daemon has logged since `mark`, once those in flight
 /// have had time to arrive.
 fn requests_since(m: &Mounted, mark: usize) -> Vec<String> {
     std::thread::sleep(Duration::from_millis(200));
     m.stderr_lines.lock().unwrap()[mark..]
         .iter()
-        .filter(|l| l.contains("fuser::request"))
+        .filter(|l| is_request(l))
         .cloned()
         .collect()
 }
@@ -608,7 +654,7 @@ fn the_kernel_opens_directories_itself_and_keeps_true_listings() {
     }
     let p = fixture(false, true);
     p.write("src/fresh/a.rs", "a\n");
-    let m = Mounted::logging(&p, &[], "fuser=debug");
+    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
     let walk = || tree(&m.mountpoint.join("src"), false).len();
     let listed = |rel: &str| listed_names(&m.path(rel));
     let entries = walk();

@@ -21,9 +21,9 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use seal_core::digest::Digest;
@@ -32,6 +32,57 @@ use seal_core::digest::Digest;
 pub trait Register {
     type Id;
     fn register(&self, fd: BorrowedFd<'_>) -> io::Result<Self::Id>;
+}
+
+/// A backing registered with the kernel through the session's device, by
+/// whichever transport serves the open (the classic loop or a ring: the
+/// registration is the device's, not a reply's); unregistered when dropped.
+#[derive(Debug)]
+pub struct DevBacking {
+    /// The kernel's id of the backing, which an open's reply names.
+    pub raw: u32,
+    device: Arc<OwnedFd>,
+}
+
+nix::ioctl_write_ptr!(backing_close, 229, 2, u32);
+
+impl Drop for DevBacking {
+    fn drop(&mut self) {
+        // SAFETY: `device` is an open /dev/fuse descriptor of the session
+        // that registered `raw`, and the ioctl reads one u32 from the
+        // pointer, which lives for the call.
+        if let Err(e) = unsafe { backing_close(self.device.as_raw_fd(), &self.raw) } {
+            tracing::debug!("closing backing {}: {e}", self.raw);
+        }
+    }
+}
+
+/// Registers backings through the session's device, once the session has
+/// one (set right after the mount's handshake, before any open).
+#[derive(Debug, Clone, Default)]
+pub struct Registrar(Arc<OnceLock<Arc<OwnedFd>>>);
+
+impl Registrar {
+    /// The session's `/dev/fuse` (a duplicate of it: the registrar outlives
+    /// the library's own descriptor).
+    pub fn set_device(&self, device: OwnedFd) {
+        let _ = self.0.set(Arc::new(device));
+    }
+}
+
+impl Register for Registrar {
+    type Id = DevBacking;
+    fn register(&self, fd: BorrowedFd<'_>) -> io::Result<DevBacking> {
+        let device = self
+            .0
+            .get()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENODEV))?;
+        let raw = fuser::BackingId::create_raw(device.as_fd(), fd)?;
+        Ok(DevBacking {
+            raw,
+            device: Arc::clone(device),
+        })
+    }
 }
 
 /// What a passthrough backing file holds: a real file, or verified bytes.

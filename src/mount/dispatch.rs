@@ -29,6 +29,7 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
             let spawned = std::thread::Builder::new()
                 .name(format!("seal-verify-{i}"))
                 .spawn(move || {
+                    yield_to_requests();
                     loop {
                         let job = jobs.lock().unwrap_or_else(|e| e.into_inner()).recv();
                         match job {
@@ -68,6 +69,17 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
             return work(&self.shared);
         }
         self.inline_busy.fetch_sub(1, Ordering::AcqRel);
+        self.run_heavy_elsewhere(heavy, work);
+    }
+
+    /// Runs `work` here unless `heavy` says the request may verify a
+    /// bundle: then always on a worker. For a thread that alone serves a
+    /// queue of requests (a CPU's ring), which one hashing would stall.
+    pub fn run_heavy_elsewhere(
+        &self,
+        heavy: impl FnOnce(&T) -> bool,
+        work: impl FnOnce(&T) + Send + 'static,
+    ) {
         if !heavy(&self.shared) {
             return work(&self.shared);
         }
@@ -83,6 +95,21 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
             // No worker left (shutting down): run it here after all.
             (job.0)();
         }
+    }
+}
+
+/// The niceness of the verification workers (and of the hashing threads
+/// they start, which inherit it): a verification is throughput, a request
+/// waiting on a ring or a FUSE thread is latency, so on a busy machine the
+/// threads that answer requests run first.
+const VERIFY_NICE: i32 = 10;
+
+/// Lowers the calling thread (a verification worker) below the threads
+/// that answer requests (any user may lower its own threads).
+fn yield_to_requests() {
+    let me = rustix::thread::gettid();
+    if let Err(e) = rustix::process::setpriority_process(Some(me), VERIFY_NICE) {
+        tracing::debug!("a verification worker keeps its priority: {e}");
     }
 }
 

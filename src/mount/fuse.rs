@@ -8,17 +8,17 @@
 
 use std::ffi::OsStr;
 use std::io;
-use std::os::fd::BorrowedFd;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use fuser::{
-    AccessFlags, BackingId, FileAttr, FileHandle, Filesystem, FopenFlags, Generation, INodeNo,
-    InitFlags, KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    AccessFlags, FileAttr, FileHandle, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
+    KernelConfig, LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
     ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite,
     ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
-use super::backing::Register;
+use super::backing::{DevBacking, Registrar};
 use super::dispatch::Dispatch;
 use super::error::FsError;
 use super::view::{Entry, Mknod, Opened, ReadMode, SetAttr, SetTime, View, file_type};
@@ -27,16 +27,15 @@ use seal_gate::{Gate, Who};
 /// In a debug build, set: no FUSE passthrough (the mount tests' mode matrix).
 const NO_PASSTHROUGH_VAR: &str = "SEAL_TEST_NO_PASSTHROUGH";
 
+/// In a debug build, set: no io_uring rings (the mount tests' mode matrix).
+const NO_RINGS_VAR: &str = "SEAL_TEST_NO_RINGS";
+
+/// The payload of a ring entry: the kernel's largest read or write (256
+/// pages) and a page for the arguments around it.
+const RING_PAYLOAD: usize = (1 << 20) + 4096;
+
 /// Threads that run the verifications the FUSE threads hand off.
 const VERIFY_WORKERS: usize = 2;
-
-/// The kernel registers passthrough backings through the open's reply.
-impl Register for ReplyOpen {
-    type Id = BackingId;
-    fn register(&self, fd: BorrowedFd<'_>) -> io::Result<BackingId> {
-        self.open_backing(fd)
-    }
-}
 
 /// The session's notifier tells the kernel to forget.
 impl super::view::Invalidate for fuser::Notifier {
@@ -66,19 +65,17 @@ impl super::view::Invalidate for fuser::Notifier {
     }
 }
 
-impl Register for ReplyCreate {
-    type Id = BackingId;
-    fn register(&self, fd: BorrowedFd<'_>) -> io::Result<BackingId> {
-        self.open_backing(fd)
-    }
-}
-
 /// What `seal mount` does when the session has ended (see [`SealFs::on_end`]).
 pub type LastWords = Box<dyn FnOnce() + Send + Sync>;
 
 /// The filesystem: the shared view, and where its requests run.
 pub struct SealFs {
-    dispatch: Dispatch<View<BackingId>>,
+    dispatch: Arc<Dispatch<View<DevBacking>>>,
+    /// Whether the kernel agreed to serve requests through io_uring rings
+    /// (`ring.rs`), and the size of their payload buffers.
+    rings: Arc<std::sync::OnceLock<usize>>,
+    /// Registers passthrough backings through the session's device.
+    registrar: Registrar,
     last_words: Option<LastWords>,
 }
 
@@ -92,15 +89,37 @@ impl SealFs {
         kernel_opens: bool,
     ) -> SealFs {
         SealFs {
-            dispatch: Dispatch::new(
-                std::sync::Arc::new(
-                    View::new(gate, writable).letting_the_kernel_open(kernel_opens),
-                ),
+            dispatch: Arc::new(Dispatch::new(
+                Arc::new(View::new(gate, writable).letting_the_kernel_open(kernel_opens)),
                 fuse_threads.saturating_sub(2),
                 VERIFY_WORKERS,
-            ),
+            )),
+            rings: Arc::default(),
             last_words: None,
+            registrar: Registrar::default(),
         }
+    }
+
+    /// Where backings are registered (its device is set once the session
+    /// has one).
+    pub fn registrar(&self) -> Registrar {
+        self.registrar.clone()
+    }
+
+    /// What the rings serve with, and the size of their payload buffers,
+    /// once the handshake has agreed to them (`None`: the classic loop
+    /// serves everything).
+    pub fn rings(
+        &self,
+    ) -> (
+        Arc<crate::mount::ring::Shared>,
+        Arc<std::sync::OnceLock<usize>>,
+    ) {
+        let shared = crate::mount::ring::Shared {
+            dispatch: Arc::clone(&self.dispatch),
+            registrar: self.registrar.clone(),
+        };
+        (Arc::new(shared), Arc::clone(&self.rings))
     }
 
     /// Runs `last_words` once the session has ended (every FUSE thread is
@@ -112,12 +131,12 @@ impl SealFs {
         self
     }
 
-    fn view(&self) -> &View<BackingId> {
+    fn view(&self) -> &View<DevBacking> {
         self.dispatch.shared()
     }
 
     /// The shared view (for the mount's change-feed listener).
-    pub fn view_handle(&self) -> std::sync::Arc<View<BackingId>> {
+    pub fn view_handle(&self) -> std::sync::Arc<View<DevBacking>> {
         self.dispatch.shared().clone()
     }
 }
@@ -130,11 +149,16 @@ fn who(req: &Request) -> Who {
     }
 }
 
-fn reply_opened(reply: ReplyOpen, opened: Opened<BackingId>) {
+fn reply_opened(reply: ReplyOpen, opened: Opened<DevBacking>) {
     let fh = FileHandle(opened.fh);
     match opened.mode {
         ReadMode::Passthrough(backing) => {
-            reply.opened_passthrough(fh, FopenFlags::FOPEN_PASSTHROUGH, &backing.id)
+            // SAFETY: the id is registered with this session and stays so
+            // while `backing` lives, past the reply; `into_raw` leaves its
+            // unregistering to `backing`.
+            let id = unsafe { reply.wrap_backing(backing.id.raw) };
+            reply.opened_passthrough(fh, FopenFlags::FOPEN_PASSTHROUGH, &id);
+            id.into_raw();
         }
         ReadMode::Direct => reply.opened(fh, FopenFlags::FOPEN_DIRECT_IO),
         ReadMode::Cached => reply.opened(fh, FopenFlags::empty()),
@@ -181,6 +205,27 @@ impl Filesystem for SealFs {
             // drop them (where the directory feed does not tell at once).
             let _ = config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA);
         }
+        // Requests through rings per CPU, where the kernel offers them (a
+        // debug build keeps the classic loop when the test matrix asks).
+        let no_rings = cfg!(debug_assertions) && std::env::var_os(NO_RINGS_VAR).is_some();
+        if !no_rings
+            && config
+                .capabilities()
+                .contains(InitFlags::FUSE_OVER_IO_URING)
+            && crate::mount::ring::available()
+        {
+            // A ring entry holds the largest request or reply body: keep it
+            // at 1 MiB (the kernel's largest read and write in pages).
+            let max_write = config
+                .set_max_write(RING_PAYLOAD as u32)
+                .map_or_else(|max| max, |_| RING_PAYLOAD as u32);
+            if config
+                .add_capabilities(InitFlags::FUSE_OVER_IO_URING)
+                .is_ok()
+            {
+                let _ = self.rings.set((max_write as usize).max(RING_PAYLOAD));
+            }
+        }
         // A debug build serves every read from the daemon when the test
         // matrix asks (as where the kernel refuses passthrough).
         let refused = cfg!(debug_assertions) && std::env::var_os(NO_PASSTHROUGH_VAR).is_some();
@@ -198,7 +243,7 @@ impl Filesystem for SealFs {
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let _request = arrived();
         let who = who(req);
-        let heavy = |view: &View<BackingId>| view.may_verify(parent.0, Some(name), false);
+        let heavy = |view: &View<DevBacking>| view.may_verify(parent.0, Some(name), false);
         let name = name.to_os_string();
         self.dispatch
             .run(heavy, move |view| match view.lookup(parent.0, &name, who) {
@@ -233,9 +278,10 @@ impl Filesystem for SealFs {
     fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let _request = arrived();
         let who = who(req);
-        let heavy = |view: &View<BackingId>| view.may_verify(ino.0, None, false);
+        let heavy = |view: &View<DevBacking>| view.may_verify(ino.0, None, false);
+        let registrar = self.registrar.clone();
         self.dispatch.run(heavy, move |view| {
-            match view.open(ino.0, flags.0, who, &reply) {
+            match view.open(ino.0, flags.0, who, &registrar) {
                 Ok(opened) => reply_opened(reply, opened),
                 Err(e) => reply.error(e.reply("open")),
             }
@@ -258,7 +304,7 @@ impl Filesystem for SealFs {
             // An open the kernel made itself: read by inode (which may take
             // the bytes of a bundle file from the gate again).
             let who = who(req);
-            let heavy = |view: &View<BackingId>| view.may_verify(ino.0, None, false);
+            let heavy = |view: &View<DevBacking>| view.may_verify(ino.0, None, false);
             self.dispatch.run(heavy, move |view| {
                 match view.read_unopened(ino.0, offset, size, who) {
                     Ok(data) => reply.data(&data),
@@ -296,7 +342,7 @@ impl Filesystem for SealFs {
         }
         let _request = arrived();
         let who = who(req);
-        let heavy = |view: &View<BackingId>| view.may_verify(ino.0, None, true);
+        let heavy = |view: &View<DevBacking>| view.may_verify(ino.0, None, true);
         self.dispatch
             .run(heavy, move |view| match view.opendir(ino.0, who) {
                 Ok(dir) => {
@@ -325,8 +371,9 @@ impl Filesystem for SealFs {
         let who = who(req);
         // Without a handle, a read from the start takes the listing, as an
         // opendir did: it may verify the bundles it holds.
-        let heavy =
-            |view: &View<BackingId>| fh.0 == 0 && offset == 0 && view.may_verify(ino.0, None, true);
+        let heavy = |view: &View<DevBacking>| {
+            fh.0 == 0 && offset == 0 && view.may_verify(ino.0, None, true)
+        };
         self.dispatch.run(heavy, move |view| {
             match view.readdir(ino.0, fh.0, offset, who) {
                 Ok(entries) => {
@@ -352,8 +399,9 @@ impl Filesystem for SealFs {
     ) {
         let _request = arrived();
         let who = who(req);
-        let heavy =
-            |view: &View<BackingId>| fh.0 == 0 && offset == 0 && view.may_verify(ino.0, None, true);
+        let heavy = |view: &View<DevBacking>| {
+            fh.0 == 0 && offset == 0 && view.may_verify(ino.0, None, true)
+        };
         self.dispatch.run(heavy, move |view| {
             let result = view.readdirplus(ino.0, fh.0, offset, who, &mut |e| {
                 reply.add(
@@ -606,19 +654,24 @@ impl Filesystem for SealFs {
     ) {
         match self
             .view()
-            .create(parent.0, name, mode, flags, who(req), &reply)
+            .create(parent.0, name, mode, flags, who(req), &self.registrar)
         {
             Ok((entry, opened)) => {
                 let fh = FileHandle(opened.fh);
                 match opened.mode {
-                    ReadMode::Passthrough(backing) => reply.created_passthrough(
-                        &entry.ttl,
-                        &entry.attr,
-                        Generation(0),
-                        fh,
-                        FopenFlags::FOPEN_PASSTHROUGH,
-                        &backing.id,
-                    ),
+                    ReadMode::Passthrough(backing) => {
+                        // SAFETY: as in `reply_opened`.
+                        let id = unsafe { reply.wrap_backing(backing.id.raw) };
+                        reply.created_passthrough(
+                            &entry.ttl,
+                            &entry.attr,
+                            Generation(0),
+                            fh,
+                            FopenFlags::FOPEN_PASSTHROUGH,
+                            &id,
+                        );
+                        id.into_raw();
+                    }
                     ReadMode::Direct => reply.created(
                         &entry.ttl,
                         &entry.attr,
@@ -697,7 +750,7 @@ fn reply_empty(reply: ReplyEmpty, op: &'static str, done: Result<(), FsError>) {
 
 /// The attributes of a negative entry: node 0, which the kernel takes as
 /// "no such name" kept for the entry's TTL (nothing else is read).
-fn absent_attr() -> FileAttr {
+pub(super) fn absent_attr() -> FileAttr {
     FileAttr {
         ino: INodeNo(0),
         size: 0,

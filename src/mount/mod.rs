@@ -10,7 +10,9 @@ pub mod fuse;
 pub mod inodes;
 #[cfg(test)]
 mod model_tests;
+pub mod ring;
 pub mod view;
+pub mod wire;
 
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
@@ -189,7 +191,7 @@ const TRIM_EVERY_SECONDS: u64 = 10;
 /// nobody used lately, so that memory comes back when the load goes away.
 /// The thread ends with the view, and never takes a termination signal
 /// (those are for the thread that unmounts).
-fn start_sweeper(view: &Arc<view::View<fuser::BackingId>>) {
+fn start_sweeper(view: &Arc<view::View<backing::DevBacking>>) {
     let weak = Arc::downgrade(view);
     without_termination_signals(|| {
         let _ = std::thread::Builder::new()
@@ -443,6 +445,8 @@ fn mount_with(
         fs = fs.on_end(last_words);
     }
     let view = fs.view_handle();
+    let registrar = fs.registrar();
+    let (ring_shared, rings) = fs.rings();
     start_sweeper(&view);
     let session = Session::new(fs, mountpoint, &config).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
@@ -453,6 +457,10 @@ fn mount_with(
             MountError::Mount(e)
         }
     })?;
+    match nix::unistd::dup(session.as_fd()) {
+        Ok(device) => registrar.set_device(device),
+        Err(e) => tracing::warn!("no passthrough: cannot duplicate the FUSE device ({e})"),
+    }
     view.set_invalidator(Box::new(session.notifier()));
     if let Some(feed) = feed {
         start_listener(feed, Arc::downgrade(&view));
@@ -466,6 +474,26 @@ fn mount_with(
             "no directory feed ({why}): the kernel keeps ordinary entries for {} s",
             seal_gate::ORDINARY_TTL.as_secs()
         ),
+    }
+    // Last: the rings serve requests as soon as they are registered, and
+    // every request must find the view as the classic loop would (its
+    // invalidator and feeds set).
+    if let Some(&payload) = rings.get() {
+        let started = nix::unistd::dup(session.as_fd())
+            .map_err(std::io::Error::from)
+            .and_then(|device| {
+                without_termination_signals(|| ring::start(device, ring_shared, payload))
+            });
+        if let Err(e) = started {
+            // The handshake agreed to the rings: the kernel holds every
+            // request until each CPU's ring is registered, so a view without
+            // them would hang whoever uses it. Dropping the session unmounts.
+            drop(session);
+            return Err(MountError::Mount(std::io::Error::other(format!(
+                "the kernel agreed to FUSE over io_uring but its rings could not start ({e}); \
+                 turn it off with `echo 0 > /sys/module/fuse/parameters/enable_uring`"
+            ))));
+        }
     }
     if view.kernel_opens_asked() && !view.opens_in_kernel() {
         tracing::warn!(
@@ -486,7 +514,7 @@ const LISTENER_BATCH: std::time::Duration = std::time::Duration::from_millis(5);
 /// with the view.
 fn start_listener(
     feed: Arc<seal_gate::feed::Feed>,
-    view: std::sync::Weak<view::View<fuser::BackingId>>,
+    view: std::sync::Weak<view::View<backing::DevBacking>>,
 ) {
     feed.keep_notices();
     without_termination_signals(|| {
@@ -551,16 +579,17 @@ fn batch(notices: Vec<seal_gate::feed::Notice>) -> Vec<seal_gate::feed::Notice> 
 /// Runs `start` (which starts a thread) with SIGINT, SIGTERM and SIGHUP
 /// blocked, so that the new thread never takes them: they are for the
 /// thread that unmounts.
-fn without_termination_signals(start: impl FnOnce()) {
+fn without_termination_signals<T>(start: impl FnOnce() -> T) -> T {
     let mut termination = SigSet::empty();
     for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         termination.add(s);
     }
     let previous = termination.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK);
-    start();
+    let started = start();
     if let Ok(previous) = previous {
         let _ = previous.thread_set_mask();
     }
+    started
 }
 
 /// Serves `session` until it is unmounted (by `umount`, `fusermount3 -u`) or

@@ -54,6 +54,27 @@ pub fn fuse_available() -> bool {
     false
 }
 
+/// True when the kernel serves FUSE over io_uring here (the `fuse`
+/// module's `enable_uring`) and the mode matrix has not turned the rings
+/// off (`SEAL_TEST_NO_RINGS`). Under `CI=true`, a kernel without the rings
+/// on panics instead: CI runs the suite with them (.ci/run turns them on).
+pub fn rings_available() -> bool {
+    if std::env::var_os("SEAL_TEST_NO_RINGS").is_some() {
+        return false;
+    }
+    let on = std::fs::read_to_string("/sys/module/fuse/parameters/enable_uring")
+        .is_ok_and(|v| v.trim() == "Y");
+    if !on && std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!(
+            "FUSE over io_uring is off (/sys/module/fuse/parameters/enable_uring); CI must run with it"
+        );
+    }
+    if !on {
+        eprintln!("SKIPPED: FUSE over io_uring is off (/sys/module/fuse/parameters/enable_uring)");
+    }
+    on
+}
+
 /// Runs `git args` in `dir` as a test's committer (no signing, branch
 /// `main`), asserting it succeeds; its stdout.
 pub fn git_in(dir: &Path, args: &[&str]) -> String {

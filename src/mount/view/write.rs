@@ -36,14 +36,14 @@ use seal_gate::feed::Naming;
 use seal_gate::{Change, Op, ViewPath, Who, assess::holds_protected};
 
 /// A time to set, as `setattr` gives it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetTime {
     Now,
     At(SystemTime),
 }
 
 /// The attributes a `setattr` asks to change.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SetAttr {
     pub mode: Option<u32>,
     pub uid: Option<u32>,
