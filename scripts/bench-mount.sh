@@ -56,7 +56,7 @@
 #    made natively): git's index records
 #    inode numbers, and a FUSE view's differ from the disk's, so a shared
 #    repository would be re-hashed at every switch of view.
-# 6. Counting pass: restarts the seal daemon with SEAL_LOG=fuser=debug,sealfs::mount::ring=debug and
+# 6. Counting pass: restarts the seal daemon with SEAL_LOG=sealfs::requests=debug and
 #    runs each workload once, counting the FUSE requests it caused by opcode
 #    (read-only, then writable); then `strace -c -f` on the daemon for the
 #    open loops, a walk and the small-file creates.
@@ -261,8 +261,8 @@ if [[ ",$RUNS," == *,writes,* ]]; then run_writes; fi
 
 # --- counting pass ------------------------------------------------------------
 echo
-echo "FUSE requests per workload (seal mount, SEAL_LOG=fuser=debug,sealfs::mount::ring=debug; one run each):"
-start_seal SEAL_LOG=fuser=debug,sealfs::mount::ring=debug
+echo "FUSE requests per workload (seal mount, SEAL_LOG=sealfs::requests=debug; one run each):"
+start_seal SEAL_LOG=sealfs::requests=debug
 count() { # label workload [sleep-before]
   local label=$1 work=$2 pause=${3:-0}
   sleep "$pause"
@@ -274,7 +274,7 @@ count() { # label workload [sleep-before]
   printf '  %-34s' "$label:"
   # (A workload the kernel answers alone logs no request: grep finds none.)
   sed -n "$((before + 1)),${after}p" "$LOG" | sed 's/\x1b\[[0-9;]*m//g' |
-    { grep -oE '(fuser::request|sealfs::mount::ring): FUSE\([ 0-9]*\) ino 0x[0-9a-f]* [A-Z_]*' || true; } | awk '{print $NF}' |
+    { grep -oE 'sealfs::requests::[a-z]*: FUSE\([ 0-9]*\) ino 0x[0-9a-f]* [A-Z_]*' || true; } | awk '{print $NF}' |
     sort | uniq -c | sort -rn | awk '{printf " %s %s", $2, $1} END { if (NR == 0) printf " none"; print ""}'
 }
 "$HELPER" workload walk "$SEAL_MP" # warm
@@ -290,9 +290,9 @@ count "1 GiB bundle sequential read" seq-bundle
 stop_seal
 
 echo
-echo "FUSE requests per write workload (seal mount --writable, SEAL_LOG=fuser=debug,sealfs::mount::ring=debug):"
+echo "FUSE requests per write workload (seal mount --writable, SEAL_LOG=sealfs::requests=debug):"
 writable
-start_seal SEAL_LOG=fuser=debug,sealfs::mount::ring=debug
+start_seal SEAL_LOG=sealfs::requests=debug
 "$HELPER" workload git-status "$SEAL_MP" seal # warm
 count "1 GiB sequential write" write-seq
 count "create+write+close 20,000 files" write-small

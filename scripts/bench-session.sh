@@ -50,7 +50,7 @@
 # printed first measures apart, as a pipe's round trip between two
 # processes on one CPU and on two.
 # Then one more `seal run` session with the FUSE requests logged
-# (SEAL_LOG=fuser=debug,sealfs::mount::ring=debug), counted per step by opcode: the round trips each
+# (SEAL_LOG=sealfs::requests=debug), counted per step by opcode: the round trips each
 # command costs (a RELEASE the kernel sends after a step may count in the
 # next).
 set -euo pipefail
@@ -252,7 +252,7 @@ count=$dir/requests.log
 rm -f "$count"
 if [ "${COUNT:-1}" != 0 ]; then
   reset_project
-  (cd "$project" && SEAL_LOG=fuser=debug,sealfs::mount::ring=debug SEAL_BENCH_MARK=1 "$SEAL" run -- bash "$dir/session.sh" \
+  (cd "$project" && SEAL_LOG=sealfs::requests=debug SEAL_BENCH_MARK=1 "$SEAL" run -- bash "$dir/session.sh" \
     >/dev/null 2>"$count") || true
   reset_project
 fi
@@ -341,7 +341,7 @@ for line in open(sys.argv[1], errors="replace"):
     if m and current:
         steps[current][m.group(1)] += 1
 print()
-print("FUSE requests per step (one seal run session, SEAL_LOG=fuser=debug,sealfs::mount::ring=debug)")
+print("FUSE requests per step (one seal run session, SEAL_LOG=sealfs::requests=debug)")
 for step, c in steps.items():
     top = ", ".join(f"{op} {n}" for op, n in c.most_common(6))
     print(f"{step:<32}{sum(c.values()):>8}  {top}")

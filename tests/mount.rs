@@ -312,7 +312,7 @@ fn requests_are_served_from_the_rings_where_the_kernel_offers_them() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
+    let m = Mounted::logging(&p, &[], "sealfs::requests=debug");
     assert_eq!(
         fs::read(m.path(".claude/skills/x/helper.py")).unwrap(),
         HELPER
@@ -325,9 +325,9 @@ fn requests_are_served_from_the_rings_where_the_kernel_offers_them() {
         listed.iter().any(|n| n == "helper.py"),
         "listed: {listed:?}"
     );
-    let by_rings = logged(&m, |l| l.contains("sealfs::mount::ring: FUSE("));
+    let by_rings = logged(&m, |l| l.contains("sealfs::requests::ring: FUSE("));
     let classic = logged(&m, |l| {
-        l.contains("fuser::request: FUSE(") && l.contains("LOOKUP name \"helper.py\"")
+        l.contains("sealfs::requests::device: FUSE(") && l.contains("LOOKUP name \"helper.py\"")
     });
     assert!(by_rings >= 3, "the rings served {by_rings} requests");
     assert_eq!(classic, 0, "the classic loop looked the skill up");
@@ -350,7 +350,7 @@ fn a_watched_bundle_is_remembered_by_the_kernel_and_forgotten_at_its_change() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
+    let m = Mounted::logging(&p, &[], "sealfs::requests=debug");
     let helper = m.path(".claude/skills/x/helper.py");
     assert_eq!(fs::read(&helper).unwrap(), HELPER);
     let first = lookups_of(&m, "helper.py");
@@ -379,11 +379,7 @@ fn where_the_kernel_opens_a_bundle_file_read_again_reaches_no_one() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(
-        &p,
-        &["--kernel-opens"],
-        "fuser=debug,sealfs::mount::ring=debug",
-    );
+    let m = Mounted::logging(&p, &["--kernel-opens"], "sealfs::requests=debug");
     let helper = m.path(".claude/skills/x/helper.py");
     // The first open is the daemon's (answered ENOSYS); the next the
     // kernel's own.
@@ -422,7 +418,7 @@ fn a_listing_inside_a_bundle_spares_lookups_and_never_a_pin() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
+    let m = Mounted::logging(&p, &[], "sealfs::requests=debug");
     let skill = m.path(".claude/skills/x");
     let read_all = || {
         for name in ["SKILL.md", "helper.py", "scripts/run.sh"] {
@@ -474,7 +470,7 @@ fn a_listing_of_the_skills_keeps_their_roots_until_one_changes() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
+    let m = Mounted::logging(&p, &[], "sealfs::requests=debug");
     let skills = m.path(".claude/skills");
     let mark = log_mark(&m);
     let names: Vec<_> = fs::read_dir(&skills)
@@ -514,7 +510,7 @@ fn a_skill_s_listings_are_kept_until_the_skill_changes() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
+    let m = Mounted::logging(&p, &[], "sealfs::requests=debug");
     let skill = m.path(".claude/skills/x");
     let scripts = skill.join("scripts");
     let names = |dir: &Path| -> Vec<std::ffi::OsString> {
@@ -623,9 +619,10 @@ fn log_mark(m: &Mounted) -> usize {
 }
 
 /// Whether a line of the daemon's log is a request it served: from the
-/// classic loop (`fuser`'s line) or from a ring (`mount/ring.rs`'s).
+/// classic loop (`mount/device.rs`) or from a ring (`mount/ring.rs`).
 fn is_request(line: &str) -> bool {
-    line.contains("fuser::request: FUSE(") || line.contains("sealfs::mount::ring: FUSE(")
+    line.contains("sealfs::requests::device: FUSE(")
+        || line.contains("sealfs::requests::ring: FUSE(")
 }
 
 /// The requests the daemon has logged since `mark`, once those in flight
@@ -654,7 +651,7 @@ fn the_kernel_opens_directories_itself_and_keeps_true_listings() {
     }
     let p = fixture(false, true);
     p.write("src/fresh/a.rs", "a\n");
-    let m = Mounted::logging(&p, &[], "fuser=debug,sealfs::mount::ring=debug");
+    let m = Mounted::logging(&p, &[], "sealfs::requests=debug");
     let walk = || tree(&m.mountpoint.join("src"), false).len();
     let listed = |rel: &str| listed_names(&m.path(rel));
     let entries = walk();

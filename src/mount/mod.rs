@@ -4,6 +4,7 @@
 
 pub mod backing;
 pub mod creds;
+pub mod device;
 pub mod dispatch;
 pub mod error;
 pub mod fuse;
@@ -11,6 +12,7 @@ pub mod inodes;
 #[cfg(test)]
 mod model_tests;
 pub mod ring;
+pub mod serve;
 pub mod view;
 pub mod wire;
 
@@ -347,7 +349,7 @@ pub fn mount(
     allow_other: bool,
     writable: bool,
     kernel_opens: bool,
-) -> Result<Session<fuse::SealFs>, MountError> {
+) -> Result<MountedView, MountError> {
     mount_with(
         gate,
         mountpoint,
@@ -399,7 +401,7 @@ pub fn mount_request(
     gate: Arc<Gate>,
     request: &MountRequest,
     last_words: Option<fuse::LastWords>,
-) -> Result<Session<fuse::SealFs>, MountError> {
+) -> Result<MountedView, MountError> {
     let options = view_options(
         &fsname_of(&request.project_dir),
         request.writable,
@@ -424,7 +426,7 @@ fn mount_with(
     writable: bool,
     kernel_opens: bool,
     last_words: Option<fuse::LastWords>,
-) -> Result<Session<fuse::SealFs>, MountError> {
+) -> Result<MountedView, MountError> {
     if writable {
         // Modes arrive masked by the caller's umask; the daemon's own must
         // not mask them again.
@@ -437,8 +439,6 @@ fn mount_with(
     } else {
         SessionACL::Owner
     };
-    config.n_threads = Some(FUSE_THREADS);
-    config.clone_fd = true;
     let feed = gate.feed().cloned();
     let mut fs = fuse::SealFs::new(gate, FUSE_THREADS, writable, kernel_opens);
     if let Some(last_words) = last_words {
@@ -446,7 +446,8 @@ fn mount_with(
     }
     let view = fs.view_handle();
     let registrar = fs.registrar();
-    let (ring_shared, rings) = fs.rings();
+    let shared = fs.shared();
+    let rings = fs.rings();
     start_sweeper(&view);
     let session = Session::new(fs, mountpoint, &config).map_err(|e| {
         if e.raw_os_error() == Some(libc::ENOTCONN) {
@@ -482,7 +483,7 @@ fn mount_with(
         let started = nix::unistd::dup(session.as_fd())
             .map_err(std::io::Error::from)
             .and_then(|device| {
-                without_termination_signals(|| ring::start(device, ring_shared, payload))
+                without_termination_signals(|| ring::start(device, Arc::clone(&shared), payload))
             });
         if let Err(e) = started {
             // The handshake agreed to the rings: the kernel holds every
@@ -501,7 +502,37 @@ fn mount_with(
              complete change feed and no --rehash-every-open)"
         );
     }
-    Ok(session)
+    Ok(MountedView { session, shared })
+}
+
+/// A mounted view: its `fuser` session (the mount, with the handshake
+/// done, and the notifier that makes the kernel forget) and what its
+/// transports serve with. Dropping it unmounts.
+pub struct MountedView {
+    session: Session<fuse::SealFs>,
+    shared: Arc<serve::Shared>,
+}
+
+impl MountedView {
+    /// Starts the classic loop's readers ([`device`]).
+    fn serve(&self) -> std::io::Result<Vec<std::thread::JoinHandle<()>>> {
+        without_termination_signals(|| {
+            device::start(self.session.as_fd(), Arc::clone(&self.shared), FUSE_THREADS)
+        })
+    }
+
+    /// Serves the view from threads of its own until the returned handle
+    /// is dropped, which unmounts it.
+    pub fn spawn(self) -> std::io::Result<ServedView> {
+        self.serve()?;
+        Ok(ServedView { _mounted: self })
+    }
+}
+
+/// A view served in the background ([`MountedView::spawn`]); dropping it
+/// unmounts the view, and its readers end with the session.
+pub struct ServedView {
+    _mounted: MountedView,
 }
 
 /// How long the feed's listener lets events gather after the first.
@@ -594,11 +625,8 @@ fn without_termination_signals<T>(start: impl FnOnce() -> T) -> T {
 
 /// Serves `session` until it is unmounted (by `umount`, `fusermount3 -u`) or
 /// SIGINT / SIGTERM arrives, which unmounts it.
-pub fn serve_until_unmounted(
-    mut session: Session<fuse::SealFs>,
-    signals: SigSet,
-) -> Result<(), MountError> {
-    let mut unmounter = session.unmount_callable();
+pub fn serve_until_unmounted(mut mounted: MountedView, signals: SigSet) -> Result<(), MountError> {
+    let mut unmounter = mounted.session.unmount_callable();
     std::thread::Builder::new()
         .name("seal-signals".into())
         .spawn(move || {
@@ -610,7 +638,13 @@ pub fn serve_until_unmounted(
             }
         })
         .map_err(MountError::Mount)?;
-    session.run().map_err(MountError::Mount)
+    for reader in mounted.serve().map_err(MountError::Mount)? {
+        let _ = reader.join();
+    }
+    // The session's end: `seal mount`'s last words run here, before the
+    // library would unmount the mountpoint path again (`SealFs::on_end`).
+    drop(mounted);
+    Ok(())
 }
 
 /// Blocks SIGINT, SIGTERM and SIGHUP in this thread, so that every thread

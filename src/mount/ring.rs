@@ -6,27 +6,23 @@
 //! limit").
 //!
 //! `fuser` still mounts and answers `INIT` (asking `FUSE_OVER_IO_URING`),
-//! and its own loop still serves what the kernel sends through `/dev/fuse`:
-//! `FORGET` and `INTERRUPT`, and the requests made before every CPU's ring
-//! was registered. Everything else comes here, decoded by [`wire`], served
-//! by the same [`View`] as the classic loop; a request that may verify a
-//! bundle is handed to a verification worker as there ([`Dispatch`]), and
-//! its reply comes back to the ring's thread, which alone may submit.
+//! and the classic loop (`device.rs`) still serves what the kernel sends
+//! through `/dev/fuse`: `FORGET` and `INTERRUPT`, and the requests made
+//! before every CPU's ring was registered. Everything else comes here,
+//! decoded by [`wire`] and served by [`serve`] as the classic loop's; a
+//! request that may verify a bundle is always handed to a verification
+//! worker, and its reply comes back to the ring's thread, which alone may
+//! submit.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::thread::ThreadId;
 
 use io_uring::{IoUring, cqueue, opcode, squeue, types};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 
-use super::backing::{DevBacking, Registrar};
-use super::dispatch::Dispatch;
-use super::error::FsError;
-use super::view::{Entry, Mknod, ReadMode, View, file_type};
-use super::wire::{self, Body, InHeader, Request};
-use seal_gate::Who;
+use super::serve::{self, Done, Reply, Shared};
+use super::wire;
 
 /// Rings per CPU, each served by its own thread with one entry, so that an
 /// entry the kernel may hand a request to always has an idle thread behind
@@ -50,12 +46,6 @@ const CMD_REGISTER: u32 = 1;
 const CMD_COMMIT_AND_FETCH: u32 = 2;
 /// The user data of the ring's read of its wake-up counter.
 const WOKEN: u64 = u64::MAX;
-
-/// What the rings serve with: the classic loop's view and registrar.
-pub struct Shared {
-    pub dispatch: Arc<Dispatch<View<DevBacking>>>,
-    pub registrar: Registrar,
-}
 
 /// Whether this process can make the rings (io_uring with 128-byte
 /// entries: off where `kernel.io_uring_disabled` says so, or in a sandbox
@@ -140,56 +130,6 @@ impl Slot {
             payload,
             iov,
         }
-    }
-}
-
-/// A reply on its way to a ring entry, from whichever thread served it.
-struct Done {
-    slot: usize,
-    error: i32,
-    body: Vec<u8>,
-}
-
-/// Where a request's reply goes: back to its ring's thread. A reply
-/// dropped unsent (its request's work panicked) answers `EIO`, so that the
-/// ring entry is never lost.
-struct Reply {
-    slot: usize,
-    ring_thread: ThreadId,
-    done: Option<Sender<Done>>,
-    wake: Arc<EventFd>,
-}
-
-impl Reply {
-    fn send(mut self, answer: Result<Body, FsError>, op: &'static str) {
-        let (error, body) = match answer {
-            Ok(body) => (0, body.0),
-            Err(e) => (-i32::from(e.reply(op)), Vec::new()),
-        };
-        self.deliver(error, body);
-    }
-
-    fn errno(mut self, errno: i32) {
-        self.deliver(-errno, Vec::new());
-    }
-
-    fn deliver(&mut self, error: i32, body: Vec<u8>) {
-        let Some(done) = self.done.take() else { return };
-        let _ = done.send(Done {
-            slot: self.slot,
-            error,
-            body,
-        });
-        if std::thread::current().id() != self.ring_thread {
-            // A worker's reply: wake the ring's thread to commit it.
-            let _ = self.wake.write(1);
-        }
-    }
-}
-
-impl Drop for Reply {
-    fn drop(&mut self) {
-        self.deliver(-libc::EIO, Vec::new());
     }
 }
 
@@ -292,7 +232,6 @@ fn serve_queue(
         return Err(e);
     }
     let _ = started.send(Ok(()));
-    let ring_thread = std::thread::current().id();
     let mut live = ENTRIES;
     let mut answered: Vec<Done> = Vec::new();
     loop {
@@ -337,12 +276,7 @@ fn serve_queue(
             commit_ids[i] = u64::from_ne_bytes(ent[8..16].try_into().unwrap_or_default());
             let payload_len =
                 u32::from_ne_bytes(ent[16..20].try_into().unwrap_or_default()) as usize;
-            let reply = Reply {
-                slot: i,
-                ring_thread,
-                done: Some(done_tx.clone()),
-                wake: Arc::clone(&wake),
-            };
+            let reply = Reply::ring(i, done_tx.clone(), Arc::clone(&wake));
             let Ok(h) = wire::header(&slot.header[..]) else {
                 reply.errno(libc::EIO);
                 continue;
@@ -351,19 +285,11 @@ fn serve_queue(
             let rest = &slot.payload[..payload_len.min(slot.payload.len())];
             match wire::decode(&h, fixed, rest) {
                 Ok(request) => {
-                    // One line per request, as `fuser` logs those of the
-                    // classic loop (the request counts of the tests and
-                    // benchmarks read both).
-                    tracing::debug!(
-                        "FUSE({:3}) ino {:#018x} {}",
-                        h.unique,
-                        h.nodeid,
-                        request.describe()
-                    );
+                    serve::log(&h, &request, true);
                     // A panic drops the reply, which answers EIO; the ring
                     // serves on.
                     let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        serve(shared, &h, request, reply)
+                        serve::serve(shared, &h, request, reply)
                     }));
                     if served.is_err() {
                         tracing::error!("FUSE ring {qid}: a request's work panicked");
@@ -415,365 +341,5 @@ fn serve_queue(
             unsafe { ring.submission().push(&read) }
                 .map_err(|_| std::io::Error::other("ring full"))?;
         }
-    }
-}
-
-fn who(h: &InHeader) -> Who {
-    Who {
-        pid: h.pid,
-        uid: h.uid,
-        gid: h.gid,
-    }
-}
-
-/// `fuse_open_out.open_flags`.
-const FOPEN_DIRECT_IO: u32 = 1 << 0;
-const FOPEN_KEEP_CACHE: u32 = 1 << 1;
-const FOPEN_CACHE_DIR: u32 = 1 << 3;
-const FOPEN_PASSTHROUGH: u32 = 1 << 7;
-
-fn entry_body(e: &Entry) -> Body {
-    let mut b = Body::default();
-    b.entry(&e.attr, e.ttl, e.attr_ttl);
-    b
-}
-
-/// The open's reply for `opened` (`None`: the kernel opens files itself).
-fn open_body(fh: u64, mode: &ReadMode<DevBacking>, b: &mut Body) -> Option<()> {
-    let (flags, backing) = match mode {
-        ReadMode::Passthrough(backing) => (FOPEN_PASSTHROUGH, backing.id.raw),
-        ReadMode::Direct => (FOPEN_DIRECT_IO, 0),
-        ReadMode::Cached => (0, 0),
-        ReadMode::InKernel => return None,
-    };
-    b.open(fh, flags, backing);
-    Some(())
-}
-
-/// Serves one request: the classic loop's `fuse.rs`, on the wire.
-fn serve(shared: &Arc<Shared>, h: &InHeader, request: Request<'_>, reply: Reply) {
-    let _request = seal_gate::feed::RequestScope::begin();
-    let view = shared.dispatch.shared();
-    let (ino, who) = (h.nodeid, who(h));
-    match request {
-        Request::Lookup { name } => {
-            let heavy = |view: &View<DevBacking>| view.may_verify(ino, Some(name), false);
-            let name = name.to_os_string();
-            shared.dispatch.run_heavy_elsewhere(heavy, move |view| {
-                let answer = match view.lookup(ino, &name, who) {
-                    Ok(e) => Ok(entry_body(&e)),
-                    Err(FsError::Absent(ttl)) => {
-                        let mut b = Body::default();
-                        b.entry(&super::fuse::absent_attr(), ttl, ttl);
-                        Ok(b)
-                    }
-                    Err(e) => Err(e),
-                };
-                reply.send(answer, "lookup");
-            });
-        }
-        Request::Forget { nlookup } => view.forget(ino, nlookup),
-        Request::BatchForget { forgets } => {
-            for (node, nlookup) in forgets {
-                view.forget(node, nlookup);
-            }
-        }
-        Request::Getattr { fh } => {
-            let answer = view.getattr(ino, fh).map(|e| {
-                let mut b = Body::default();
-                b.attr_out(&e.attr, e.attr_ttl);
-                b
-            });
-            reply.send(answer, "getattr");
-        }
-        Request::Setattr { fh, set } => {
-            let answer = view.setattr(ino, fh, set, who).map(|e| {
-                let mut b = Body::default();
-                b.attr_out(&e.attr, e.attr_ttl);
-                b
-            });
-            reply.send(answer, "setattr");
-        }
-        Request::Readlink => {
-            let answer = view.readlink(ino).map(|target| {
-                let mut b = Body::default();
-                b.data(std::os::unix::ffi::OsStrExt::as_bytes(target.as_os_str()));
-                b
-            });
-            reply.send(answer, "readlink");
-        }
-        Request::Open { flags } => {
-            let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, false);
-            let registrar = shared.registrar.clone();
-            shared.dispatch.run_heavy_elsewhere(heavy, move |view| {
-                match view.open(ino, flags, who, &registrar) {
-                    Ok(opened) => {
-                        let mut b = Body::default();
-                        match open_body(opened.fh, &opened.mode, &mut b) {
-                            Some(()) => reply.send(Ok(b), "open"),
-                            // The kernel opens this file and every later one itself.
-                            None => reply.errno(libc::ENOSYS),
-                        }
-                    }
-                    Err(e) => reply.send(Err(e), "open"),
-                }
-            });
-        }
-        Request::Read { fh, offset, size } => {
-            if fh == 0 {
-                let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, false);
-                shared.dispatch.run_heavy_elsewhere(heavy, move |view| {
-                    let answer = view.read_unopened(ino, offset, size, who).map(Body);
-                    reply.send(answer, "read");
-                });
-                return;
-            }
-            reply.send(view.read(fh, offset, size).map(Body), "read");
-        }
-        Request::Write { fh, offset, data } => {
-            let answer = view.write(fh, offset, data, who).map(|n| {
-                let mut b = Body::default();
-                b.written(n);
-                b
-            });
-            reply.send(answer, "write");
-        }
-        Request::Release { fh } | Request::Releasedir { fh } => {
-            view.release(fh);
-            reply.send(Ok(Body::default()), "release");
-        }
-        Request::Opendir => {
-            if view.dirs_in_kernel() {
-                // The kernel opens directories itself from now on.
-                reply.errno(libc::ENOSYS);
-                return;
-            }
-            let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, true);
-            shared.dispatch.run_heavy_elsewhere(heavy, move |view| {
-                let answer = view.opendir(ino, who).map(|dir| {
-                    let mut flags = 0;
-                    if dir.cache {
-                        flags |= FOPEN_CACHE_DIR;
-                    }
-                    if dir.keep {
-                        flags |= FOPEN_KEEP_CACHE;
-                    }
-                    let mut b = Body::default();
-                    b.open(dir.fh, flags, 0);
-                    b
-                });
-                reply.send(answer, "opendir");
-            });
-        }
-        Request::Readdir { fh, offset, size } => {
-            let heavy = |view: &View<DevBacking>| {
-                fh == 0 && offset == 0 && view.may_verify(ino, None, true)
-            };
-            shared.dispatch.run_heavy_elsewhere(heavy, move |view| {
-                let answer = view.readdir(ino, fh, offset, who).map(|entries| {
-                    let mut b = Body::default();
-                    for (next, item) in entries {
-                        if b.dirent(
-                            size as usize,
-                            None,
-                            item.ino,
-                            next,
-                            file_type(item.kind),
-                            &item.name,
-                        ) {
-                            break;
-                        }
-                    }
-                    b
-                });
-                reply.send(answer, "readdir");
-            });
-        }
-        Request::Readdirplus { fh, offset, size } => {
-            let heavy = |view: &View<DevBacking>| {
-                fh == 0 && offset == 0 && view.may_verify(ino, None, true)
-            };
-            shared.dispatch.run_heavy_elsewhere(heavy, move |view| {
-                let mut b = Body::default();
-                let result = view.readdirplus(ino, fh, offset, who, &mut |e| {
-                    b.dirent(
-                        size as usize,
-                        Some((&e.attr, e.ttl)),
-                        e.ino,
-                        e.next_offset,
-                        e.attr.kind,
-                        e.name,
-                    )
-                });
-                reply.send(result.map(|()| b), "readdirplus");
-            });
-        }
-        Request::Statfs => {
-            let answer = nix::sys::statvfs::fstatvfs(view.gate().project_fd())
-                .map(|s| {
-                    let mut b = Body::default();
-                    b.statfs(&s);
-                    b
-                })
-                .map_err(FsError::from);
-            reply.send(answer, "statfs");
-        }
-        Request::Access { mask } => {
-            let answer = view
-                .access(ino, mask & libc::W_OK as u32 != 0, who)
-                .map(|()| Body::default());
-            reply.send(answer, "access");
-        }
-        Request::Getxattr { name, size } => {
-            reply.send(
-                view.getxattr(ino, name, size).map(|v| xattr_body(v, size)),
-                "getxattr",
-            );
-        }
-        Request::Listxattr { size } => {
-            reply.send(
-                view.listxattr(ino, size).map(|v| xattr_body(v, size)),
-                "listxattr",
-            );
-        }
-        Request::Setxattr { name, value, flags } => {
-            let answer = view
-                .setxattr(ino, name, value, flags, who)
-                .map(|()| Body::default());
-            reply.send(answer, "setxattr");
-        }
-        Request::Removexattr { name } => {
-            reply.send(
-                view.removexattr(ino, name, who).map(|()| Body::default()),
-                "removexattr",
-            );
-        }
-        Request::Mknod { name, mode, rdev } => {
-            reply.send(
-                view.mknod(ino, name, Mknod { mode, rdev }, who)
-                    .map(|e| entry_body(&e)),
-                "mknod",
-            );
-        }
-        Request::Mkdir { name, mode } => {
-            reply.send(
-                view.mkdir(ino, name, mode, who).map(|e| entry_body(&e)),
-                "mkdir",
-            );
-        }
-        Request::Symlink { name, target } => {
-            reply.send(
-                view.symlink(ino, name, target, who).map(|e| entry_body(&e)),
-                "symlink",
-            );
-        }
-        Request::Link { oldnode, name } => {
-            reply.send(
-                view.link(oldnode, ino, name, who).map(|e| entry_body(&e)),
-                "link",
-            );
-        }
-        Request::Unlink { name } => {
-            reply.send(
-                view.unlink(ino, name, who).map(|()| Body::default()),
-                "unlink",
-            );
-        }
-        Request::Rmdir { name } => {
-            reply.send(
-                view.rmdir(ino, name, who).map(|()| Body::default()),
-                "rmdir",
-            );
-        }
-        Request::Rename {
-            name,
-            newdir,
-            newname,
-            flags,
-        } => {
-            let done = view.rename(ino, name, newdir, newname, flags, who);
-            reply.send(done.map(|()| Body::default()), "rename");
-        }
-        Request::Create { name, mode, flags } => {
-            let answer = view.create(ino, name, mode, flags, who, &shared.registrar);
-            match answer {
-                Ok((entry, opened)) => {
-                    let mut b = entry_body(&entry);
-                    match open_body(opened.fh, &opened.mode, &mut b) {
-                        Some(()) => reply.send(Ok(b), "create"),
-                        // Only the read-only view opens in the kernel, and
-                        // it creates nothing.
-                        None => reply.errno(libc::EIO),
-                    }
-                }
-                Err(e) => reply.send(Err(e), "create"),
-            }
-        }
-        Request::Fsync { fh, datasync } => {
-            reply.send(
-                view.fsync(ino, fh, datasync).map(|()| Body::default()),
-                "fsync",
-            );
-        }
-        Request::Fsyncdir | Request::Destroy => reply.send(Ok(Body::default()), "fsyncdir"),
-        Request::Fallocate {
-            fh,
-            offset,
-            length,
-            mode,
-        } => {
-            let done = view.fallocate(ino, fh, offset, length, mode, who);
-            reply.send(done.map(|()| Body::default()), "fallocate");
-        }
-        Request::Interrupt { .. } | Request::Other(_) => reply.errno(libc::ENOSYS),
-    }
-}
-
-/// A `getxattr`/`listxattr` reply: the size alone when asked with size 0.
-fn xattr_body(value: Vec<u8>, size: u32) -> Body {
-    let mut b = Body::default();
-    if size == 0 {
-        b.xattr_size(value.len() as u32);
-    } else {
-        b.data(&value);
-    }
-    b
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn reply(done: Sender<Done>) -> Reply {
-        Reply {
-            slot: 3,
-            ring_thread: std::thread::current().id(),
-            done: Some(done),
-            wake: Arc::new(EventFd::from_value_and_flags(0, EfdFlags::EFD_NONBLOCK).unwrap()),
-        }
-    }
-
-    #[test]
-    fn a_reply_dropped_unsent_answers_eio_and_a_sent_one_answers_once() {
-        let (tx, rx) = channel();
-        drop(reply(tx.clone()));
-        let done = rx.try_recv().expect("a dropped reply still answers");
-        assert_eq!((done.slot, done.error), (3, -libc::EIO));
-        reply(tx.clone()).send(Ok(Body(vec![1, 2])), "test");
-        let done = rx.try_recv().unwrap();
-        assert_eq!((done.error, done.body), (0, vec![1, 2]));
-        assert!(rx.try_recv().is_err(), "answered twice");
-    }
-
-    #[test]
-    fn a_worker_s_reply_wakes_the_ring_s_thread() {
-        let (tx, rx) = channel();
-        let r = reply(tx);
-        let wake = Arc::clone(&r.wake);
-        std::thread::spawn(move || r.errno(libc::ENOENT))
-            .join()
-            .unwrap();
-        assert_eq!(rx.try_recv().unwrap().error, -libc::ENOENT);
-        assert_eq!(wake.read().unwrap(), 1, "the counter was not woken");
     }
 }
