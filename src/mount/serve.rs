@@ -137,13 +137,15 @@ impl Drop for Reply {
 /// (`SEAL_LOG=sealfs::requests=debug`; the target names the transport:
 /// `sealfs::requests::device` or `sealfs::requests::ring`).
 pub(super) fn log(h: &InHeader, request: &Request<'_>, on_ring: bool) {
-    let (unique, ino, what) = (h.unique, h.nodeid, request.describe());
+    // `describe` runs only when the line is logged (the macros check the
+    // level first): it formats, which every request would pay otherwise.
+    let (unique, ino) = (h.unique, h.nodeid);
     match on_ring {
         true => {
-            tracing::debug!(target: "sealfs::requests::ring", "FUSE({unique:3}) ino {ino:#018x} {what}")
+            tracing::debug!(target: "sealfs::requests::ring", "FUSE({unique:3}) ino {ino:#018x} {}", request.describe())
         }
         false => {
-            tracing::debug!(target: "sealfs::requests::device", "FUSE({unique:3}) ino {ino:#018x} {what}")
+            tracing::debug!(target: "sealfs::requests::device", "FUSE({unique:3}) ino {ino:#018x} {}", request.describe())
         }
     }
 }
