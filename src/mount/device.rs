@@ -87,19 +87,6 @@ fn read_requests(device: Arc<OwnedFd>, shared: &Shared) -> std::io::Result<()> {
         let fixed_end = (wire::IN_HEADER + wire::fixed_size(h.opcode)).min(size);
         let fixed = &request[wire::IN_HEADER..fixed_end];
         let rest = &request[fixed_end..(h.len as usize).clamp(fixed_end, size)];
-        match wire::decode(&h, fixed, rest) {
-            Ok(request) => {
-                serve::log(&h, &request, false);
-                // A panic drops the reply, which answers EIO; the reader
-                // serves on.
-                let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    serve::serve(shared, &h, request, reply)
-                }));
-                if served.is_err() {
-                    tracing::error!("FUSE: a request's work panicked");
-                }
-            }
-            Err(wire::Malformed) => reply.errno(libc::EIO),
-        }
+        serve::decode_and_serve(shared, &h, fixed, rest, reply);
     }
 }

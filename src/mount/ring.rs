@@ -283,34 +283,21 @@ fn serve_queue(
             };
             let fixed = &slot.header[OP_IN..OP_IN + wire::fixed_size(h.opcode).min(OP_IN)];
             let rest = &slot.payload[..payload_len.min(slot.payload.len())];
-            match wire::decode(&h, fixed, rest) {
-                Ok(request) => {
-                    serve::log(&h, &request, true);
-                    // A panic drops the reply, which answers EIO; the ring
-                    // serves on.
-                    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        serve::serve(shared, &h, request, reply)
-                    }));
-                    if served.is_err() {
-                        tracing::error!("FUSE ring {qid}: a request's work panicked");
-                    }
-                    // Not answered here: a worker has it, and its entry
-                    // until it answers. Register a fresh one meanwhile.
-                    answered.extend(done_rx.try_iter());
-                    let handed_off = !answered.iter().any(|d| d.slot == i);
-                    if handed_off && slots.len() < MAX_ENTRIES {
-                        let slot = Slot::new(payload);
-                        let entry = uring_cmd(device, CMD_REGISTER, 0, qid, &slot)
-                            .user_data(slots.len() as u64);
-                        slots.push(slot);
-                        commit_ids.push(0);
-                        live += 1;
-                        // SAFETY: as at registration.
-                        unsafe { ring.submission().push(&entry) }
-                            .map_err(|_| std::io::Error::other("ring full"))?;
-                    }
-                }
-                Err(wire::Malformed) => reply.errno(libc::EIO),
+            serve::decode_and_serve(shared, &h, fixed, rest, reply);
+            // Not answered here: a worker has it, and its entry
+            // until it answers. Register a fresh one meanwhile.
+            answered.extend(done_rx.try_iter());
+            let handed_off = !answered.iter().any(|d| d.slot == i);
+            if handed_off && slots.len() < MAX_ENTRIES {
+                let slot = Slot::new(payload);
+                let entry =
+                    uring_cmd(device, CMD_REGISTER, 0, qid, &slot).user_data(slots.len() as u64);
+                slots.push(slot);
+                commit_ids.push(0);
+                live += 1;
+                // SAFETY: as at registration.
+                unsafe { ring.submission().push(&entry) }
+                    .map_err(|_| std::io::Error::other("ring full"))?;
             }
         }
         answered.extend(done_rx.try_iter());

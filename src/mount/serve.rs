@@ -133,10 +133,35 @@ impl Drop for Reply {
     }
 }
 
+/// Decodes request `h` (its fixed part and the rest, as its transport
+/// hands them over), logs it and serves it; a request that does not parse
+/// is answered `EIO`. A panic in its work drops the reply, which answers
+/// `EIO`, and the transport's thread serves on.
+pub(super) fn decode_and_serve(
+    shared: &Shared,
+    h: &InHeader,
+    fixed: &[u8],
+    rest: &[u8],
+    reply: Reply,
+) {
+    match wire::decode(h, fixed, rest) {
+        Ok(request) => {
+            log(h, &request, reply.on_ring());
+            let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                serve(shared, h, request, reply)
+            }));
+            if served.is_err() {
+                tracing::error!("FUSE: the work of request {} panicked", h.unique);
+            }
+        }
+        Err(wire::Malformed) => reply.errno(libc::EIO),
+    }
+}
+
 /// Logs one line per request, which the tests and benchmarks count
 /// (`SEAL_LOG=sealfs::requests=debug`; the target names the transport:
 /// `sealfs::requests::device` or `sealfs::requests::ring`).
-pub(super) fn log(h: &InHeader, request: &Request<'_>, on_ring: bool) {
+fn log(h: &InHeader, request: &Request<'_>, on_ring: bool) {
     // `describe` runs only when the line is logged (the macros check the
     // level first): it formats, which every request would pay otherwise.
     let (unique, ino) = (h.unique, h.nodeid);
@@ -199,7 +224,7 @@ fn open_body(fh: u64, mode: &ReadMode<DevBacking>, b: &mut Body) -> Option<()> {
 
 /// Serves one request and answers it through `reply` (at once, or from
 /// the worker that serves it).
-pub(super) fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
+fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
     // Every decision the request makes is current at its arrival, proven by
     // one read of the change feed (`seal_gate::feed::RequestScope`).
     let _request = seal_gate::feed::RequestScope::begin();
