@@ -312,10 +312,16 @@ fn requests_are_served_from_the_rings_where_the_kernel_offers_them() {
         return;
     }
     let p = fixture(false, true);
-    let m = Mounted::logging(&p, &[], "sealfs::requests=debug");
+    let m = Mounted::logging(&p, &[], "sealfs=info,sealfs::requests=debug");
     assert_eq!(
         fs::read(m.path(".claude/skills/x/helper.py")).unwrap(),
         HELPER
+    );
+    assert_eq!(
+        logged(&m, |l| l
+            .contains("FUSE requests come through io_uring rings")),
+        1,
+        "the transport is not said at info level"
     );
     let listed: Vec<_> = fs::read_dir(m.path(".claude/skills/x"))
         .unwrap()

@@ -496,6 +496,20 @@ fn mount_with(
             ))));
         }
     }
+    // Which transport serves (`SEAL_LOG=info`): whoever turned the rings
+    // on sees that they took, and whoever has them off learns of them.
+    match rings.get() {
+        Some(_) => tracing::info!(
+            "FUSE requests come through io_uring rings, {} per CPU",
+            ring::RINGS_PER_CPU
+        ),
+        None if uring_off_in_kernel() => tracing::info!(
+            "FUSE requests come through /dev/fuse: this kernel has FUSE over io_uring off \
+             (`echo 1 > /sys/module/fuse/parameters/enable_uring` as root turns it on, \
+             about a quarter off a session: README, Speed)"
+        ),
+        None => tracing::info!("FUSE requests come through /dev/fuse"),
+    }
     if view.kernel_opens_asked() && !view.opens_in_kernel() {
         tracing::warn!(
             "--kernel-opens: every open still asks the view (it needs a read-only view, a \
@@ -503,6 +517,12 @@ fn mount_with(
         );
     }
     Ok(MountedView { session, shared })
+}
+
+/// Whether this kernel has FUSE over io_uring and has it off.
+fn uring_off_in_kernel() -> bool {
+    std::fs::read_to_string("/sys/module/fuse/parameters/enable_uring")
+        .is_ok_and(|on| on.trim() == "N")
 }
 
 /// A mounted view: its `fuser` session (the mount, with the handshake

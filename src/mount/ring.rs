@@ -29,7 +29,7 @@ use super::wire;
 /// it: a request that blocks its thread (a listing of a huge directory, one
 /// waiting for a verification in flight) leaves the CPU's other requests to
 /// the other rings, as the classic loop's six threads do.
-const RINGS_PER_CPU: usize = 4;
+pub const RINGS_PER_CPU: usize = 4;
 /// Requests each ring holds at first (see [`RINGS_PER_CPU`]).
 const ENTRIES: usize = 1;
 /// Entries a ring may grow to: a request handed to a verification worker
