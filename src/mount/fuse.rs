@@ -60,14 +60,14 @@ impl super::view::Invalidate for fuser::Notifier {
 /// What `seal mount` does when the session has ended (see [`SealFs::on_end`]).
 pub type LastWords = Box<dyn FnOnce() + Send + Sync>;
 
-/// The filesystem: the shared view, and where its requests run.
+/// The filesystem as `fuser` sees it: the view and where its requests run
+/// (what the transports serve with), the rings the handshake agrees to, and
+/// the session's last words.
 pub struct SealFs {
-    dispatch: Arc<Dispatch<View<DevBacking>>>,
+    shared: Arc<Shared>,
     /// Whether the kernel agreed to serve requests through io_uring rings
     /// (`ring.rs`), and the size of their payload buffers.
     rings: Arc<std::sync::OnceLock<usize>>,
-    /// Registers passthrough backings through the session's device.
-    registrar: Registrar,
     last_words: Option<LastWords>,
 }
 
@@ -80,30 +80,26 @@ impl SealFs {
         writable: bool,
         kernel_opens: bool,
     ) -> SealFs {
+        let view = View::new(gate, writable).letting_the_kernel_open(kernel_opens);
         SealFs {
-            dispatch: Arc::new(Dispatch::new(
-                Arc::new(View::new(gate, writable).letting_the_kernel_open(kernel_opens)),
-                fuse_threads.saturating_sub(2),
-                VERIFY_WORKERS,
-            )),
+            shared: Arc::new(Shared {
+                dispatch: Arc::new(Dispatch::new(
+                    Arc::new(view),
+                    fuse_threads.saturating_sub(2),
+                    VERIFY_WORKERS,
+                )),
+                // Its device is set once the session has one.
+                registrar: Registrar::default(),
+            }),
             rings: Arc::default(),
             last_words: None,
-            registrar: Registrar::default(),
         }
     }
 
-    /// Where backings are registered (its device is set once the session
-    /// has one).
-    pub fn registrar(&self) -> Registrar {
-        self.registrar.clone()
-    }
-
-    /// What the transports serve with.
+    /// What the transports serve with: the view behind its dispatch, and
+    /// where backings are registered.
     pub fn shared(&self) -> Arc<Shared> {
-        Arc::new(Shared {
-            dispatch: Arc::clone(&self.dispatch),
-            registrar: self.registrar.clone(),
-        })
+        Arc::clone(&self.shared)
     }
 
     /// The size of the rings' payload buffers, set once the handshake has
@@ -122,12 +118,7 @@ impl SealFs {
     }
 
     fn view(&self) -> &View<DevBacking> {
-        self.dispatch.shared()
-    }
-
-    /// The shared view (for the mount's change-feed listener).
-    pub fn view_handle(&self) -> std::sync::Arc<View<DevBacking>> {
-        self.dispatch.shared().clone()
+        self.shared.dispatch.shared()
     }
 }
 

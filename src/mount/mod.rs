@@ -444,9 +444,8 @@ fn mount_with(
     if let Some(last_words) = last_words {
         fs = fs.on_end(last_words);
     }
-    let view = fs.view_handle();
-    let registrar = fs.registrar();
     let shared = fs.shared();
+    let view = Arc::clone(shared.dispatch.shared());
     let rings = fs.rings();
     start_sweeper(&view);
     let session = Session::new(fs, mountpoint, &config).map_err(|e| {
@@ -459,7 +458,7 @@ fn mount_with(
         }
     })?;
     match nix::unistd::dup(session.as_fd()) {
-        Ok(device) => registrar.set_device(device),
+        Ok(device) => shared.registrar.set_device(device),
         Err(e) => tracing::warn!("no passthrough: cannot duplicate the FUSE device ({e})"),
     }
     view.set_invalidator(Box::new(session.notifier()));

@@ -88,6 +88,26 @@ impl Reply {
         self.deliver(error, body);
     }
 
+    /// Answers a request whose success carries no body.
+    fn done(self, done: Result<(), FsError>, op: &'static str) {
+        self.send(done.map(|()| Body::default()), op);
+    }
+
+    /// Answers with a name's entry.
+    fn entry(self, entry: Result<Entry, FsError>, op: &'static str) {
+        self.send(entry.map(|e| entry_body(&e)), op);
+    }
+
+    /// Answers with attributes.
+    fn attr(self, entry: Result<Entry, FsError>, op: &'static str) {
+        let body = entry.map(|e| {
+            let mut b = Body::default();
+            b.attr_out(&e.attr, e.attr_ttl);
+            b
+        });
+        self.send(body, op);
+    }
+
     pub(super) fn errno(mut self, errno: i32) {
         self.deliver(-errno, Vec::new());
     }
@@ -259,20 +279,10 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             reply.none();
         }
         Request::Getattr { fh } => {
-            let answer = view.getattr(ino, fh).map(|e| {
-                let mut b = Body::default();
-                b.attr_out(&e.attr, e.attr_ttl);
-                b
-            });
-            reply.send(answer, "getattr");
+            reply.attr(view.getattr(ino, fh), "getattr");
         }
         Request::Setattr { fh, set } => {
-            let answer = view.setattr(ino, fh, set, who).map(|e| {
-                let mut b = Body::default();
-                b.attr_out(&e.attr, e.attr_ttl);
-                b
-            });
-            reply.send(answer, "setattr");
+            reply.attr(view.setattr(ino, fh, set, who), "setattr");
         }
         Request::Readlink => {
             let answer = view.readlink(ino).map(|target| {
@@ -320,7 +330,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
         }
         Request::Release { fh } | Request::Releasedir { fh } => {
             view.release(fh);
-            reply.send(Ok(Body::default()), "release");
+            reply.done(Ok(()), "release");
         }
         Request::Opendir => {
             if view.dirs_in_kernel() {
@@ -399,10 +409,8 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             reply.send(answer, "statfs");
         }
         Request::Access { mask } => {
-            let answer = view
-                .access(ino, mask & libc::W_OK as u32 != 0, who)
-                .map(|()| Body::default());
-            reply.send(answer, "access");
+            let write = mask & libc::W_OK as u32 != 0;
+            reply.done(view.access(ino, write, who), "access");
         }
         Request::Getxattr { name, size } => {
             reply.send(
@@ -417,53 +425,28 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             );
         }
         Request::Setxattr { name, value, flags } => {
-            let answer = view
-                .setxattr(ino, name, value, flags, who)
-                .map(|()| Body::default());
-            reply.send(answer, "setxattr");
+            reply.done(view.setxattr(ino, name, value, flags, who), "setxattr");
         }
         Request::Removexattr { name } => {
-            reply.send(
-                view.removexattr(ino, name, who).map(|()| Body::default()),
-                "removexattr",
-            );
+            reply.done(view.removexattr(ino, name, who), "removexattr");
         }
         Request::Mknod { name, mode, rdev } => {
-            reply.send(
-                view.mknod(ino, name, Mknod { mode, rdev }, who)
-                    .map(|e| entry_body(&e)),
-                "mknod",
-            );
+            reply.entry(view.mknod(ino, name, Mknod { mode, rdev }, who), "mknod");
         }
         Request::Mkdir { name, mode } => {
-            reply.send(
-                view.mkdir(ino, name, mode, who).map(|e| entry_body(&e)),
-                "mkdir",
-            );
+            reply.entry(view.mkdir(ino, name, mode, who), "mkdir");
         }
         Request::Symlink { name, target } => {
-            reply.send(
-                view.symlink(ino, name, target, who).map(|e| entry_body(&e)),
-                "symlink",
-            );
+            reply.entry(view.symlink(ino, name, target, who), "symlink");
         }
         Request::Link { oldnode, name } => {
-            reply.send(
-                view.link(oldnode, ino, name, who).map(|e| entry_body(&e)),
-                "link",
-            );
+            reply.entry(view.link(oldnode, ino, name, who), "link");
         }
         Request::Unlink { name } => {
-            reply.send(
-                view.unlink(ino, name, who).map(|()| Body::default()),
-                "unlink",
-            );
+            reply.done(view.unlink(ino, name, who), "unlink");
         }
         Request::Rmdir { name } => {
-            reply.send(
-                view.rmdir(ino, name, who).map(|()| Body::default()),
-                "rmdir",
-            );
+            reply.done(view.rmdir(ino, name, who), "rmdir");
         }
         Request::Rename {
             name,
@@ -472,7 +455,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             flags,
         } => {
             let done = view.rename(ino, name, newdir, newname, flags, who);
-            reply.send(done.map(|()| Body::default()), "rename");
+            reply.done(done, "rename");
         }
         Request::Create { name, mode, flags } => {
             let answer = view.create(ino, name, mode, flags, who, &shared.registrar);
@@ -490,12 +473,9 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             }
         }
         Request::Fsync { fh, datasync } => {
-            reply.send(
-                view.fsync(ino, fh, datasync).map(|()| Body::default()),
-                "fsync",
-            );
+            reply.done(view.fsync(ino, fh, datasync), "fsync");
         }
-        Request::Fsyncdir | Request::Destroy => reply.send(Ok(Body::default()), "fsyncdir"),
+        Request::Fsyncdir | Request::Destroy => reply.done(Ok(()), "fsyncdir"),
         Request::Fallocate {
             fh,
             offset,
@@ -503,7 +483,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             mode,
         } => {
             let done = view.fallocate(ino, fh, offset, length, mode, who);
-            reply.send(done.map(|()| Body::default()), "fallocate");
+            reply.done(done, "fallocate");
         }
         Request::Interrupt { .. } | Request::Other(_) => reply.errno(libc::ENOSYS),
     }

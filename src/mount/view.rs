@@ -673,8 +673,8 @@ impl<Id> View<Id> {
             .map_err(FsError::from_walk)?;
         let st = regular(&fd)?;
         let append = flags & libc::O_APPEND;
-        let file = reopened(&fd, libc::O_RDWR | append)
-            .or_else(|_| reopened(&fd, (flags & libc::O_ACCMODE) | append))?;
+        let file = reopened(fd.as_fd(), libc::O_RDWR | append)
+            .or_else(|_| reopened(fd.as_fd(), (flags & libc::O_ACCMODE) | append))?;
         self.open_real(ino, file, &st, Some(who), register)
     }
 
@@ -1010,7 +1010,7 @@ fn regular(fd: &std::os::fd::OwnedFd) -> Result<FileStat, FsError> {
 
 /// The file `fd` holds, opened again with `flags` through its
 /// `/proc/self/fd` link (the same inode, whatever its name is now).
-fn reopened(fd: &std::os::fd::OwnedFd, flags: i32) -> Result<File, FsError> {
+fn reopened(fd: BorrowedFd<'_>, flags: i32) -> Result<File, FsError> {
     use std::os::fd::AsRawFd;
     let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
     let how = nix::fcntl::OFlag::from_bits_truncate(flags)

@@ -26,7 +26,7 @@ use nix::sys::stat::{FchmodatFlags, Mode, SFlag, UtimensatFlags};
 use nix::sys::time::TimeSpec;
 use nix::unistd::{Gid, Uid, UnlinkatFlags};
 
-use super::{Entry, Handle, Opened, ReadMode, SET_ID, View, attr_of, lstat_in};
+use super::{Entry, Handle, Opened, ReadMode, SET_ID, View, attr_of, lstat_in, reopened};
 use crate::mount::backing::{BackingOf, DAEMON, Register};
 use crate::mount::creds::AsCaller;
 use crate::mount::error::FsError;
@@ -97,6 +97,12 @@ fn proc_path(dir: BorrowedFd<'_>, name: Option<&OsStr>) -> OsString {
     p
 }
 
+/// Whether `file` was opened to read only.
+fn read_only(file: &File) -> Result<bool, FsError> {
+    let flags = OFlag::from_bits_truncate(nix::fcntl::fcntl(file, FcntlArg::F_GETFL)?);
+    Ok(flags & OFlag::O_ACCMODE == OFlag::O_RDONLY)
+}
+
 /// The file `file` holds, opened again for reading only, to register as its
 /// passthrough backing; None when `file` is read-only already (or cannot be
 /// reopened: then it is registered as it is). The kernel opens a file of its
@@ -105,14 +111,12 @@ fn proc_path(dir: BorrowedFd<'_>, name: Option<&OsStr>) -> OsString {
 /// the file busy for exec(2) (ETXTBSY) for as long as the backing is kept,
 /// long after every writer closed it.
 fn for_backing(file: &File) -> Option<OwnedFd> {
-    use std::os::fd::AsRawFd;
-    let flags = OFlag::from_bits_truncate(nix::fcntl::fcntl(file, FcntlArg::F_GETFL).ok()?);
-    if flags & OFlag::O_ACCMODE == OFlag::O_RDONLY {
-        return None;
+    match read_only(file) {
+        Ok(false) => reopened(file.as_fd(), libc::O_RDONLY)
+            .ok()
+            .map(OwnedFd::from),
+        _ => None,
     }
-    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let how = OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
-    nix::fcntl::open(path.as_str(), how, Mode::empty()).ok()
 }
 
 /// `file` for a change through an open handle (a truncate or an
@@ -123,18 +127,10 @@ fn for_backing(file: &File) -> Option<OwnedFd> {
 /// would have been: a file the caller may no longer open for writing (made
 /// read-only since) stays writable through a descriptor opened before.
 fn for_writing(file: &File) -> Result<File, FsError> {
-    use std::os::fd::AsRawFd;
-    let flags = OFlag::from_bits_truncate(nix::fcntl::fcntl(file, FcntlArg::F_GETFL)?);
-    if flags & OFlag::O_ACCMODE != OFlag::O_RDONLY {
-        return Ok(file.try_clone()?);
+    match read_only(file)? {
+        true => reopened(file.as_fd(), libc::O_WRONLY),
+        false => Ok(file.try_clone()?),
     }
-    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
-    let how = OFlag::O_WRONLY | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK | OFlag::O_NOCTTY;
-    Ok(File::from(nix::fcntl::open(
-        path.as_str(),
-        how,
-        Mode::empty(),
-    )?))
 }
 
 impl<Id> View<Id> {
