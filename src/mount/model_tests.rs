@@ -1015,6 +1015,58 @@ impl World {
     }
 }
 
+/// A `readdirplus` of a watched directory links again no name the kernel
+/// already holds an inode for (a `git status` lists directories whose every
+/// entry it has just looked up): such an entry carries no attributes and
+/// takes no lookup, so the kernel's one `FORGET` still frees the inode; a
+/// name the kernel does not hold comes with its attributes and counts.
+#[test]
+fn a_listing_of_a_watched_directory_links_again_no_name_the_kernel_holds() {
+    let (world, _, _feed) = World::with_directory_feed();
+    write(world.dir.path(), "src/lib.rs", b"lib").unwrap();
+    let src = world
+        .view
+        .lookup(ROOT, OsStr::new("src"), WHO)
+        .unwrap()
+        .attr
+        .ino
+        .0;
+    let main = world
+        .view
+        .lookup(src, OsStr::new("main.rs"), WHO)
+        .unwrap()
+        .attr
+        .ino
+        .0;
+    let listed = || {
+        let fh = world.view.opendir(src, WHO).unwrap().fh;
+        let mut found = BTreeMap::new();
+        world
+            .view
+            .readdirplus(src, fh, 0, WHO, &mut |e| {
+                found.insert(
+                    e.name.to_string_lossy().into_owned(),
+                    (e.ino, e.attr.is_some()),
+                );
+                false
+            })
+            .unwrap();
+        world.view.release(fh);
+        found
+    };
+    let first = listed();
+    assert_eq!(first["main.rs"], (main, false), "{first:?}");
+    let (lib, with_attributes) = first["lib.rs"];
+    assert!(with_attributes, "{first:?}");
+    // The one lookup of main.rs is the kernel's only reference: forgetting
+    // it frees the inode, and the next listing links the name anew.
+    world.view.forget(main, 1);
+    let again = listed();
+    assert!(again["main.rs"].1, "{again:?}");
+    // lib.rs's entry counted as a lookup: the next listing does not link it.
+    assert_eq!(again["lib.rs"], (lib, false), "{again:?}");
+}
+
 #[test]
 fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_what_the_view_did() {
     let (world, forgotten, feed) = World::with_directory_feed();

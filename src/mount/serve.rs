@@ -19,7 +19,7 @@ use super::backing::{DevBacking, Registrar};
 use super::dispatch::Dispatch;
 use super::error::FsError;
 use super::view::{Entry, Mknod, ReadMode, View, file_type};
-use super::wire::{self, Body, InHeader, Request};
+use super::wire::{self, Body, InHeader, Plus, Request};
 use seal_gate::Who;
 
 /// What both transports serve with: the view (behind its dispatch) and
@@ -365,7 +365,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
                     for (next, item) in entries {
                         if b.dirent(
                             size as usize,
-                            None,
+                            Plus::No,
                             item.ino,
                             next,
                             file_type(item.kind),
@@ -386,14 +386,11 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             schedule(shared, on_ring, heavy, move |view| {
                 let mut b = Body::default();
                 let result = view.readdirplus(ino, fh, offset, who, &mut |e| {
-                    b.dirent(
-                        size as usize,
-                        Some((&e.attr, e.ttl)),
-                        e.ino,
-                        e.next_offset,
-                        e.attr.kind,
-                        e.name,
-                    )
+                    let plus = match &e.attr {
+                        Some(attr) => Plus::Entry(attr, e.ttl),
+                        None => Plus::Unlinked,
+                    };
+                    b.dirent(size as usize, plus, e.ino, e.next_offset, e.kind, e.name)
                 });
                 reply.send(result.map(|()| b), "readdirplus");
             });

@@ -134,7 +134,10 @@ pub struct PlusEntry<'a> {
     /// The offset of the entry after this one.
     pub next_offset: u64,
     pub name: &'a OsStr,
-    pub attr: FileAttr,
+    pub kind: FileType,
+    /// Its attributes, or `None` for a name the kernel already knows,
+    /// which the reply does not link again (see [`View::readdirplus`]).
+    pub attr: Option<FileAttr>,
     pub ttl: Duration,
 }
 
@@ -934,6 +937,32 @@ impl<Id> View<Id> {
         for (next_offset, item) in entries {
             // The kernel takes no lookup reference for "." and "..".
             let dots = item.name == "." || item.name == "..";
+            // A name the kernel already holds an inode for, in a directory
+            // the feed watches (so the kernel is told when the name
+            // changes), is listed without its attributes: a `git status`
+            // lists directories whose every entry it has just looked up,
+            // and each entry's `lstat` and bookkeeping cost as much as
+            // its lookup did. The kernel keeps its entry as a `readdir`
+            // would leave it.
+            if !dots && fed && !self.opens_in_kernel() {
+                let known = self.inodes().peek(ino, &item.name);
+                if let Some(known) =
+                    known.filter(|_| self.root_key(&dir.child(&item.name)).is_none())
+                {
+                    let full = add(&PlusEntry {
+                        ino: known,
+                        next_offset,
+                        name: &item.name,
+                        kind: file_type(item.kind),
+                        attr: None,
+                        ttl: Duration::ZERO,
+                    });
+                    if full {
+                        break;
+                    }
+                    continue;
+                }
+            }
             let (path, st) = if dots {
                 (dir.clone(), self.lstat(&dir))
             } else {
@@ -972,9 +1001,10 @@ impl<Id> View<Id> {
                 ino: child,
                 next_offset,
                 name: &item.name,
+                kind: entry.attr.kind,
                 // One timeout serves both: the shorter.
                 ttl: entry.ttl.min(entry.attr_ttl),
-                attr: entry.attr,
+                attr: Some(entry.attr),
             });
             if full {
                 if !dots {

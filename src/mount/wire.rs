@@ -547,6 +547,18 @@ pub fn decode<'a>(h: &InHeader, fixed: &'a [u8], rest: &'a [u8]) -> Result<Reque
     })
 }
 
+/// What a listing entry tells the kernel besides its name.
+#[derive(Debug, Clone, Copy)]
+pub enum Plus<'a> {
+    /// A `readdir` entry: the name alone.
+    No,
+    /// A `readdirplus` entry with its attributes, kept for the duration.
+    Entry(&'a FileAttr, Duration),
+    /// A `readdirplus` entry that links nothing: for a name the kernel
+    /// already knows.
+    Unlinked,
+}
+
 /// The body of a reply (what follows the out header), built up in place.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Body(pub Vec<u8>);
@@ -629,13 +641,13 @@ impl Body {
         self
     }
 
-    /// Adds a `struct fuse_dirent` (with `plus`, a `fuse_direntplus`: its
-    /// entry first) unless it would take the body past `limit` bytes:
-    /// returns whether the body is full.
+    /// Adds a `struct fuse_dirent` (a `fuse_direntplus` unless `plus` is
+    /// [`Plus::No`]: its entry first) unless it would take the body past
+    /// `limit` bytes: returns whether the body is full.
     pub fn dirent(
         &mut self,
         limit: usize,
-        plus: Option<(&FileAttr, Duration)>,
+        plus: Plus<'_>,
         ino: u64,
         next_offset: u64,
         kind: FileType,
@@ -643,12 +655,18 @@ impl Body {
     ) -> bool {
         let name = name.as_bytes();
         let unpadded = 24 + name.len();
-        let size = unpadded.next_multiple_of(8) + if plus.is_some() { 128 } else { 0 };
+        let size = unpadded.next_multiple_of(8) + if matches!(plus, Plus::No) { 0 } else { 128 };
         if self.0.len() + size > limit {
             return true;
         }
-        if let Some((attr, ttl)) = plus {
-            self.entry(attr, ttl, ttl);
+        match plus {
+            Plus::No => {}
+            Plus::Entry(attr, ttl) => {
+                self.entry(attr, ttl, ttl);
+            }
+            // An entry of node 0: the kernel links nothing for this name
+            // and takes no lookup of it (fuse_direntplus_link).
+            Plus::Unlinked => self.0.resize(self.0.len() + 128, 0),
         }
         self.u64(ino).u64(next_offset).u32(name.len() as u32);
         self.u32(dirent_type(kind));
@@ -921,7 +939,7 @@ mod tests {
     #[test]
     fn dirents_are_padded_and_stop_at_the_limit() {
         let mut b = Body::default();
-        assert!(!b.dirent(64, None, 5, 1, FileType::RegularFile, OsStr::new("abc")));
+        assert!(!b.dirent(64, Plus::No, 5, 1, FileType::RegularFile, OsStr::new("abc")));
         assert_eq!(b.0.len(), 32, "24 bytes and a 3-byte name, padded to 8");
         assert_eq!(
             u32::from_ne_bytes(b.0[20..24].try_into().unwrap()),
@@ -930,7 +948,7 @@ mod tests {
         assert!(
             b.dirent(
                 64,
-                None,
+                Plus::No,
                 6,
                 2,
                 FileType::Directory,
@@ -942,12 +960,25 @@ mod tests {
         let mut p = Body::default();
         assert!(!p.dirent(
             4096,
-            Some((&attr(), Duration::ZERO)),
+            Plus::Entry(&attr(), Duration::ZERO),
             12,
             1,
             FileType::Directory,
             OsStr::new("d")
         ));
         assert_eq!(p.0.len(), 128 + 32);
+        assert_eq!(&p.0[..8], &12u64.to_ne_bytes(), "the entry's node");
+        let mut u = Body::default();
+        assert!(!u.dirent(
+            4096,
+            Plus::Unlinked,
+            12,
+            1,
+            FileType::Directory,
+            OsStr::new("d")
+        ));
+        assert_eq!(u.0.len(), 128 + 32);
+        assert!(u.0[..128].iter().all(|&b| b == 0), "an entry of node 0");
+        assert_eq!(&u.0[128..136], &12u64.to_ne_bytes(), "the name's inode");
     }
 }
