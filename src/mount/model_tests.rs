@@ -1015,6 +1015,59 @@ impl World {
     }
 }
 
+/// What the view makes (a directory, a file in it, as an untar does) is
+/// kept as a lookup of it would be: ten minutes where the directory feed
+/// watches the directory, which it does from before the name is made, so a
+/// later change on the disk makes the kernel forget it (kept a second, a
+/// build's `stat` of what it wrote a moment before asked again).
+#[test]
+fn what_the_view_makes_in_a_watched_directory_is_kept_until_the_disk_changes_it() {
+    let (world, forgotten, feed) = World::with_directory_feed();
+    let src = world
+        .view
+        .lookup(ROOT, OsStr::new("src"), WHO)
+        .unwrap()
+        .attr
+        .ino
+        .0;
+    let pkg = world
+        .view
+        .mkdir(src, OsStr::new("pkg"), 0o755, WHO)
+        .unwrap();
+    assert_eq!(
+        (pkg.ttl, pkg.attr_ttl),
+        (seal_gate::FED_TTL, seal_gate::FED_TTL)
+    );
+    let pkg = pkg.attr.ino.0;
+    let (made, opened) = world
+        .view
+        .create(
+            pkg,
+            OsStr::new("a.js"),
+            0o644,
+            libc::O_WRONLY,
+            WHO,
+            &NoKernel,
+        )
+        .unwrap();
+    world.view.release(opened.fh);
+    assert_eq!(
+        (made.ttl, made.attr_ttl),
+        (seal_gate::FED_TTL, seal_gate::FED_TTL)
+    );
+    world.settle(&feed);
+    let own = forgotten.take();
+    assert!(
+        !own.iter()
+            .any(|t| t.starts_with("entry") || t.starts_with("listing")),
+        "the view's own changes: {own:?}"
+    );
+    std::fs::remove_file(world.path("src/pkg/a.js")).unwrap();
+    world.settle(&feed);
+    let told = forgotten.take();
+    assert!(told.contains(&format!("entry {pkg} a.js")), "{told:?}");
+}
+
 /// A `readdirplus` of a watched directory links again no name the kernel
 /// already holds an inode for (a `git status` lists directories whose every
 /// entry it has just looked up): such an entry carries no attributes and

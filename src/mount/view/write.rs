@@ -197,7 +197,9 @@ impl<Id> View<Id> {
     }
 
     /// Looks up what was just made at `path`, `name` in `parent`
-    /// (counted).
+    /// (counted), kept as a lookup of it would be: the directory is
+    /// watched (if it can be) before the name is looked at, so that any
+    /// later change of it on the disk is reported.
     fn made(
         &self,
         path: &ViewPath,
@@ -205,9 +207,10 @@ impl<Id> View<Id> {
         dir: BorrowedFd<'_>,
         name: &OsStr,
     ) -> Result<Entry, FsError> {
+        let fed = self.kernel.fed(parent, dir);
         let st = lstat_in(dir, name)?;
         let ino = self.entry_ino(parent, name, &st);
-        Ok(self.kept(path, attr_of(&st, ino, None), false))
+        Ok(self.kept(path, attr_of(&st, ino, None), fed))
     }
 
     /// Whether `ino`, whose path is `path`, still stands for the name it
@@ -354,6 +357,7 @@ impl<Id> View<Id> {
         // The source's link count changed: what the kernel keeps of its
         // attributes is stale.
         self.kernel.forget_attributes(ino);
+        let fed = self.kernel.fed(newparent, dir.as_fd());
         let st = lstat_in(dir.as_fd(), newname)?;
         // The new name is the source's file: it shares the source's inode
         // where both names are ordinary (as [`View::second_name`] decides
@@ -366,7 +370,7 @@ impl<Id> View<Id> {
             true => ino,
             false => self.entry_ino(newparent, newname, &st),
         };
-        Ok(self.kept(&path, attr_of(&st, ino, None), false))
+        Ok(self.kept(&path, attr_of(&st, ino, None), fed))
     }
 
     pub fn unlink(&self, parent: u64, name: &OsStr, who: Who) -> Result<(), FsError> {
@@ -481,6 +485,10 @@ impl<Id> View<Id> {
     ) -> Result<(Entry, Opened<Id>), FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "create", who)?;
+        // Watched before the file is made: the entry is kept as a lookup's
+        // would be, and a change of the new name on the disk from now on is
+        // reported (the attributes below come from the descriptor).
+        let fed = self.kernel.fed(parent, dir.as_fd());
         // The kernel sends a create only for a name it found absent; should a
         // file appear there meanwhile, O_EXCL fails and O_TRUNC empties it,
         // as the caller asked.
@@ -511,7 +519,7 @@ impl<Id> View<Id> {
         };
         let st = fstat_fd(fd.as_fd())?;
         let ino = self.entry_ino(parent, name, &st);
-        let entry = self.kept(&path, attr_of(&st, ino, None), false);
+        let entry = self.kept(&path, attr_of(&st, ino, None), fed);
         let opened = self.open_real(ino, File::from(fd), &st, Some(who), register)?;
         Ok((entry, opened))
     }
