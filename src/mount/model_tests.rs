@@ -1006,6 +1006,23 @@ impl World {
         (world, forgotten, feed)
     }
 
+    /// Creates `name` in `parent` through the view and closes it.
+    fn create_closed(&self, parent: u64, name: &str) -> super::view::Entry {
+        let (made, opened) = self
+            .view
+            .create(
+                parent,
+                OsStr::new(name),
+                0o644,
+                libc::O_WRONLY,
+                WHO,
+                &NoKernel,
+            )
+            .unwrap();
+        self.view.release(opened.fh);
+        made
+    }
+
     /// Acts on every notice `feed` has now, as the mount's listener does.
     fn settle(&self, feed: &seal_gate::feed::Feed) {
         feed.drain();
@@ -1039,18 +1056,7 @@ fn what_the_view_makes_in_a_watched_directory_is_kept_until_the_disk_changes_it(
         (seal_gate::FED_TTL, seal_gate::FED_TTL)
     );
     let pkg = pkg.attr.ino.0;
-    let (made, opened) = world
-        .view
-        .create(
-            pkg,
-            OsStr::new("a.js"),
-            0o644,
-            libc::O_WRONLY,
-            WHO,
-            &NoKernel,
-        )
-        .unwrap();
-    world.view.release(opened.fh);
+    let made = world.create_closed(pkg, "a.js");
     assert_eq!(
         (made.ttl, made.attr_ttl),
         (seal_gate::FED_TTL, seal_gate::FED_TTL)
@@ -1177,18 +1183,7 @@ fn the_directory_feed_makes_the_kernel_forget_what_changed_on_the_disk_and_not_w
     );
 
     // Through the view: a file made, then removed. The kernel knows.
-    let (made, opened) = world
-        .view
-        .create(
-            src_ino,
-            OsStr::new("made.rs"),
-            0o644,
-            libc::O_WRONLY,
-            WHO,
-            &NoKernel,
-        )
-        .unwrap();
-    world.view.release(opened.fh);
+    let made = world.create_closed(src_ino, "made.rs");
     world
         .view
         .unlink(src_ino, OsStr::new("made.rs"), WHO)
