@@ -51,7 +51,7 @@ fi
 # (--rehash-every-open), and reads served by the daemon (no FUSE
 # passthrough, as where the kernel refuses it). Tests of a fast path a mode
 # turns off say so and pass over it (support::mount_mode_has).
-# SEAL_TEST_MODES=default skips these two runs (about five minutes).
+# SEAL_TEST_MODES=default skips these two runs (about three minutes).
 if [ "${SEAL_TEST_MODES:-all}" != "default" ]; then
   echo "== mode: --rehash-every-open" >&2
   SEAL_TEST_MOUNT_MODE=--rehash-every-open cargo nextest run --no-fail-fast "${mount_tests[@]}" "$@" || status=1
