@@ -937,36 +937,41 @@ impl<Id> View<Id> {
         for (next_offset, item) in entries {
             // The kernel takes no lookup reference for "." and "..".
             let dots = item.name == "." || item.name == "..";
+            let path = if dots {
+                dir.clone()
+            } else {
+                dir.child(&item.name)
+            };
+            let root = self.root_key(&path).filter(|_| !dots);
             // A name the kernel already holds an inode for, in a directory
             // the feed watches (so the kernel is told when the name
             // changes), is listed without its attributes: a `git status`
             // lists directories whose every entry it has just looked up,
             // and each entry's `lstat` and bookkeeping cost as much as
             // its lookup did. The kernel keeps its entry as a `readdir`
-            // would leave it.
-            if !dots && fed && !self.opens_in_kernel() {
-                let known = self.inodes().peek(ino, &item.name);
-                if let Some(known) =
-                    known.filter(|_| self.root_key(&dir.child(&item.name)).is_none())
-                {
-                    let full = add(&PlusEntry {
-                        ino: known,
-                        next_offset,
-                        name: &item.name,
-                        kind: file_type(item.kind),
-                        attr: None,
-                        ttl: Duration::ZERO,
-                    });
-                    if full {
-                        break;
-                    }
-                    continue;
+            // would leave it. (A bundle root is registered below; a pinned
+            // file is decided at its lookup.)
+            let known = (!dots && fed && root.is_none() && !self.opens_in_kernel())
+                .then(|| self.inodes().peek(ino, &item.name))
+                .flatten();
+            if let Some(known) = known {
+                let full = add(&PlusEntry {
+                    ino: known,
+                    next_offset,
+                    name: &item.name,
+                    kind: file_type(item.kind),
+                    attr: None,
+                    ttl: Duration::ZERO,
+                });
+                if full {
+                    break;
                 }
+                continue;
             }
-            let (path, st) = if dots {
-                (dir.clone(), self.lstat(&dir))
+            let st = if dots {
+                self.lstat(&dir)
             } else {
-                (dir.child(&item.name), lstat_in(dir_fd.as_fd(), &item.name))
+                lstat_in(dir_fd.as_fd(), &item.name)
             };
             let Ok(st) = st else { continue };
             let child = if dots {
@@ -979,7 +984,7 @@ impl<Id> View<Id> {
             // meanwhile makes the kernel forget the entry this reply gives it
             // (the kernel applies that notice once this listing is done with
             // the directory's lock).
-            if let Some(key) = self.root_key(&path).filter(|_| !dots) {
+            if let Some(key) = root {
                 self.kernel
                     .watched_roots()
                     .insert(key, (ino, item.name.clone(), child));
