@@ -557,6 +557,46 @@ fn a_skill_s_listings_are_kept_until_the_skill_changes() {
     assert!(within_100ms(|| (names(&skill), names(&scripts)) == first));
 }
 
+/// In a writable view, a change of attributes made through the view (the
+/// `chmod` tar makes of each file it writes) leaves the kernel holding the
+/// attributes it was answered: a `stat` after the listener has read the
+/// change's event asks the daemon nothing. The same change made by a
+/// process on the host shows through the view within 100 ms.
+#[test]
+fn attributes_changed_through_the_view_are_kept_and_the_host_s_changes_show() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // The directory feed's fast path: off under --rehash-every-open.
+    if !fuse_available() || support::mount_mode_has("--rehash-every-open") {
+        return;
+    }
+    let p = fixture(false, true);
+    let m = Mounted::logging(&p, &["--writable"], "sealfs::requests=debug");
+    let file = m.path("src/deep/notes.md");
+    let mode = || fs::metadata(&file).unwrap().mode() & 0o7777;
+    let ino = fs::metadata(&file).unwrap().ino();
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o600)).unwrap();
+    // The listener reads the change's event meanwhile.
+    std::thread::sleep(Duration::from_millis(200));
+    let mark = log_mark(&m);
+    assert_eq!(mode(), 0o600);
+    let getattr = format!("ino {ino:#018x} GETATTR");
+    let asked = requests_since_where(&m, mark, |l| l.contains(&getattr));
+    assert!(
+        asked.is_empty(),
+        "the kernel forgot attributes it was answered: {asked:?}"
+    );
+    fs::set_permissions(
+        p.path().join("src/deep/notes.md"),
+        fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
+    assert!(
+        within_100ms(|| mode() == 0o640),
+        "the host's chmod does not show 100 ms after it: {:o}",
+        mode()
+    );
+}
+
 /// As the adversary after a listing kept the skills' roots: a process on
 /// the host moves a listed skill away and puts a tampered copy under its
 /// name (its own inode, never verified). Within 100 ms the name shows

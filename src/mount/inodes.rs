@@ -42,6 +42,9 @@ struct Inode {
     /// The file's other names the kernel learned (hard links), besides
     /// `parent` and `name`: empty but for shared inodes.
     other_names: Vec<(u64, OsString)>,
+    /// A digest of the attributes the kernel was last given for this inode
+    /// (0: none yet), see `View::telling`.
+    told: u64,
 }
 
 /// Inodes by number and by (parent, name).
@@ -62,6 +65,7 @@ impl Default for Inodes {
                 lookups: 1,
                 children: 0,
                 other_names: Vec::new(),
+                told: 0,
             },
         );
         Inodes {
@@ -114,6 +118,7 @@ impl Inodes {
                 lookups: 1,
                 children: 0,
                 other_names: Vec::new(),
+                told: 0,
             },
         );
         if let Some(p) = self.nodes.get_mut(&parent) {
@@ -121,6 +126,19 @@ impl Inodes {
         }
         self.by_name.insert(key, ino);
         ino
+    }
+
+    /// Records the digest of the attributes the kernel is given for `ino`.
+    pub fn tell(&mut self, ino: u64, digest: u64) {
+        if let Some(node) = self.nodes.get_mut(&ino) {
+            node.told = digest;
+        }
+    }
+
+    /// The digest of the attributes the kernel was last given for `ino`
+    /// (0: none).
+    pub fn told(&self, ino: u64) -> u64 {
+        self.nodes.get(&ino).map_or(0, |n| n.told)
     }
 
     /// The number of a new inode for the disk's inode `disk`.

@@ -1074,6 +1074,68 @@ fn what_the_view_makes_in_a_watched_directory_is_kept_until_the_disk_changes_it(
     assert!(told.contains(&format!("entry {pkg} a.js")), "{told:?}");
 }
 
+/// A change of attributes the view answered itself (an untar's chmod,
+/// chown and utimes of each file it writes) leaves the kernel holding what
+/// the disk has: the listener passes over its event, and the kernel keeps
+/// the attributes (a build's `stat` of them asks nothing). A change made on
+/// the disk, or one whose answer did not carry the attributes (a write,
+/// whose bytes pass the daemon by under passthrough), makes it forget them.
+#[test]
+fn a_change_of_attributes_the_kernel_was_answered_keeps_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let (world, forgotten, feed) = World::with_directory_feed();
+    let src = world
+        .view
+        .lookup(ROOT, OsStr::new("src"), WHO)
+        .unwrap()
+        .attr
+        .ino
+        .0;
+    let ino = world.create_closed(src, "a.js").attr.ino.0;
+    world.settle(&feed);
+    forgotten.take();
+    let forgot = |what: &str| {
+        world.settle(&feed);
+        let told = forgotten.take();
+        (
+            told.contains(&format!("inode {ino}")),
+            format!("{what}: {told:?}"),
+        )
+    };
+
+    for set in [
+        super::view::SetAttr {
+            mode: Some(0o600),
+            ..Default::default()
+        },
+        super::view::SetAttr {
+            mtime: Some(super::view::SetTime::Now),
+            ..Default::default()
+        },
+    ] {
+        world.view.setattr(ino, None, set, WHO).unwrap();
+        let (forgot, said) = forgot("through the view");
+        assert!(!forgot, "{said}");
+    }
+
+    std::fs::set_permissions(
+        world.path("src/a.js"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
+    let (forgot_disk, said) = forgot("on the disk");
+    assert!(forgot_disk, "{said}");
+
+    let opened = world
+        .view
+        .open(ino, libc::O_WRONLY, WHO, &NoKernel)
+        .unwrap();
+    world.view.write(opened.fh, 0, b"more", WHO).unwrap();
+    world.view.release(opened.fh);
+    let (forgot_write, said) = forgot("a write");
+    assert!(forgot_write, "{said}");
+}
+
 /// A `readdirplus` of a watched directory links again no name the kernel
 /// already holds an inode for (a `git status` lists directories whose every
 /// entry it has just looked up): such an entry carries no attributes and

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -399,8 +399,43 @@ impl<Id> View<Id> {
         }
         match child {
             Some(child) if self.opens_in_kernel() => invalidate.data(child),
+            // A change the view made itself (tar's chmod, chown and utimes
+            // of each file it writes), or any that leaves the attributes
+            // as the kernel holds them, tells it nothing: forgetting them
+            // would only cost the next `stat` a round trip.
+            Some(child)
+                if change == EntryChange::Content
+                    && name.is_some_and(|n| self.holds_what_the_disk_has(dir, n, child)) => {}
             Some(child) => invalidate.inode(child),
             None => {}
         }
+    }
+
+    /// Whether the kernel holds, for inode `ino` (named `name` in directory
+    /// `dir`), the attributes the disk has now: the last it was given
+    /// (recorded by `View::telling` as each answer is built) are those the
+    /// view would answer now. Every change of a file sets its change time,
+    /// so a change made after an answer was read from the disk shows here
+    /// even while that answer is on its way to the kernel.
+    fn holds_what_the_disk_has(&self, dir: u64, name: &OsStr, ino: u64) -> bool {
+        let told = self.inodes().told(ino);
+        let Some(dir_path) = self.inodes().path(dir) else {
+            return false;
+        };
+        if told == 0 {
+            return false;
+        }
+        let project = self.gate.project_fd();
+        let Ok(dir) = seal_core::fs::open_dir_path_beneath(project, &dir_path.raw) else {
+            return false;
+        };
+        let Ok(st) = super::lstat_in(dir.as_fd(), name) else {
+            return false;
+        };
+        let size = self
+            .handles
+            .served_size(ino)
+            .or_else(|| self.pinned_size(ino));
+        super::told_digest(&super::attr_of(&st, ino, size)) == told
     }
 }
