@@ -42,8 +42,8 @@ struct Inode {
     /// The file's other names the kernel learned (hard links), besides
     /// `parent` and `name`: empty but for shared inodes.
     other_names: Vec<(u64, OsString)>,
-    /// A digest of the attributes the kernel was last given for this inode
-    /// (0: none yet), see `View::telling`.
+    /// A digest of the attributes the view answered its last change of
+    /// this inode's attributes with (0: none), see `View::setattr`.
     told: u64,
 }
 
@@ -128,15 +128,16 @@ impl Inodes {
         ino
     }
 
-    /// Records the digest of the attributes the kernel is given for `ino`.
+    /// Records the digest of the attributes the kernel is given for `ino`
+    /// in answer to a change of them.
     pub fn tell(&mut self, ino: u64, digest: u64) {
         if let Some(node) = self.nodes.get_mut(&ino) {
             node.told = digest;
         }
     }
 
-    /// The digest of the attributes the kernel was last given for `ino`
-    /// (0: none).
+    /// The digest of the attributes the kernel was given for `ino` in
+    /// answer to the last change of them (0: none).
     pub fn told(&self, ino: u64) -> u64 {
         self.nodes.get(&ino).map_or(0, |n| n.told)
     }

@@ -1078,8 +1078,9 @@ fn what_the_view_makes_in_a_watched_directory_is_kept_until_the_disk_changes_it(
 /// chown and utimes of each file it writes) leaves the kernel holding what
 /// the disk has: the listener passes over its event, and the kernel keeps
 /// the attributes (a build's `stat` of them asks nothing). A change made on
-/// the disk, or one whose answer did not carry the attributes (a write,
-/// whose bytes pass the daemon by under passthrough), makes it forget them.
+/// the disk (even once an answer read after it went out), or one whose
+/// answer did not carry the attributes (a write, whose bytes pass the
+/// daemon by under passthrough), makes it forget them.
 #[test]
 fn a_change_of_attributes_the_kernel_was_answered_keeps_them() {
     use std::os::unix::fs::PermissionsExt;
@@ -1125,6 +1126,16 @@ fn a_change_of_attributes_the_kernel_was_answered_keeps_them() {
     .unwrap();
     let (forgot_disk, said) = forgot("on the disk");
     assert!(forgot_disk, "{said}");
+    // An answer read from the disk after a change on it may be dropped by
+    // the kernel (one read before it landed first): it vouches for nothing.
+    std::fs::set_permissions(
+        world.path("src/a.js"),
+        std::fs::Permissions::from_mode(0o604),
+    )
+    .unwrap();
+    world.view.getattr(ino, None).unwrap();
+    let (forgot_read, said) = forgot("on the disk, then read");
+    assert!(forgot_read, "{said}");
 
     let opened = world
         .view

@@ -225,16 +225,7 @@ impl<Id> View<Id> {
             kernel.told &= self.registered(&key);
         }
         let keep = self.gate.keep(path, Found::Plain, kernel);
-        self.telling(&attr);
         Entry::kept(attr, keep)
-    }
-
-    /// Records that the kernel is given `attr` (every reply that carries
-    /// attributes is built through here, before it is sent): the listener
-    /// then passes over a change of attributes that leaves them as the
-    /// kernel holds them (`KernelCache`'s `holds_what_the_disk_has`).
-    fn telling(&self, attr: &FileAttr) {
-        self.inodes().tell(attr.ino.0, told_digest(attr));
     }
 
     /// Whether the listener knows which entry to make the kernel forget at
@@ -514,9 +505,7 @@ impl<Id> View<Id> {
         // change (an entry decided without that proof is looked up again at
         // every open). A pinned inode's attributes may be kept as any
         // others: its size is the pinned bytes', and it is bound to them.
-        let attr = attr_of(&st, ino, size);
-        self.telling(&attr);
-        Ok(Entry::kept(attr, verdict.keep))
+        Ok(Entry::kept(attr_of(&st, ino, size), verdict.keep))
     }
 
     /// Why a lookup of `path` found nothing on the disk (`fed`: its
@@ -1022,10 +1011,6 @@ impl<Id> View<Id> {
                 ttl: entry.ttl.min(entry.attr_ttl),
                 attr: Some(entry.attr),
             });
-            // Only an entry the reply holds tells the kernel anything.
-            if !full {
-                self.telling(&entry.attr);
-            }
             if full {
                 if !dots {
                     // Not sent: give the lookup back.
@@ -1101,7 +1086,7 @@ fn time(secs: i64, nsecs: i64) -> SystemTime {
 /// access time (which the kernel refreshes itself: it forgets it at every
 /// read), keyed per daemon so that no file's attributes can be chosen to
 /// match another's. Never 0 (which stands for none).
-fn told_digest(attr: &FileAttr) -> u64 {
+pub(super) fn told_digest(attr: &FileAttr) -> u64 {
     use std::hash::{BuildHasher, Hash, Hasher};
     static KEY: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
     let mut h = KEY.get_or_init(std::hash::RandomState::new).build_hasher();

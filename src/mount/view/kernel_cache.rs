@@ -399,10 +399,10 @@ impl<Id> View<Id> {
         }
         match child {
             Some(child) if self.opens_in_kernel() => invalidate.data(child),
-            // A change the view made itself (tar's chmod, chown and utimes
-            // of each file it writes), or any that leaves the attributes
-            // as the kernel holds them, tells it nothing: forgetting them
-            // would only cost the next `stat` a round trip.
+            // The event of a change of attributes the view made itself
+            // (tar's chmod, chown and utimes of each file it writes) tells
+            // the kernel nothing while the disk has what the view answered:
+            // forgetting them would only cost the next `stat` a round trip.
             Some(child)
                 if change == EntryChange::Content
                     && name.is_some_and(|n| self.holds_what_the_disk_has(dir, n, child)) => {}
@@ -412,11 +412,11 @@ impl<Id> View<Id> {
     }
 
     /// Whether the kernel holds, for inode `ino` (named `name` in directory
-    /// `dir`), the attributes the disk has now: the last it was given
-    /// (recorded by `View::telling` as each answer is built) are those the
-    /// view would answer now. Every change of a file sets its change time,
-    /// so a change made after an answer was read from the disk shows here
-    /// even while that answer is on its way to the kernel.
+    /// `dir`), the attributes the disk has now: those the view answered its
+    /// last change of them (`View::setattr`, which the kernel takes whatever
+    /// it held; an answer read before it is dropped, one read after reads
+    /// them) are those the view would answer now. Every change of a file
+    /// sets its change time, so any change since shows here.
     fn holds_what_the_disk_has(&self, dir: u64, name: &OsStr, ino: u64) -> bool {
         let told = self.inodes().told(ino);
         let Some(dir_path) = self.inodes().path(dir) else {

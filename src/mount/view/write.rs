@@ -717,14 +717,21 @@ impl<Id> View<Id> {
                 )?;
             }
         }
-        match unnamed {
+        let answer = match unnamed {
             // Its name leads elsewhere: the attributes of the file changed.
             Some(file) => {
                 let attr = attr_of(&fstat_fd(file.as_fd())?, ino, None);
-                Ok(self.kept(&path, attr, false))
+                self.kept(&path, attr, false)
             }
-            None => self.getattr(ino, fh),
-        }
+            None => self.getattr(ino, fh)?,
+        };
+        // The kernel takes a setattr's answer whatever it held (an answer
+        // read from the disk before it is dropped), so the change's own
+        // event tells it nothing while the disk still has these attributes
+        // (`KernelCache`'s `holds_what_the_disk_has`): tar's chmod, chown
+        // and utimes of each file it writes.
+        self.inodes().tell(ino, super::told_digest(&answer.attr));
+        Ok(answer)
     }
 
     /// Writes through the daemon (when the file is not passed through), as
