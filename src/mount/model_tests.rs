@@ -1145,6 +1145,34 @@ fn a_change_of_attributes_the_kernel_was_answered_keeps_them() {
     world.view.release(opened.fh);
     let (forgot_write, said) = forgot("a write");
     assert!(forgot_write, "{said}");
+
+    // A watched directory's change comes from its own watch too.
+    let pkg = world
+        .view
+        .mkdir(src, OsStr::new("pkg"), 0o755, WHO)
+        .unwrap()
+        .attr
+        .ino
+        .0;
+    world.create_closed(pkg, "b.js");
+    world.settle(&feed);
+    forgotten.take();
+    let chmod = super::view::SetAttr {
+        mode: Some(0o700),
+        ..Default::default()
+    };
+    world.view.setattr(pkg, None, chmod, WHO).unwrap();
+    world.settle(&feed);
+    let told = forgotten.take();
+    assert!(!told.contains(&format!("inode {pkg}")), "{told:?}");
+    std::fs::set_permissions(
+        world.path("src/pkg"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
+    world.settle(&feed);
+    let told = forgotten.take();
+    assert!(told.contains(&format!("inode {pkg}")), "{told:?}");
 }
 
 /// A `readdirplus` of a watched directory links again no name the kernel

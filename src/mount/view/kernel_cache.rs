@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -394,42 +394,50 @@ impl<Id> View<Id> {
                 }
                 self.kernel.drop_listing(invalidate, dir);
             }
+            // The event of a change of attributes the view made itself
+            // (tar's chmod, chown and utimes of each file and directory it
+            // writes) tells the kernel nothing while the disk has what the
+            // view answered: forgetting them would only cost the next
+            // `stat` a round trip.
             (EntryChange::Content, Some(_)) => {}
+            (EntryChange::Content, None) if self.holds_what_the_disk_has(dir, None) => {}
             (EntryChange::Content, None) => invalidate.inode(dir),
         }
         match child {
             Some(child) if self.opens_in_kernel() => invalidate.data(child),
-            // The event of a change of attributes the view made itself
-            // (tar's chmod, chown and utimes of each file it writes) tells
-            // the kernel nothing while the disk has what the view answered:
-            // forgetting them would only cost the next `stat` a round trip.
-            Some(child)
-                if change == EntryChange::Content
-                    && name.is_some_and(|n| self.holds_what_the_disk_has(dir, n, child)) => {}
+            Some(_)
+                if change == EntryChange::Content && self.holds_what_the_disk_has(dir, name) => {}
             Some(child) => invalidate.inode(child),
             None => {}
         }
     }
 
-    /// Whether the kernel holds, for inode `ino` (named `name` in directory
-    /// `dir`), the attributes the disk has now: those the view answered its
-    /// last change of them (`View::setattr`, which the kernel takes whatever
-    /// it held; an answer read before it is dropped, one read after reads
-    /// them) are those the view would answer now. Every change of a file
-    /// sets its change time, so any change since shows here.
-    fn holds_what_the_disk_has(&self, dir: u64, name: &OsStr, ino: u64) -> bool {
-        let told = self.inodes().told(ino);
-        let Some(dir_path) = self.inodes().path(dir) else {
-            return false;
+    /// Whether the kernel holds, for `name` in directory `dir` (or `dir`
+    /// itself), the attributes the disk has now: those the view answered
+    /// its last change of them (`View::setattr`, which the kernel takes
+    /// whatever it held; an answer read before it is dropped, one read after
+    /// reads them) are those the view would answer now. Every change of a
+    /// file sets its change time, so any change since shows here.
+    fn holds_what_the_disk_has(&self, dir: u64, name: Option<&OsStr>) -> bool {
+        let (ino, told, path) = {
+            let inodes = self.inodes();
+            let Some(ino) = name.map_or(Some(dir), |name| inodes.peek(dir, name)) else {
+                return false;
+            };
+            let told = inodes.told(ino);
+            if told == 0 {
+                return false;
+            }
+            let Some(dir_path) = inodes.path(dir) else {
+                return false;
+            };
+            let path = match name {
+                Some(name) => dir_path.child(name),
+                None => dir_path,
+            };
+            (ino, told, path)
         };
-        if told == 0 {
-            return false;
-        }
-        let project = self.gate.project_fd();
-        let Ok(dir) = seal_core::fs::open_dir_path_beneath(project, &dir_path.raw) else {
-            return false;
-        };
-        let Ok(st) = super::lstat_in(dir.as_fd(), name) else {
+        let Ok(st) = self.lstat(&path) else {
             return false;
         };
         let size = self
