@@ -29,26 +29,31 @@ const RING_PAYLOAD: usize = (1 << 20) + 4096;
 /// Threads that run the verifications the FUSE threads hand off.
 const VERIFY_WORKERS: usize = 2;
 
-/// The session's notifier tells the kernel to forget.
+/// The session's notifier tells the kernel to forget
+/// (`SEAL_LOG=sealfs::notices=debug` logs each notice).
 impl super::view::Invalidate for fuser::Notifier {
     fn entry(&self, parent: u64, name: &OsStr) {
+        tracing::debug!(target: "sealfs::notices", "forget entry {parent:#018x} {name:?}");
         if let Err(e) = self.inval_entry(INodeNo(parent), name) {
             tracing::debug!("inval_entry: {e}");
         }
     }
     fn inode(&self, ino: u64) {
+        tracing::debug!(target: "sealfs::notices", "forget attributes {ino:#018x}");
         // Attributes only: a negative offset leaves cached pages alone.
         if let Err(e) = self.inval_inode(INodeNo(ino), -1, 0) {
             tracing::debug!("inval_inode: {e}");
         }
     }
     fn data(&self, ino: u64) {
+        tracing::debug!(target: "sealfs::notices", "forget data {ino:#018x}");
         // Offset 0, length 0: attributes and every cached page.
         if let Err(e) = self.inval_inode(INodeNo(ino), 0, 0) {
             tracing::debug!("inval_inode: {e}");
         }
     }
     fn listing(&self, dir: u64) {
+        tracing::debug!(target: "sealfs::notices", "forget listing {dir:#018x}");
         // Offset 0, length 0: every cached page, which for a directory is
         // its cached listing.
         if let Err(e) = self.inval_inode(INodeNo(dir), 0, 0) {
