@@ -1006,6 +1006,16 @@ impl World {
         (world, forgotten, feed)
     }
 
+    /// The inode of `name` in `parent`, looked up through the view.
+    fn ino_of(&self, parent: u64, name: &str) -> u64 {
+        self.view
+            .lookup(parent, OsStr::new(name), WHO)
+            .unwrap()
+            .attr
+            .ino
+            .0
+    }
+
     /// Creates `name` in `parent` through the view and closes it.
     fn create_closed(&self, parent: u64, name: &str) -> super::view::Entry {
         let (made, opened) = self
@@ -1040,13 +1050,7 @@ impl World {
 #[test]
 fn what_the_view_makes_in_a_watched_directory_is_kept_until_the_disk_changes_it() {
     let (world, forgotten, feed) = World::with_directory_feed();
-    let src = world
-        .view
-        .lookup(ROOT, OsStr::new("src"), WHO)
-        .unwrap()
-        .attr
-        .ino
-        .0;
+    let src = world.ino_of(ROOT, "src");
     let pkg = world
         .view
         .mkdir(src, OsStr::new("pkg"), 0o755, WHO)
@@ -1085,13 +1089,7 @@ fn what_the_view_makes_in_a_watched_directory_is_kept_until_the_disk_changes_it(
 fn a_change_of_attributes_the_kernel_was_answered_keeps_them() {
     use std::os::unix::fs::PermissionsExt;
     let (world, forgotten, feed) = World::with_directory_feed();
-    let src = world
-        .view
-        .lookup(ROOT, OsStr::new("src"), WHO)
-        .unwrap()
-        .attr
-        .ino
-        .0;
+    let src = world.ino_of(ROOT, "src");
     let ino = world.create_closed(src, "a.js").attr.ino.0;
     world.settle(&feed);
     forgotten.take();
@@ -1184,20 +1182,8 @@ fn a_change_of_attributes_the_kernel_was_answered_keeps_them() {
 fn a_listing_of_a_watched_directory_links_again_no_name_the_kernel_holds() {
     let (world, _, _feed) = World::with_directory_feed();
     write(world.dir.path(), "src/lib.rs", b"lib").unwrap();
-    let src = world
-        .view
-        .lookup(ROOT, OsStr::new("src"), WHO)
-        .unwrap()
-        .attr
-        .ino
-        .0;
-    let main = world
-        .view
-        .lookup(src, OsStr::new("main.rs"), WHO)
-        .unwrap()
-        .attr
-        .ino
-        .0;
+    let src = world.ino_of(ROOT, "src");
+    let main = world.ino_of(src, "main.rs");
     let listed = || {
         let fh = world.view.opendir(src, WHO).unwrap().fh;
         let mut found = BTreeMap::new();
