@@ -1080,8 +1080,6 @@ fn time(secs: i64, nsecs: i64) -> SystemTime {
     }
 }
 
-/// Attributes for inode `ino` from an `lstat`; `size` overrides the size (an
-/// open snapshot's length).
 /// A digest of the attributes the kernel keeps of `attr`, all but the
 /// access time (which the kernel refreshes itself: it forgets it at every
 /// read), keyed per daemon so that no file's attributes can be chosen to
@@ -1099,6 +1097,8 @@ pub(super) fn told_digest(attr: &FileAttr) -> u64 {
     h.finish() | 1
 }
 
+/// Attributes for inode `ino` from an `lstat`; `size` overrides the size (an
+/// open snapshot's length).
 fn attr_of(st: &FileStat, ino: u64, size: Option<u64>) -> FileAttr {
     FileAttr {
         ino: INodeNo(ino),
