@@ -400,30 +400,28 @@ impl<Id> View<Id> {
             // view answered: forgetting them would only cost the next
             // `stat` a round trip.
             (EntryChange::Content, Some(_)) => {}
-            (EntryChange::Content, None) if self.holds_what_the_disk_has(dir, None) => {}
+            (EntryChange::Content, None) if self.holds_what_the_disk_has(dir, dir, None) => {}
             (EntryChange::Content, None) => invalidate.inode(dir),
         }
         match child {
             Some(child) if self.opens_in_kernel() => invalidate.data(child),
-            Some(_)
-                if change == EntryChange::Content && self.holds_what_the_disk_has(dir, name) => {}
+            Some(child)
+                if change == EntryChange::Content
+                    && self.holds_what_the_disk_has(child, dir, name) => {}
             Some(child) => invalidate.inode(child),
             None => {}
         }
     }
 
-    /// Whether the kernel holds, for `name` in directory `dir` (or `dir`
-    /// itself), the attributes the disk has now: those the view answered
+    /// Whether the kernel holds, for inode `ino`, `name` in directory `dir`
+    /// (or `dir` itself), the attributes the disk has now: those the view answered
     /// its last change of them (`View::setattr`, which the kernel takes
     /// whatever it held; an answer read before it is dropped, one read after
     /// reads them) are those the view would answer now. Every change of a
     /// file sets its change time, so any change since shows here.
-    fn holds_what_the_disk_has(&self, dir: u64, name: Option<&OsStr>) -> bool {
-        let (ino, told, path) = {
+    fn holds_what_the_disk_has(&self, ino: u64, dir: u64, name: Option<&OsStr>) -> bool {
+        let (told, path) = {
             let inodes = self.inodes();
-            let Some(ino) = name.map_or(Some(dir), |name| inodes.peek(dir, name)) else {
-                return false;
-            };
             let told = inodes.told(ino);
             if told == 0 {
                 return false;
@@ -435,7 +433,7 @@ impl<Id> View<Id> {
                 Some(name) => dir_path.child(name),
                 None => dir_path,
             };
-            (ino, told, path)
+            (told, path)
         };
         let Ok(st) = self.lstat(&path) else {
             return false;
