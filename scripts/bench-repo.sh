@@ -21,6 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+. scripts/bench-lib.sh
 rounds=${ROUNDS:-5}
 [ $# = 1 ] && [ -d "$1" ] || { echo "usage: scripts/bench-repo.sh DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd)
@@ -78,15 +79,7 @@ measure() { # MODE
   printf '%s\n' "$out" | sed "s/^/$1 /" >> "$results"
 }
 echo "== $rounds rounds of: ${modes[*]} (order alternating), $files files" >&2
-for r in $(seq 1 "$rounds"); do
-  if [ $((r % 2)) = 1 ]; then order=("${modes[@]}"); else
-    order=(); for ((i=${#modes[@]}-1; i>=0; i--)); do order+=("${modes[$i]}"); done
-  fi
-  for m in "${order[@]}"; do
-    echo "   round $r: $m" >&2
-    measure "$m"
-  done
-done
+interleave "$rounds" measure "${modes[@]}"
 
 count=$dir/requests.log
 (cd "$project" && SEAL_LOG=sealfs::requests=debug SEAL_BENCH_MARK=1 "$SEAL" run -- bash "$dir/read.sh" \

@@ -56,6 +56,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
+. scripts/bench-lib.sh
 rounds=${ROUNDS:-3}
 modes=${MODES:-native run}
 # Each variant NAME=BINARY is one more mode, "v:NAME".
@@ -202,15 +203,7 @@ read -r -a mode_list <<< "$modes"
 # A read-only run's session has no write steps, so its reads "again" see a
 # smaller tree: it is compared with a native session of the same steps.
 case " $modes " in *" ro "*) mode_list+=(native-ro) ;; esac
-for r in $(seq 1 "$rounds"); do
-  if [ $((r % 2)) = 1 ]; then order=("${mode_list[@]}"); else
-    order=(); for ((i=${#mode_list[@]}-1; i>=0; i--)); do order+=("${mode_list[$i]}"); done
-  fi
-  for m in "${order[@]}"; do
-    echo "   round $r: $m" >&2
-    session "$m"
-  done
-done
+interleave "$rounds" session "${mode_list[@]}"
 reset_project
 
 # Start-up: `seal run -- true` against `true` in DIR, TIMES times each,
