@@ -85,9 +85,9 @@ count=$dir/requests.log
 (cd "$project" && SEAL_LOG=sealfs::requests=debug SEAL_BENCH_MARK=1 "$SEAL" run -- bash "$dir/read.sh" \
   >/dev/null 2>"$count") || true
 
-python3 - "$results" "$count" "$(basename "$src")" "$files" "$bytes" "$(git -C "$repo" rev-parse --short HEAD)" <<'PY'
-import collections, re, statistics, sys
-results, count, name, files, size, commit = sys.argv[1:]
+python3 - "$results" "$(basename "$src")" "$files" "$bytes" "$(git -C "$repo" rev-parse --short HEAD)" <<'PY'
+import collections, statistics, sys
+results, name, files, size, commit = sys.argv[1:]
 times = collections.defaultdict(list)
 for line in open(results):
     mode, step, secs = line.split()
@@ -102,19 +102,5 @@ for mode, label in modes:
     first, again = med[(mode, "first")], med[(mode, "again")]
     ratio = lambda s, v: f"{v / med[('native', s)]:>10.2f}"
     print(f"{label:<34}{first * 1000:>10.1f}{again * 1000:>10.1f}{ratio('first', first)}{ratio('again', again)}")
-steps = {}
-current = None
-for line in open(count, errors="replace"):
-    if line.startswith("@@step "):
-        current = line[7:].strip()
-        steps[current] = collections.Counter()
-        continue
-    m = re.search(r"FUSE\(\s*\d+\)\s+ino\s+\S+\s+([A-Z_]+)", line)
-    if m and current:
-        steps[current][m.group(1)] += 1
-print()
-print("FUSE requests of one seal run (SEAL_LOG=sealfs::requests=debug)")
-for step, c in steps.items():
-    top = ", ".join(f"{op} {n}" for op, n in c.most_common(6))
-    print(f"{step:<10}{sum(c.values()):>8}  {top}")
 PY
+python3 scripts/bench-requests.py "$count" "of one seal run,"

@@ -322,21 +322,6 @@ if "start-up-1GB" in med:
     line("start-up, 200 bundles, 1 GB", med["start-up-1GB"])
 PY
 
-if [ -s "$count" ]; then python3 - "$count" <<'PY'
-import collections, re, sys
-steps, current = {}, None
-for line in open(sys.argv[1], errors="replace"):
-    if line.startswith("@@step "):
-        current = line[7:].strip()
-        steps.setdefault(current, collections.Counter())
-        continue
-    m = re.search(r"FUSE\(\s*\d+\)\s+ino\s+\S+\s+([A-Z_]+)", line)
-    if m and current:
-        steps[current][m.group(1)] += 1
-print()
-print("FUSE requests per step (one seal run session, SEAL_LOG=sealfs::requests=debug)")
-for step, c in steps.items():
-    top = ", ".join(f"{op} {n}" for op, n in c.most_common(6))
-    print(f"{step:<32}{sum(c.values()):>8}  {top}")
-PY
+if [ -s "$count" ]; then
+  python3 scripts/bench-requests.py "$count" "per step, one seal run session,"
 fi
