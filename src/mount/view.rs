@@ -998,8 +998,10 @@ impl<Id> View<Id> {
             let mut entry = Entry::kept(attr, keep);
             // Where the kernel opens files itself, a bundle file is decided
             // (pinned to its verified bytes) at its lookup, which a kept
-            // listing entry would spare: its reads would find no pin.
-            if self.opens_in_kernel() && !keep.settled {
+            // listing entry would spare: its reads would find no pin. A
+            // directory has no bytes to pin; a bundle root is registered
+            // above, as in every mode.
+            if self.opens_in_kernel() && !keep.settled && entry.attr.kind != FileType::Directory {
                 entry.ttl = Duration::ZERO;
             }
             let full = add(&PlusEntry {
