@@ -48,14 +48,20 @@ else
 fi
 # Then the mount tests again in every other mode of the view, as gocryptfs
 # runs its suite per flag: every open verified in full
-# (--rehash-every-open), and reads served by the daemon (no FUSE
-# passthrough, as where the kernel refuses it). Tests of a fast path a mode
-# turns off say so and pass over it (support::mount_mode_has).
-# SEAL_TEST_MODES=default skips these two runs (about three minutes).
+# (--rehash-every-open), reads served by the daemon (no FUSE passthrough,
+# as where the kernel refuses it), and the kernel opening files itself
+# (--kernel-opens, which read-only mounts take; writable ones stay in the
+# default mode). Tests of a fast path a mode turns off say so and pass over
+# it (support::mount_mode_has); where the kernel opens files itself, a
+# change reaches it within 100 ms rather than at the next open
+# (support::Mounted::after_change).
+# SEAL_TEST_MODES=default skips these three runs (about four minutes).
 if [ "${SEAL_TEST_MODES:-all}" != "default" ]; then
   echo "== mode: --rehash-every-open" >&2
   SEAL_TEST_MOUNT_MODE=--rehash-every-open cargo nextest run --no-fail-fast "${mount_tests[@]}" "$@" || status=1
   echo "== mode: no passthrough" >&2
   SEAL_TEST_NO_PASSTHROUGH=1 cargo nextest run --no-fail-fast "${mount_tests[@]}" "$@" || status=1
+  echo "== mode: --kernel-opens" >&2
+  SEAL_TEST_MOUNT_MODE=--kernel-opens cargo nextest run --no-fail-fast "${mount_tests[@]}" "$@" || status=1
 fi
 exit $status

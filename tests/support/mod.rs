@@ -168,18 +168,39 @@ impl Project {
     }
 }
 
-/// A running `seal mount`; unmounts and reaps the daemon on drop.
 /// Whether the mode matrix (`SEAL_TEST_MOUNT_MODE`, see scripts/test.sh)
 /// adds `flag` to every mount of this run.
 pub fn mount_mode_has(flag: &str) -> bool {
     std::env::var("SEAL_TEST_MOUNT_MODE").is_ok_and(|m| m.split_whitespace().any(|a| a == flag))
 }
 
+/// Whether `seal mount` with `extra` serves the writable view.
+fn writable(extra: &[&str]) -> bool {
+    extra.iter().any(|a| *a == "--writable" || *a == "-w")
+        || extra
+            .windows(2)
+            .any(|w| w[0] == "-o" && w[1].split(',').any(|o| o == "rw"))
+}
+
+/// Whether the kernel opens files itself in a mount made with `extra`
+/// (`--kernel-opens`, asked by the test or by the mode matrix; read-only
+/// views only).
+fn kernel_opens(extra: &[&str]) -> bool {
+    !writable(extra) && (extra.contains(&"--kernel-opens") || mount_mode_has("--kernel-opens"))
+}
+
+/// A running `seal mount`; unmounts and reaps the daemon on drop.
 pub struct Mounted {
     pub child: Option<Child>,
     pub mountpoint: PathBuf,
     _mount_dir: Option<tempfile::TempDir>,
     pub stderr_lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// Whether the kernel opens files itself (`--kernel-opens`). There a
+    /// change on the disk reaches what the kernel keeps through the change
+    /// feed's listener, not at the next open: for up to 100 ms after a
+    /// change, a new open may still serve the approved bytes the kernel
+    /// kept (docs/SECURITY.md).
+    pub kernel_opens: bool,
 }
 
 impl Mounted {
@@ -225,9 +246,12 @@ impl Mounted {
         // The mode matrix (scripts/test.sh): every mount of a run in one
         // mode, on top of what the test asks for.
         let mode = std::env::var("SEAL_TEST_MOUNT_MODE").unwrap_or_default();
+        // `--kernel-opens` serves read-only views only: a writable mount of
+        // that run stays in the default mode.
         let mode_args: Vec<&str> = mode
             .split_whitespace()
             .filter(|a| !extra.contains(a))
+            .filter(|a| !(writable(extra) && *a == "--kernel-opens"))
             .collect();
         let mut child = command
             .arg("mount")
@@ -274,11 +298,22 @@ impl Mounted {
             mountpoint: mountpoint.to_path_buf(),
             _mount_dir: None,
             stderr_lines: lines,
+            kernel_opens: kernel_opens(extra),
         }
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
         self.mountpoint.join(rel)
+    }
+
+    /// Whether `holds` after a change on the disk: at once (the view
+    /// decides every open), or where the kernel opens files itself (see
+    /// [`Mounted::kernel_opens`]) within 100 ms.
+    pub fn after_change(&self, mut holds: impl FnMut() -> bool) -> bool {
+        match self.kernel_opens {
+            false => holds(),
+            true => within_100ms(holds),
+        }
     }
 
     /// Unmounts and waits for the daemon; returns its exit code.
