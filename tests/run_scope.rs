@@ -441,3 +441,62 @@ fn qwen_roo_kilo_and_vs_code_user_locations_are_masked() {
         "{err}"
     );
 }
+
+/// A host directory of a skeleton outside the write scope (here one in the
+/// home) is bound read-only with every mount below it: a mount inside it
+/// cannot be written either, and the host keeps nothing of the attempt.
+/// (The mounts below a skeleton's entries are made read-only for all its
+/// entries at once.)
+#[test]
+fn a_mount_inside_a_read_only_directory_of_the_home_is_read_only_too() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let neighbour = w.home.join("neighbour");
+    let inner = neighbour.join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    write(&neighbour.join("kept.txt"), "kept");
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "tmpfs"])
+        .arg(&inner)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount a tmpfs at {}", inner.display());
+    /// Unmounts the tmpfs however the test ends.
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&inner);
+    write(&inner.join("seen.txt"), "seen");
+    let script = format!(
+        r#"
+        try() {{ if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }}
+        echo "[$(cat '{n}/kept.txt')][$(cat '{n}/inner/seen.txt')]"
+        try neighbour 'echo x > "{n}/planted.txt"'
+        try inner 'echo x > "{n}/inner/planted.txt"'
+        try inner-change 'echo x >> "{n}/inner/seen.txt"'
+        "#,
+        n = neighbour.display()
+    );
+    let (out, err) = run_ok(&w, &script);
+    assert!(
+        out.contains("[kept][seen]"),
+        "the neighbour is shown:\n{out}\n{err}"
+    );
+    for refused in ["neighbour", "inner", "inner-change"] {
+        assert!(
+            out.contains(&format!("{refused}:refused")),
+            "{refused} must be refused:\n{out}\n{err}"
+        );
+    }
+    assert!(!neighbour.join("planted.txt").exists());
+    assert!(!inner.join("planted.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(inner.join("seen.txt")).unwrap(),
+        "seen"
+    );
+}

@@ -184,13 +184,17 @@ fn remount_read_only(path: &Path) -> io::Result<()> {
     .map_err(io::Error::from)
 }
 
+/// The run's mount table as it is now.
+fn mounts_now() -> io::Result<Vec<super::mountinfo::MountEntry>> {
+    let text = std::fs::read_to_string(format!("{OLD}/proc/self/mountinfo"))
+        .or_else(|_| std::fs::read_to_string("/proc/self/mountinfo"))?;
+    Ok(super::mountinfo::parse(&text))
+}
+
 /// Makes `path` and every mount below it read-only.
 fn remount_tree_read_only(path: &Path) -> io::Result<()> {
     remount_read_only(path)?;
-    let text = std::fs::read_to_string(format!("{OLD}/proc/self/mountinfo"))
-        .or_else(|_| std::fs::read_to_string("/proc/self/mountinfo"))?;
-    let mounts = super::mountinfo::parse(&text);
-    for m in super::mountinfo::at_or_below(&mounts, path) {
+    for m in super::mountinfo::at_or_below(&mounts_now()?, path) {
         if m != path {
             // A mount that cannot be made read-only (a FUSE mount of another
             // user) must not stay writable: fail.
@@ -198,6 +202,67 @@ fn remount_tree_read_only(path: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Makes every mount below the binds of a skeleton's host entries
+/// read-only, each bind (`(host location, target)`) read-only itself
+/// already: one read of the mount table for all of a skeleton's entries,
+/// where one per entry made a directory of a few hundred entries (a
+/// project's parent) cost tens of milliseconds of start-up. A bind holding
+/// a mount that cannot be made read-only (a FUSE mount of another user)
+/// must not stay writable: it is taken away whole, and returned with why.
+fn remount_binds_below_read_only(binds: &[(PathBuf, PathBuf)]) -> Vec<(PathBuf, io::Error)> {
+    if binds.is_empty() {
+        return Vec::new();
+    }
+    let mounts = match mounts_now() {
+        Ok(mounts) => mounts,
+        Err(e) => return take_away(binds.iter(), e),
+    };
+    let by_target: std::collections::HashMap<&Path, &Path> = binds
+        .iter()
+        .map(|(location, target)| (target.as_path(), location.as_path()))
+        .collect();
+    // Each mount strictly below a bind, parents before the mounts on them.
+    let mut below: Vec<(&Path, &Path)> = mounts
+        .iter()
+        .filter_map(|m| {
+            let top = m
+                .mountpoint
+                .ancestors()
+                .skip(1)
+                .find(|a| by_target.contains_key(a))?;
+            Some((top, m.mountpoint.as_path()))
+        })
+        .collect();
+    below.sort_by_key(|(_, m)| m.as_os_str().len());
+    let mut failed: Vec<(PathBuf, io::Error)> = Vec::new();
+    let mut taken: Vec<&Path> = Vec::new();
+    for (top, m) in below {
+        if taken.contains(&top) {
+            continue;
+        }
+        if let Err(e) = remount_read_only(m) {
+            taken.push(top);
+            let _ = umount2(top, MntFlags::MNT_DETACH);
+            failed.push((by_target[top].to_path_buf(), e));
+        }
+    }
+    failed
+}
+
+/// Takes every bind of `binds` away (the mount table could not be read, so
+/// what is below them is not known): each is returned with `e`.
+fn take_away<'a>(
+    binds: impl Iterator<Item = &'a (PathBuf, PathBuf)>,
+    e: io::Error,
+) -> Vec<(PathBuf, io::Error)> {
+    binds
+        .map(|(location, target)| {
+            let _ = umount2(target.as_path(), MntFlags::MNT_DETACH);
+            (location.clone(), io::Error::new(e.kind(), e.to_string()))
+        })
+        .collect()
 }
 
 /// Binds the object behind `fd` at `target` (recursively).
@@ -319,6 +384,7 @@ impl Builder {
         if d.on_host {
             if let Some(host) = self.open_host_dir(&d.path) {
                 let entries = seal_core::fs::list_dir(host.as_fd()).map_err(failed)?;
+                let mut read_only = Vec::new();
                 for e in entries {
                     if d.children.contains_key(&e.name)
                         || (d.path == Path::new("/") && e.name == "proc")
@@ -326,9 +392,16 @@ impl Builder {
                         continue;
                     }
                     let writable = d.entries_writable;
-                    if let Err(err) = self.entry(&host, &d.path, &e.name, e.kind, at, writable) {
-                        warn(&d.path.join(&e.name), &err);
+                    match self.entry(&host, &d.path, &e.name, e.kind, at, writable) {
+                        Ok(Bound::ReadOnly) => {
+                            read_only.push((d.path.join(&e.name), at.join(&e.name)));
+                        }
+                        Ok(Bound::Writable | Bound::Copied) => {}
+                        Err(err) => warn(&d.path.join(&e.name), &err),
                     }
+                }
+                for (location, err) in remount_binds_below_read_only(&read_only) {
+                    warn(&location, &err);
                 }
             }
         }
@@ -359,8 +432,10 @@ impl Builder {
     }
 
     /// One host entry of a skeleton, shown as it is: a bind (read-only
-    /// outside the write scope and in system directories), or a copy of a
-    /// symlink.
+    /// outside the write scope and in system directories: the bind itself
+    /// here, the mounts below it by the caller, for all entries at once), or
+    /// a copy of a symlink. A bind that cannot be made read-only is taken
+    /// away.
     fn entry(
         &self,
         host: &OwnedFd,
@@ -369,11 +444,14 @@ impl Builder {
         kind: EntryKind,
         at: &Path,
         writable: bool,
-    ) -> io::Result<()> {
+    ) -> io::Result<Bound> {
         let target = at.join(name);
-        if kind == EntryKind::Symlink {
+        let copy_link = || {
             let link = nix::fcntl::readlinkat(host.as_fd(), name).map_err(io::Error::from)?;
-            return std::os::unix::fs::symlink(link, &target);
+            std::os::unix::fs::symlink(link, &target).map(|()| Bound::Copied)
+        };
+        if kind == EntryKind::Symlink {
+            return copy_link();
         }
         let fd = openat(
             host.as_fd(),
@@ -384,19 +462,20 @@ impl Builder {
         .map_err(io::Error::from)?;
         let st = nix::sys::stat::fstat(&fd).map_err(io::Error::from)?;
         match EntryKind::from_mode(st.st_mode) {
-            EntryKind::Symlink => {
-                // Became a symlink since the listing: copy it.
-                let link = nix::fcntl::readlinkat(host.as_fd(), name).map_err(io::Error::from)?;
-                return std::os::unix::fs::symlink(link, &target);
-            }
+            // Became a symlink since the listing: copy it.
+            EntryKind::Symlink => return copy_link(),
             EntryKind::Dir => mkdir(&target, 0o755)?,
             _ => drop(touch(&target, 0o644)?),
         }
         bind_fd(&fd, &target)?;
-        if !writable || read_only_system(&dir.join(name)) {
-            remount_tree_read_only(&target)?;
+        if writable && !read_only_system(&dir.join(name)) {
+            return Ok(Bound::Writable);
         }
-        Ok(())
+        if let Err(e) = remount_read_only(&target) {
+            let _ = umount2(&target, MntFlags::MNT_DETACH);
+            return Err(e);
+        }
+        Ok(Bound::ReadOnly)
     }
 
     fn place(&self, p: &Placement, location: &Path, target: &Path) -> io::Result<()> {
@@ -478,6 +557,16 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// How a skeleton's host entry was shown.
+enum Bound {
+    /// Bound, and the bind made read-only (not yet the mounts below it).
+    ReadOnly,
+    /// Bound writable.
+    Writable,
+    /// A copy of a symlink.
+    Copied,
 }
 
 /// A placement that failed. An extension location that cannot be shown as
