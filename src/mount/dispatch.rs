@@ -1,6 +1,7 @@
 //! Where a request runs. Most run on the FUSE thread that received them. A
-//! request that may verify a bundle ("heavy": hashing can take a while) runs
-//! there too while few such requests do; beyond that it is handed, with its
+//! request that may hash ("heavy": verifying a bundle, or reading a bundle
+//! file's bytes again, can take a while) runs there too while few such
+//! requests do; beyond that it is handed, with its
 //! reply, to a verification worker, so that some FUSE threads always remain
 //! free for ordinary requests however many bundles are being hashed.
 
@@ -55,7 +56,7 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
     }
 
     /// Runs `work` here, unless an inline slot is not free and `heavy` says
-    /// the request may verify a bundle: then on a worker.
+    /// the request may hash: then on a worker.
     ///
     /// `heavy` is asked only when every inline slot is taken. Asking builds
     /// and places the request's path, which for a light request costs as
@@ -72,8 +73,8 @@ impl<T: Send + Sync + 'static> Dispatch<T> {
         self.run_heavy_elsewhere(heavy, work);
     }
 
-    /// Runs `work` here unless `heavy` says the request may verify a
-    /// bundle: then always on a worker. For a thread that alone serves a
+    /// Runs `work` here unless `heavy` says the request may hash: then
+    /// always on a worker. For a thread that alone serves a
     /// queue of requests (a CPU's ring), which one hashing would stall.
     pub fn run_heavy_elsewhere(
         &self,

@@ -2,7 +2,7 @@
 //! transports: the classic loop on `/dev/fuse` (`device.rs`) and the rings
 //! (`ring.rs`) decode a request with [`wire`], [`serve`] calls the view and
 //! answers through a [`Reply`], which knows its way back. Nothing is decided
-//! here; a request that may verify a bundle is scheduled by [`Dispatch`].
+//! here; a request that may hash is scheduled by [`Dispatch`].
 //! Locks (`flock`, POSIX, OFD) are left to the kernel, which keeps them for
 //! every process using the view. `flush` is not implemented on purpose: the
 //! kernel then stops sending it, and a close costs no round trip (writes
@@ -18,7 +18,7 @@ use nix::sys::eventfd::EventFd;
 use super::backing::{DevBacking, Registrar};
 use super::dispatch::Dispatch;
 use super::error::FsError;
-use super::view::{Entry, Mknod, ReadMode, View, file_type};
+use super::view::{Entry, Hashing, Mknod, ReadMode, View, file_type};
 use super::wire::{self, Body, InHeader, Plus, Request};
 use seal_gate::Who;
 
@@ -196,7 +196,7 @@ fn log(h: &InHeader, request: &Request<'_>, on_ring: bool) {
 }
 
 /// Runs `work` on this thread or a worker ([`Dispatch`]): a ring's thread,
-/// which alone serves its entries, hands off every request that may verify;
+/// which alone serves its entries, hands off every request that may hash;
 /// a thread of the classic loop keeps it while few do.
 fn schedule(
     shared: &Shared,
@@ -253,7 +253,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
     let (ino, who) = (h.nodeid, who(h));
     match request {
         Request::Lookup { name } => {
-            let heavy = |view: &View<DevBacking>| view.may_verify(ino, Some(name), false);
+            let heavy = |view: &View<DevBacking>| view.may_hash(ino, Some(name), Hashing::Lookup);
             let name = name.to_os_string();
             schedule(shared, on_ring, heavy, move |view| {
                 let answer = match view.lookup(ino, &name, who) {
@@ -293,7 +293,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             reply.send(answer, "readlink");
         }
         Request::Open { flags } => {
-            let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, false);
+            let heavy = |view: &View<DevBacking>| view.may_hash(ino, None, Hashing::Bytes);
             let registrar = shared.registrar.clone();
             schedule(shared, on_ring, heavy, move |view| {
                 match view.open(ino, flags, who, &registrar) {
@@ -311,7 +311,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
         }
         Request::Read { fh, offset, size } => {
             if fh == 0 {
-                let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, false);
+                let heavy = |view: &View<DevBacking>| view.may_hash(ino, None, Hashing::Bytes);
                 schedule(shared, on_ring, heavy, move |view| {
                     let answer = view.read_unopened(ino, offset, size, who).map(Body);
                     reply.send(answer, "read");
@@ -338,7 +338,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
                 reply.errno(libc::ENOSYS);
                 return;
             }
-            let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, true);
+            let heavy = |view: &View<DevBacking>| view.may_hash(ino, None, Hashing::Listing);
             schedule(shared, on_ring, heavy, move |view| {
                 let answer = view.opendir(ino, who).map(|dir| {
                     let mut flags = 0;
@@ -356,7 +356,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             });
         }
         Request::Readdir { fh, offset, size } => {
-            let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, true);
+            let heavy = |view: &View<DevBacking>| view.may_hash(ino, None, Hashing::Listing);
             schedule(shared, on_ring, heavy, move |view| {
                 let answer = view.readdir(ino, fh, offset, who).map(|entries| {
                     let mut b = Body::default();
@@ -383,7 +383,7 @@ fn serve(shared: &Shared, h: &InHeader, request: Request<'_>, reply: Reply) {
             // opendir took none), and so verify: on a ring, whose thread
             // alone serves its entries, the requests queued behind it
             // waited a whole verification (tests/mount_resources.rs).
-            let heavy = |view: &View<DevBacking>| view.may_verify(ino, None, true);
+            let heavy = |view: &View<DevBacking>| view.may_hash(ino, None, Hashing::Listing);
             schedule(shared, on_ring, heavy, move |view| {
                 let mut b = Body::default();
                 let result = view.readdirplus(ino, fh, offset, who, &mut |e| {

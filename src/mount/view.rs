@@ -141,6 +141,18 @@ pub struct PlusEntry<'a> {
     pub ttl: Duration,
 }
 
+/// What a request that may hash is, for [`View::may_hash`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hashing {
+    /// A lookup: it may verify a bundle (and, where the kernel opens files
+    /// itself, pin a file to its bytes).
+    Lookup,
+    /// A listing: it may verify the bundles whose roots it lists.
+    Listing,
+    /// An open or a read: it serves a bundle file's bytes.
+    Bytes,
+}
+
 /// The state of the view, shared by the FUSE threads and the workers: the
 /// gate it asks, the inode table, the open handles and their backings
 /// ([`handles`]), the kernel-cache bookkeeping ([`kernel_cache`]), and what
@@ -393,16 +405,25 @@ impl<Id> View<Id> {
         Ok(path)
     }
 
-    /// Whether a request about inode `ino` (a listing of it when `listing`;
-    /// `name` inside it for a lookup) may verify a bundle: scheduling only.
-    pub fn may_verify(&self, ino: u64, name: Option<&OsStr>, listing: bool) -> bool {
+    /// Whether a request about inode `ino` (`name` inside it for a lookup)
+    /// may hash: verify a bundle, or read a bundle file's bytes again.
+    /// Scheduling only ([`crate::mount::dispatch`]).
+    pub fn may_hash(&self, ino: u64, name: Option<&OsStr>, request: Hashing) -> bool {
         match self.path_of(ino) {
             Ok(path) => {
                 let path = match name {
                     Some(n) => path.child(n),
                     None => path,
                 };
-                self.gate.may_verify(&path, listing)
+                // Where the kernel opens files itself, a lookup pins a
+                // bundle file to its bytes.
+                let bytes = match request {
+                    Hashing::Lookup => self.opens_in_kernel(),
+                    Hashing::Listing => false,
+                    Hashing::Bytes => true,
+                };
+                self.gate
+                    .may_hash(&path, request == Hashing::Listing, bytes)
             }
             Err(_) => false,
         }

@@ -403,6 +403,14 @@ impl VerifiedCache {
         same_pin(cached.entry.as_ref(), entry) && cached.policy == policy && cached.sub.is_clean()
     }
 
+    /// Whether serving `file` of `key` would read and hash it again: its
+    /// verification hashed it but no longer keeps its bytes.
+    pub(crate) fn must_read_again(&self, key: &BundleKey, file: &FilePath) -> bool {
+        self.entries()
+            .get(key)
+            .is_some_and(|c| c.files.contains_key(file) && !c.snapshots().contains_key(file))
+    }
+
     pub fn feed(&self) -> Option<&Arc<Feed>> {
         self.feed.as_ref()
     }

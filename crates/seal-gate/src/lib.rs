@@ -271,21 +271,28 @@ impl Gate {
         self.place(self.live.last().patterns_source(), path)
     }
 
-    /// Whether deciding a request about `path` may verify a bundle (on the
-    /// lockfile as last read): lookups and opens in a sealed root or an
-    /// artifact, and listings of a container (they decide the roots inside
-    /// it). It only steers where a request runs, never what it decides.
+    /// Whether deciding a request about `path` may hash (on the lockfile as
+    /// last read): lookups and opens in a sealed root or an artifact, and
+    /// listings of a container (they decide the roots inside it). It only
+    /// steers where a request runs, never what it decides.
     ///
     /// A bundle whose verification the change feed proves current is light:
     /// its requests never wait behind the verification of another (a hostile
-    /// tree being listed cannot hold up opens of an approved bundle).
-    pub fn may_verify(&self, path: &ViewPath, listing: bool) -> bool {
+    /// tree being listed cannot hold up opens of an approved bundle). Unless
+    /// the request serves the file's `bytes` and the gate no longer keeps
+    /// them: then they are read and hashed again (`VerifiedCache::lookup`),
+    /// which for a big file takes as long as a verification.
+    pub fn may_hash(&self, path: &ViewPath, listing: bool, bytes: bool) -> bool {
         let last = self.live.last();
         match self.place(last.patterns_source(), path) {
-            Place::Sealed { key, .. } => match &last {
+            Place::Sealed { key, root_len } => match &last {
                 LockView::Valid(lock) => {
                     let policy = self.policy_of(lock).0;
                     !self.cache.is_current(&key, lock.bundles.get(&key), policy)
+                        || (bytes
+                            && path
+                                .rel_from(root_len)
+                                .is_some_and(|file| self.cache.must_read_again(&key, &file)))
                 }
                 LockView::Invalid { .. } => true,
             },

@@ -617,3 +617,30 @@ fn a_bundle_whose_directories_exceed_the_watch_budget_is_verified_in_full_at_eve
     // holds none.
     assert!(g.feed().unwrap().watch_room() >= 95);
 }
+
+/// A request that serves a bundle file's bytes may hash (and so runs where
+/// hashing stalls no queue of requests) while the gate no longer keeps
+/// them, even with the bundle's verification current: serving them reads
+/// and hashes the file again. Not when they are kept, and never for a
+/// request that does not serve them.
+#[test]
+fn serving_bytes_the_gate_no_longer_keeps_may_hash() {
+    let t = project();
+    pin(t.path(), &[".claude/skills/*"], Policy::Block);
+    let g = gate_with_feed(t.path());
+    let file = vp(".claude/skills/review/SKILL.md");
+    assert!(g.may_hash(&file, false, false), "nothing verified yet");
+    assert!(shows(&g, ".claude/skills/review"));
+    // Verified, current, and (a small bundle) every file kept.
+    assert!(!g.may_hash(&file, false, false));
+    assert!(!g.may_hash(&file, false, true));
+    g.release_kept_bytes();
+    assert!(!g.may_hash(&file, false, false), "a lookup hashes nothing");
+    assert!(
+        g.may_hash(&file, false, true),
+        "an open reads and hashes again"
+    );
+    // The open reads them again, and they are kept.
+    assert!(snapshot_of(&g, ".claude/skills/review/SKILL.md").is_some());
+    assert!(!g.may_hash(&file, false, true));
+}
