@@ -420,6 +420,9 @@ impl<Id> View<Id> {
                 let bytes = match request {
                     Hashing::Lookup => self.opens_in_kernel(),
                     Hashing::Listing => false,
+                    // A read of a pinned inode whose bytes the pin holds
+                    // hashes nothing, whatever the gate keeps.
+                    Hashing::Bytes if self.pin_holds_bytes(ino) => return false,
                     Hashing::Bytes => true,
                 };
                 self.gate

@@ -255,6 +255,15 @@ impl<Id> View<Id> {
         self.kernel_opens
     }
 
+    /// Whether the inode `ino` is pinned with its bytes at hand (a read of
+    /// it then hashes nothing).
+    pub(super) fn pin_holds_bytes(&self, ino: u64) -> bool {
+        self.pins
+            .table()
+            .get(&ino)
+            .is_some_and(|p| p.bytes.is_some())
+    }
+
     /// The size the inode `ino` shows when it is pinned.
     pub(super) fn pinned_size(&self, ino: u64) -> Option<u64> {
         self.pins.table().get(&ino).map(|p| p.size)
