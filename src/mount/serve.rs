@@ -18,9 +18,9 @@ use nix::sys::eventfd::EventFd;
 use super::backing::{DevBacking, Registrar};
 use super::dispatch::Dispatch;
 use super::error::FsError;
-use super::view::{Entry, Hashing, Mknod, ReadMode, View, file_type};
+use super::view::{Entry, Mknod, ReadMode, View, file_type};
 use super::wire::{self, Body, InHeader, Plus, Request};
-use seal_gate::Who;
+use seal_gate::{Hashing, Who};
 
 /// What both transports serve with: the view (behind its dispatch) and
 /// the registrar of passthrough backings.

@@ -36,7 +36,7 @@ use seal_core::fs::{
     EntryKind, fstat_fd, list_dir, open_dir_beneath, open_dir_path_beneath, open_file_beneath,
     read_chunk_at,
 };
-use seal_gate::{Found, Gate, Keep, Kernel, Op, Serve, ViewPath, Who};
+use seal_gate::{Found, Gate, Hashing, Keep, Kernel, Op, Serve, ViewPath, Who};
 
 mod handles;
 mod kernel_cache;
@@ -139,18 +139,6 @@ pub struct PlusEntry<'a> {
     /// which the reply does not link again (see [`View::readdirplus`]).
     pub attr: Option<FileAttr>,
     pub ttl: Duration,
-}
-
-/// What a request that may hash is, for [`View::may_hash`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hashing {
-    /// A lookup: it may verify a bundle (and, where the kernel opens files
-    /// itself, pin a file to its bytes).
-    Lookup,
-    /// A listing: it may verify the bundles whose roots it lists.
-    Listing,
-    /// An open or a read: it serves a bundle file's bytes.
-    Bytes,
 }
 
 /// The state of the view, shared by the FUSE threads and the workers: the
@@ -415,18 +403,16 @@ impl<Id> View<Id> {
                     Some(n) => path.child(n),
                     None => path,
                 };
-                // Where the kernel opens files itself, a lookup pins a
-                // bundle file to its bytes.
-                let bytes = match request {
-                    Hashing::Lookup => self.opens_in_kernel(),
-                    Hashing::Listing => false,
+                let request = match request {
+                    // Where the kernel opens files itself, a lookup pins a
+                    // bundle file to its bytes.
+                    Hashing::Lookup if self.opens_in_kernel() => Hashing::Bytes,
                     // A read of a pinned inode whose bytes the pin holds
                     // hashes nothing, whatever the gate keeps.
                     Hashing::Bytes if self.pin_holds_bytes(ino) => return false,
-                    Hashing::Bytes => true,
+                    request => request,
                 };
-                self.gate
-                    .may_hash(&path, request == Hashing::Listing, bytes)
+                self.gate.may_hash(&path, request)
             }
             Err(_) => false,
         }

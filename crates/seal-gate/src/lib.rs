@@ -132,6 +132,18 @@ impl Assessment {
     }
 }
 
+/// What a request that may hash does, for [`Gate::may_hash`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hashing {
+    /// A lookup: it may verify the bundle it is in.
+    Lookup,
+    /// A listing: it may verify the bundles whose roots it lists.
+    Listing,
+    /// It serves a bundle file's bytes: an open, a read by inode, a lookup
+    /// that pins them.
+    Bytes,
+}
+
 /// Settings of one gate.
 pub struct GateConfig {
     pub project: Arc<OwnedFd>,
@@ -271,7 +283,7 @@ impl Gate {
         self.place(self.live.last().patterns_source(), path)
     }
 
-    /// Whether deciding a request about `path` may hash (on the lockfile as
+    /// Whether deciding `request` about `path` may hash (on the lockfile as
     /// last read): lookups and opens in a sealed root or an artifact, and
     /// listings of a container (they decide the roots inside it). It only
     /// steers where a request runs, never what it decides.
@@ -279,17 +291,17 @@ impl Gate {
     /// A bundle whose verification the change feed proves current is light:
     /// its requests never wait behind the verification of another (a hostile
     /// tree being listed cannot hold up opens of an approved bundle). Unless
-    /// the request serves the file's `bytes` and the gate no longer keeps
-    /// them: then they are read and hashed again (`VerifiedCache::lookup`),
-    /// which for a big file takes as long as a verification.
-    pub fn may_hash(&self, path: &ViewPath, listing: bool, bytes: bool) -> bool {
+    /// the request serves a file's bytes and the gate no longer keeps them:
+    /// then they are read and hashed again (`VerifiedCache::lookup`), which
+    /// for a big file takes as long as a verification.
+    pub fn may_hash(&self, path: &ViewPath, request: Hashing) -> bool {
         let last = self.live.last();
         match self.place(last.patterns_source(), path) {
             Place::Sealed { key, root_len } => match &last {
                 LockView::Valid(lock) => {
                     let policy = self.policy_of(lock).0;
                     !self.cache.is_current(&key, lock.bundles.get(&key), policy)
-                        || (bytes
+                        || (request == Hashing::Bytes
                             && path
                                 .rel_from(root_len)
                                 .is_some_and(|file| self.cache.must_read_again(&key, &file)))
@@ -297,7 +309,7 @@ impl Gate {
                 LockView::Invalid { .. } => true,
             },
             Place::Artifact { .. } | Place::Unmappable { .. } => true,
-            Place::Container => listing,
+            Place::Container => request == Hashing::Listing,
             Place::Ordinary | Place::Lockfile => false,
         }
     }

@@ -629,18 +629,21 @@ fn serving_bytes_the_gate_no_longer_keeps_may_hash() {
     pin(t.path(), &[".claude/skills/*"], Policy::Block);
     let g = gate_with_feed(t.path());
     let file = vp(".claude/skills/review/SKILL.md");
-    assert!(g.may_hash(&file, false, false), "nothing verified yet");
+    assert!(g.may_hash(&file, Hashing::Lookup), "nothing verified yet");
     assert!(shows(&g, ".claude/skills/review"));
     // Verified, current, and (a small bundle) every file kept.
-    assert!(!g.may_hash(&file, false, false));
-    assert!(!g.may_hash(&file, false, true));
+    assert!(!g.may_hash(&file, Hashing::Lookup));
+    assert!(!g.may_hash(&file, Hashing::Bytes));
     g.release_kept_bytes();
-    assert!(!g.may_hash(&file, false, false), "a lookup hashes nothing");
     assert!(
-        g.may_hash(&file, false, true),
+        !g.may_hash(&file, Hashing::Lookup),
+        "a lookup hashes nothing"
+    );
+    assert!(
+        g.may_hash(&file, Hashing::Bytes),
         "an open reads and hashes again"
     );
     // The open reads them again, and they are kept.
     assert!(snapshot_of(&g, ".claude/skills/review/SKILL.md").is_some());
-    assert!(!g.may_hash(&file, false, true));
+    assert!(!g.may_hash(&file, Hashing::Bytes));
 }
