@@ -4,7 +4,7 @@
 //! read-only too.
 
 use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 /// One line of mountinfo.
@@ -141,18 +141,6 @@ pub fn aliases(mounts: &[MountEntry], path: &Path) -> Vec<Alias> {
     out
 }
 
-/// The mountpoints at or below `path`, deepest last.
-pub fn at_or_below(mounts: &[MountEntry], path: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = mounts
-        .iter()
-        .filter(|m| m.mountpoint.starts_with(path))
-        .map(|m| m.mountpoint.clone())
-        .collect();
-    v.sort_by_key(|p| p.as_os_str().as_bytes().len());
-    v.dedup();
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,9 +182,5 @@ mod tests {
             ]
         );
         assert!(aliases(&m, Path::new("/etc")).is_empty());
-        assert_eq!(
-            at_or_below(&m, Path::new("/home/u/proj")),
-            vec![PathBuf::from("/home/u/proj/mnt")]
-        );
     }
 }

@@ -191,78 +191,62 @@ fn mounts_now() -> io::Result<Vec<super::mountinfo::MountEntry>> {
     Ok(super::mountinfo::parse(&text))
 }
 
-/// Makes `path` and every mount below it read-only.
+/// Makes `path` and every mount below it read-only. A mount that cannot
+/// be made read-only (a FUSE mount of another user) must not stay
+/// writable: fail.
 fn remount_tree_read_only(path: &Path) -> io::Result<()> {
     remount_read_only(path)?;
-    for m in super::mountinfo::at_or_below(&mounts_now()?, path) {
-        if m != path {
-            // A mount that cannot be made read-only (a FUSE mount of another
-            // user) must not stay writable: fail.
-            remount_read_only(&m)?;
-        }
+    match remount_below_read_only(&[path]).pop() {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-/// Makes every mount below the binds of a skeleton's host entries
-/// read-only, each bind (`(host location, target)`) read-only itself
-/// already: one read of the mount table for all of a skeleton's entries,
-/// where one per entry made a directory of a few hundred entries (a
-/// project's parent) cost tens of milliseconds of start-up. A bind holding
-/// a mount that cannot be made read-only (a FUSE mount of another user)
-/// must not stay writable: it is taken away whole, and returned with why.
-fn remount_binds_below_read_only(binds: &[(PathBuf, PathBuf)]) -> Vec<(PathBuf, io::Error)> {
-    if binds.is_empty() {
+/// Makes every mount strictly below one of `tops` read-only (each top is
+/// made read-only by the caller) after one read of the mount table: for a
+/// skeleton's entries, one read for all of them, where one per entry made
+/// a directory of a few hundred entries (a project's parent) cost tens of
+/// milliseconds of start-up. Returns the index of each top below which a
+/// mount could not be made read-only (every top, when the table cannot be
+/// read), with why.
+fn remount_below_read_only(tops: &[&Path]) -> Vec<(usize, io::Error)> {
+    if tops.is_empty() {
         return Vec::new();
     }
     let mounts = match mounts_now() {
         Ok(mounts) => mounts,
-        Err(e) => return take_away(binds.iter(), e),
+        Err(e) => {
+            return (0..tops.len())
+                .map(|i| (i, io::Error::new(e.kind(), e.to_string())))
+                .collect();
+        }
     };
-    let by_target: std::collections::HashMap<&Path, &Path> = binds
-        .iter()
-        .map(|(location, target)| (target.as_path(), location.as_path()))
-        .collect();
-    // Each mount strictly below a bind, parents before the mounts on them.
-    let mut below: Vec<(&Path, &Path)> = mounts
+    let index: std::collections::HashMap<&Path, usize> =
+        tops.iter().enumerate().map(|(i, top)| (*top, i)).collect();
+    // Each mount strictly below a top, parents before the mounts on them.
+    let mut below: Vec<(usize, &Path)> = mounts
         .iter()
         .filter_map(|m| {
             let top = m
                 .mountpoint
                 .ancestors()
                 .skip(1)
-                .find(|a| by_target.contains_key(a))?;
+                .find_map(|a| index.get(a).copied())?;
             Some((top, m.mountpoint.as_path()))
         })
         .collect();
     below.sort_by_key(|(_, m)| m.as_os_str().len());
-    let mut failed: Vec<(PathBuf, io::Error)> = Vec::new();
-    let mut taken: Vec<&Path> = Vec::new();
+    below.dedup_by(|a, b| a.1 == b.1);
+    let mut failed: Vec<(usize, io::Error)> = Vec::new();
     for (top, m) in below {
-        if taken.contains(&top) {
+        if failed.iter().any(|(f, _)| *f == top) {
             continue;
         }
         if let Err(e) = remount_read_only(m) {
-            taken.push(top);
-            let _ = umount2(top, MntFlags::MNT_DETACH);
-            failed.push((by_target[top].to_path_buf(), e));
+            failed.push((top, e));
         }
     }
     failed
-}
-
-/// Takes every bind of `binds` away (the mount table could not be read, so
-/// what is below them is not known): each is returned with `e`.
-fn take_away<'a>(
-    binds: impl Iterator<Item = &'a (PathBuf, PathBuf)>,
-    e: io::Error,
-) -> Vec<(PathBuf, io::Error)> {
-    binds
-        .map(|(location, target)| {
-            let _ = umount2(target.as_path(), MntFlags::MNT_DETACH);
-            (location.clone(), io::Error::new(e.kind(), e.to_string()))
-        })
-        .collect()
 }
 
 /// Binds the object behind `fd` at `target` (recursively).
@@ -400,8 +384,13 @@ impl Builder {
                         Err(err) => warn(&d.path.join(&e.name), &err),
                     }
                 }
-                for (location, err) in remount_binds_below_read_only(&read_only) {
-                    warn(&location, &err);
+                // A bind holding a mount that cannot be made read-only must
+                // not stay writable: it is taken away whole.
+                let tops: Vec<&Path> = read_only.iter().map(|(_, t)| t.as_path()).collect();
+                for (i, err) in remount_below_read_only(&tops) {
+                    let (location, target) = &read_only[i];
+                    let _ = umount2(target.as_path(), MntFlags::MNT_DETACH);
+                    warn(location, &err);
                 }
             }
         }
