@@ -409,7 +409,9 @@ impl<Id> View<Id> {
                     Hashing::Lookup if self.opens_in_kernel() => Hashing::Bytes,
                     // A read of a pinned inode whose bytes the pin holds
                     // hashes nothing, whatever the gate keeps.
-                    Hashing::Bytes if self.pin_holds_bytes(ino) => return false,
+                    Hashing::Bytes if self.opens_in_kernel() && self.pin_holds_bytes(ino) => {
+                        return false;
+                    }
                     request => request,
                 };
                 self.gate.may_hash(&path, request)

@@ -397,18 +397,27 @@ impl VerifiedCache {
         entry: Option<&BundleEntry>,
         policy: Policy,
     ) -> bool {
+        self.serves_without_hashing(key, entry, policy, None)
+    }
+
+    /// [`VerifiedCache::is_current`], and, for `file`, whether its bytes are
+    /// at hand: serving a file its verification hashed but no longer keeps
+    /// the bytes of reads and hashes it again.
+    pub(crate) fn serves_without_hashing(
+        &self,
+        key: &BundleKey,
+        entry: Option<&BundleEntry>,
+        policy: Policy,
+        file: Option<&FilePath>,
+    ) -> bool {
         let Some(cached) = self.entries().get(key).cloned() else {
             return false;
         };
-        same_pin(cached.entry.as_ref(), entry) && cached.policy == policy && cached.sub.is_clean()
-    }
-
-    /// Whether serving `file` of `key` would read and hash it again: its
-    /// verification hashed it but no longer keeps its bytes.
-    pub(crate) fn must_read_again(&self, key: &BundleKey, file: &FilePath) -> bool {
-        self.entries()
-            .get(key)
-            .is_some_and(|c| c.files.contains_key(file) && !c.snapshots().contains_key(file))
+        same_pin(cached.entry.as_ref(), entry)
+            && cached.policy == policy
+            && cached.sub.is_clean()
+            && file
+                .is_none_or(|f| !cached.files.contains_key(f) || cached.snapshots().contains_key(f))
     }
 
     pub fn feed(&self) -> Option<&Arc<Feed>> {

@@ -300,11 +300,16 @@ impl Gate {
             Place::Sealed { key, root_len } => match &last {
                 LockView::Valid(lock) => {
                     let policy = self.policy_of(lock).0;
-                    !self.cache.is_current(&key, lock.bundles.get(&key), policy)
-                        || (request == Hashing::Bytes
-                            && path
-                                .rel_from(root_len)
-                                .is_some_and(|file| self.cache.must_read_again(&key, &file)))
+                    let file = match request {
+                        Hashing::Bytes => path.rel_from(root_len),
+                        Hashing::Lookup | Hashing::Listing => None,
+                    };
+                    !self.cache.serves_without_hashing(
+                        &key,
+                        lock.bundles.get(&key),
+                        policy,
+                        file.as_ref(),
+                    )
                 }
                 LockView::Invalid { .. } => true,
             },
