@@ -635,3 +635,46 @@ fn git_finds_a_repository_above_the_project_as_on_the_host() {
     );
     assert_eq!(out.trim(), parent.to_str().unwrap());
 }
+
+/// The view's log going to a pipe nobody reads any more (`seal run ... 2>&1
+/// | head`) loses lines and nothing else: a write to the closed pipe used to
+/// panic the thread serving the request it logged, and every request queued
+/// for that thread then waited for good (the command and `seal` hung, deaf
+/// to every signal but `SIGKILL`).
+#[test]
+fn a_closed_log_pipe_does_not_stop_the_view() {
+    if !fuse_available() {
+        return;
+    }
+    use std::io::Read;
+    let w = World::new();
+    let mut child = Command::new(seal_bin())
+        .args([
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.3; ls -R . >/dev/null; cat src/main.rs; for i in 1 2 3; do ls -R . >/dev/null; done",
+        ])
+        .current_dir(&w.project)
+        .env("HOME", &w.home)
+        .env("SEAL_LOG", "sealfs::requests=debug")
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_GID")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the first bytes of the log, then close it, as `head` would.
+    let mut first = [0u8; 64];
+    let mut stderr = child.stderr.take().unwrap();
+    stderr.read_exact(&mut first).unwrap();
+    drop(stderr);
+    let status = wait_timeout(&mut child, Duration::from_secs(60));
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let status = status.expect("seal run hung once its log pipe was closed");
+    assert!(status.success(), "{status:?}");
+    assert_eq!(out, "fn main() {}");
+    no_sealfs_mounts_left(&w.root);
+}

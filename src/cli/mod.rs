@@ -524,6 +524,11 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // A line that cannot be written is lost, nothing else: by default
+        // the subscriber reports it with `eprintln!`, which panics when
+        // stderr is a closed pipe (`seal run ... 2>&1 | head`), and a panic
+        // on a thread that serves the view left its requests unanswered.
+        .log_internal_errors(false)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

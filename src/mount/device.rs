@@ -43,6 +43,7 @@ pub fn start(
             std::thread::Builder::new()
                 .name(format!("seal-fuse-{i}"))
                 .spawn(move || {
+                    let _end = super::serve::EndOnPanic;
                     if let Err(e) = read_requests(Arc::new(fd), &shared) {
                         tracing::warn!("FUSE reader {i} ended: {e}");
                     }

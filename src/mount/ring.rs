@@ -75,6 +75,7 @@ pub fn start(device: OwnedFd, shared: Arc<Shared>, payload: usize) -> std::io::R
             std::thread::Builder::new()
                 .name(format!("seal-ring-{qid}-{n}"))
                 .spawn(move || {
+                    let _end = super::serve::EndOnPanic;
                     if let Err(e) = serve_queue(qid, &device, &shared, payload, started) {
                         tracing::warn!("FUSE ring {qid} ended: {e}");
                     }

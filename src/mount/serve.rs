@@ -153,6 +153,22 @@ impl Drop for Reply {
     }
 }
 
+/// Held by each thread that serves the view's requests. A panic that
+/// unwinds out of one (outside a request's own work, which
+/// [`decode_and_serve`] catches) ends the daemon, so that the kernel aborts
+/// the connection and every request fails, rather than leaving the requests
+/// queued for that thread unanswered for good: their callers would wait in
+/// the kernel, where no signal but `SIGKILL` reaches them.
+pub(super) struct EndOnPanic;
+
+impl Drop for EndOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            std::process::abort();
+        }
+    }
+}
+
 /// Decodes request `h` (its fixed part and the rest, as its transport
 /// hands them over), logs it and serves it; a request that does not parse
 /// is answered `EIO`. A panic in its work drops the reply, which answers
@@ -166,8 +182,8 @@ pub(super) fn decode_and_serve(
 ) {
     match wire::decode(h, fixed, rest) {
         Ok(request) => {
-            log(h, &request, reply.on_ring());
             let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                log(h, &request, reply.on_ring());
                 serve(shared, h, request, reply)
             }));
             if served.is_err() {
