@@ -15,6 +15,8 @@
 #   SEAL=path/to/seal scripts/...             # a seal binary instead of building one
 #   COUNT=0 scripts/...                       # skip the request-counting session
 #   BIG=1 scripts/...                         # also the start-up on 200 bundles, 1 GB
+#   AGENT_START=0 scripts/...                 # the first step the moment the session starts
+#                                             # (default: 0.5 s later, below)
 #   VARIANTS="nopt=/tmp/seal-nopt ..." scripts/...
 #                                             # more `seal run` columns, each another seal
 #                                             # binary (e.g. one built without a speed
@@ -34,6 +36,12 @@
 #           of it, git add -A && git commit of it
 #   again:  the five read commands (a run's later commands: what it has
 #           cached), then rm -rf vendor/
+# Before the first step the session waits AGENT_START seconds (0.5 by
+# default, untimed, in every mode): an agent's first command comes after
+# its own start-up (Claude Code's takes about a second), and `seal run`
+# lists the project's ordinary directories into the kernel meanwhile
+# (docs/ARCHITECTURE.md, seal run). AGENT_START=0 measures a first command
+# started the moment the run is.
 # natively (`bash session.sh` in the project), and under `seal run -- bash
 # session.sh` (its start-up not counted; it is a row of its own). The order
 # of the modes alternates each round; after each session the project is
@@ -58,6 +66,7 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 . scripts/bench-lib.sh
 rounds=${ROUNDS:-3}
+agent_start=${AGENT_START:-0.5}
 modes=${MODES:-native run}
 # Each variant NAME=BINARY is one more mode, "v:NAME".
 declare -A variant_bin=()
@@ -165,6 +174,8 @@ reads() {
   t "find\$1" find . -name '*.md'
   t "read-skills\$1" sh -c 'cat .claude/skills/*/SKILL.md .claude/skills/*/*/*'
 }
+# The agent's own start-up, untimed (AGENT_START above).
+sleep $agent_start
 reads ""
 if [ -z "\$read_only" ]; then
   t untar tar -xf "\$tarball"

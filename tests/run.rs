@@ -672,9 +672,42 @@ fn a_closed_log_pipe_does_not_stop_the_view() {
     drop(stderr);
     let status = wait_timeout(&mut child, Duration::from_secs(60));
     let mut out = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
     let status = status.expect("seal run hung once its log pipe was closed");
     assert!(status.success(), "{status:?}");
     assert_eq!(out, "fn main() {}");
     no_sealfs_mounts_left(&w.root);
+}
+
+/// A run's view is warmed (`mount/warm.rs`): the names of the project's
+/// ordinary directories are listed into the kernel in the background, so a
+/// command that `lstat`s files by name (a first `git status` checks every
+/// file it tracks) asks the view nothing for them. 500 names in one
+/// directory come in one listing's attributes too.
+#[test]
+fn a_run_lists_ordinary_directories_into_the_kernel_before_the_command_asks() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    for i in 0..500 {
+        write(&w.project.join(format!("pkg/many/file-{i:03}.txt")), "x");
+    }
+    write(&w.project.join("pkg/a/b/deep.txt"), "deep");
+    let script = "sleep 2; stat -c %s pkg/a/b/deep.txt pkg/many/file-000.txt pkg/many/file-499.txt";
+    let log = Path::new("sealfs::requests=debug,sealfs::mount::warm=debug");
+    let (code, out, err) = w.seal(&["run", "--", "sh", "-c", script], "", &[("SEAL_LOG", log)]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "4\n1\n1\n");
+    assert!(err.contains("warming: "), "no warming was logged: {err}");
+    let lookups: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains(" LOOKUP ") && (l.contains("deep.txt") || l.contains("\"file-")))
+        .collect();
+    assert!(lookups.is_empty(), "looked up after all: {lookups:#?}");
 }

@@ -608,6 +608,16 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
         Ok(v) => v,
         Err(e) => return give_up(init, RunError::Mount(e)),
     };
+    // Listed in the background from now on, while the root is built and the
+    // command starts (`mount/warm.rs`); stopped before the view goes.
+    let warming =
+        match crate::mount::warm::warm_entries(&prepared.project_path, Arc::clone(&audit_gate)) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::debug!("the view's entries are not warmed: {e}");
+                None
+            }
+        };
     let merge_dirs = prepared.plan.merge_dirs();
     // The view's device (asked now that it is served), so that the init can
     // check that what it binds at the project's path is the view.
@@ -657,6 +667,7 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
             Some(code),
         );
     }
+    drop(warming);
     drop(view);
     let outcome = merge::merge_back(&prepared.plan, dirs, &prepared.identity);
     for line in &outcome.done {

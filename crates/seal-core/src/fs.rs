@@ -212,10 +212,14 @@ pub fn list_dir(dir: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
 }
 
 /// Lists a directory through a descriptor nobody else reads from (its offset
-/// is used): `getdents64` straight into a buffer, nothing else.
+/// is used): `getdents64` straight into a buffer, nothing else. The buffer
+/// is what a FUSE view is asked for at once: 64 KiB holds about 400 entries
+/// with their attributes, so a listing through a view (`mount/warm.rs`)
+/// hands the kernel a directory of that size in one `READDIRPLUS`. (The
+/// kernel uses `READDIRPLUS` only for a listing's first request.)
 pub fn list_fresh_dir(fd: BorrowedFd<'_>) -> io::Result<Vec<DirEntry>> {
-    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 16 * 1024];
-    let mut raw = rustix::fs::RawDir::new(fd, &mut buf);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    let mut raw = rustix::fs::RawDir::new(fd, buf.spare_capacity_mut());
     let mut out = Vec::new();
     while let Some(entry) = raw.next() {
         let entry = entry.map_err(io::Error::from)?;
