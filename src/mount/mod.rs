@@ -14,7 +14,7 @@ mod model_tests;
 pub mod ring;
 pub mod serve;
 pub mod view;
-pub mod warm;
+pub(crate) mod warm;
 pub mod wire;
 
 use std::ffi::OsStr;

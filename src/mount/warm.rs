@@ -38,7 +38,7 @@ use seal_gate::{Gate, Hashing, ViewPath};
 /// command's own lookups. Each name costs the kernel an entry and an inode
 /// (about a kilobyte) while the view is mounted, and about 2.5 µs to forget
 /// at its unmount, when the run ends.
-pub const WARM_ENTRIES: usize = 50_000;
+const WARM_ENTRIES: usize = 50_000;
 
 /// The largest directory (its size in bytes, as the filesystem reports it)
 /// a warming lists: about 40,000 names on ext4.
