@@ -7,9 +7,9 @@
 //! `lstat`s what it already knows by name (a first `git status` checks every
 //! file of the index; a build checks its inputs) costs one `LOOKUP` round
 //! trip per name. A listing costs one `READDIRPLUS` per 64 KiB of entries
-//! (about 400) and hands the kernel all of them at once. Natively those entries are
-//! warm; here the listing makes them so, in the background, while the run
-//! starts and its command runs.
+//! (about 400) and hands the kernel all of them at once. Natively those
+//! entries are warm; here the listing makes them so, in the background,
+//! while the run starts and its command runs.
 //!
 //! What it never does: list a directory whose listing, or the lookup of
 //! which, may hash a bundle (a bundle, an artifact, a directory agents load
