@@ -136,10 +136,10 @@ impl Visit for Warm<'_> {
             if entry.kind != EntryKind::Dir || passed_over(&entry.name) {
                 continue;
             }
+            // A listing may hash wherever a lookup may, and in a container
+            // too: one question covers both.
             let child = path.child(&entry.name);
-            if self.gate.may_hash(&child, Hashing::Lookup)
-                || self.gate.may_hash(&child, Hashing::Listing)
-            {
+            if self.gate.may_hash(&child, Hashing::Listing) {
                 continue;
             }
             // A directory is listed whole before the budget is counted:

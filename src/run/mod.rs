@@ -559,8 +559,10 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
                 .map_err(RunError::Mount)?
         }
     };
-    let audit_gate = Arc::clone(&gate);
-    let audit = audit_gate.audit();
+    // The view's gate, kept here past the mount for its audit log and the
+    // warming.
+    let view_gate = Arc::clone(&gate);
+    let audit = view_gate.audit();
     if let Some(audit) = audit {
         audit.set_run(
             prepared.identity.uid.as_raw(),
@@ -611,7 +613,7 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
     // Listed in the background from now on, while the root is built and the
     // command starts (`mount/warm.rs`); stopped before the view goes.
     let warming =
-        match crate::mount::warm::warm_entries(&prepared.project_path, Arc::clone(&audit_gate)) {
+        match crate::mount::warm::warm_entries(&prepared.project_path, Arc::clone(&view_gate)) {
             Ok(w) => Some(w),
             Err(e) => {
                 tracing::debug!("the view's entries are not warmed: {e}");
