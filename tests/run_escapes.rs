@@ -669,3 +669,43 @@ fn a_bundle_changed_after_the_summary_verified_it_is_refused_at_its_first_open()
     assert!(out.contains("lint:approved lint skill"), "{out}");
     no_sealfs_mounts_left(&w.root);
 }
+
+/// A command run as root cannot map root into a user namespace of its own:
+/// in one it would hold `CAP_SETFCAP` over root's files and could give a
+/// file it writes capabilities that hold on the host after the run. As
+/// another user it can (agents' own sandboxes, such as Codex's bubblewrap,
+/// map their user so). An agent whose sandbox needs it is told, as root.
+#[test]
+fn a_root_command_cannot_map_root_into_a_namespace_of_its_own() {
+    let Some(w) = fuse_world() else { return };
+    open_up(&w.root);
+    let nest = "unshare --user --map-root-user sh -c 'id -u' 2>&1; echo \"[$?]\"";
+    let (code, out, err) = w.run_sh(nest, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.ends_with("[1]\n"), "{out}");
+    assert!(out.contains("Operation not permitted"), "{out}");
+    let (code, out, err) = w.seal(
+        &["run", "--user", "nobody", "--", "sh", "-c", nest],
+        "",
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "0\n[0]\n", "{err}");
+
+    // A command named as an agent whose sandbox maps its user.
+    let bin = w.root.join("agent-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let codex = bin.join("codex");
+    write(&codex, "#!/bin/sh\necho started\n");
+    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let codex = codex.to_string_lossy().into_owned();
+    let (code, out, err) = w.seal(&["run", "--", &codex], "", &[]);
+    assert_eq!((code, out.as_str()), (0, "started\n"), "{err}");
+    assert!(
+        err.contains("CAP_SETFCAP") && err.contains("--user USER"),
+        "{err}"
+    );
+    let (code, out, err) = w.seal(&["run", "--user", "nobody", "--", &codex], "", &[]);
+    assert_eq!((code, out.as_str()), (0, "started\n"), "{err}");
+    assert!(!err.contains("CAP_SETFCAP"), "{err}");
+}

@@ -92,6 +92,11 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
     if let Some(line) = unknown_agent_line(&prepared.request.command) {
         eprintln!("{line}");
     }
+    if let Some(line) =
+        root_sandbox_line(&prepared.request.command, prepared.identity.uid.is_root())
+    {
+        eprintln!("{line}");
+    }
     let code = execute(prepared).map_err(CliError::Run)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))
 }
@@ -123,6 +128,29 @@ fn unknown_agent_line(command: &[OsString]) -> Option<String> {
         "seal: run: {} is not an agent seal knows (docs/SURFACES.md): the locations of the agents \
          it knows are sealed, anything it loads from elsewhere is not",
         escaped(&name)
+    ))
+}
+
+/// One line when the command is an agent whose own sandbox cannot start in a
+/// run as root: it would map root into a user namespace of its own, which
+/// needs `CAP_SETFCAP`, and the command has no capability (with it, the
+/// command could give any root-owned file it writes capabilities that hold
+/// outside the run). A run as a user (`--user`) keeps such a sandbox working.
+fn root_sandbox_line(command: &[OsString], as_root: bool) -> Option<String> {
+    let name = std::path::Path::new(command.first()?).file_name()?;
+    let name = name.to_string_lossy();
+    if !as_root
+        || !seal_gate::surfaces::AGENTS_SANDBOXED_IN_A_USER_NAMESPACE.contains(&name.as_ref())
+    {
+        return None;
+    }
+    let agent = seal_gate::surfaces::agent_of_command(&name)?;
+    Some(format!(
+        "seal: run: {agent} runs each command in a sandbox of its own that maps root into a new \
+         user namespace; a command run as root here has no capability, and Linux allows that \
+         mapping only with CAP_SETFCAP, so each command it runs fails (\"bwrap: setting up uid \
+         map: Operation not permitted\"). Run as a user (seal run --user USER), or make this \
+         run its only sandbox ({name} --sandbox danger-full-access)"
     ))
 }
 
@@ -465,4 +493,29 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(s: &str) -> Vec<OsString> {
+        vec![OsString::from(s), OsString::from("exec")]
+    }
+
+    #[test]
+    fn only_a_root_run_of_an_agent_sandboxed_in_a_user_namespace_is_told() {
+        let line = root_sandbox_line(&command("/opt/bin/codex"), true).unwrap();
+        assert!(
+            line.contains("Codex CLI") && line.contains("CAP_SETFCAP"),
+            "{line}"
+        );
+        assert!(
+            line.contains("codex --sandbox danger-full-access"),
+            "{line}"
+        );
+        assert_eq!(root_sandbox_line(&command("codex"), false), None);
+        assert_eq!(root_sandbox_line(&command("claude"), true), None);
+        assert_eq!(root_sandbox_line(&[], true), None);
+    }
 }

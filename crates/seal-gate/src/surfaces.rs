@@ -1525,6 +1525,12 @@ pub(crate) static AGENT_COMMANDS: &[(&str, &str)] = &[
     ("kilocode", "Kilo Code CLI"),
 ];
 
+/// Agents whose own sandbox, on by default, runs each command the model asks
+/// for in a new user namespace that maps the agent's user into it (Codex CLI:
+/// bubblewrap). Linux lets a process map root so only with `CAP_SETFCAP`
+/// (5.12+), which a command `seal run` starts as root never has.
+pub static AGENTS_SANDBOXED_IN_A_USER_NAMESPACE: &[&str] = &["codex"];
+
 /// The agent a command name is, if the tables know it.
 pub fn agent_of_command(name: &str) -> Option<&'static str> {
     AGENT_COMMANDS
