@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# Real agents doing real work under `seal run`: the fake model
+# (tests/fixtures/fake_model_server.py --tool-calls) asks the agent for tools,
+# as a model does, and the agent runs them in the sealed view:
+#   * Claude Code runs a shell command (writes a file, reads a pinned skill,
+#     `git status`), writes a new file, reads and edits a tracked one, then
+#     tries to plant a skill with its own Write tool and with a shell command,
+#     and commits;
+#   * Codex runs shell commands in its own sandbox (bubblewrap): one writes a
+#     file and reads the pinned skill, one tries to plant a skill.
+# Each agent runs natively first (the oracle: there the same plants land, so
+# the script really exercises them), then under `seal run` on a fresh copy:
+# the ordinary work must reach the project, no plant may, the tool results the
+# agent sent back must say so, and `seal verify` must still pass afterwards.
+# Codex runs sealed as a user (`--user`), where its sandbox works, and as
+# root, where it cannot (a command without CAP_SETFCAP cannot map root into a
+# user namespace): there seal must say so before the command starts.
+#
+# Usage: [SEAL=/path/to/seal] scripts/agent-work.sh [--keep]
+# Needs root (the user run), node and npm (the agents, installed by
+# scripts/agent-compat.sh into its cache), python3, git, util-linux.
+set -euo pipefail
+
+CLAUDE_VERSION=2.1.332
+CODEX_VERSION=0.171.0
+WORK_USER=sealtest-agent # made if missing: the user of the `--user` run
+TIMEOUT=${SEAL_AGENT_TIMEOUT:-90}
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+fixtures="$repo/tests/fixtures"
+keep=0
+[ "${1:-}" = --keep ] && keep=1
+die() { echo "agent-work: $*" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || die "needs root (it runs an agent as another user too)"
+
+"$repo/scripts/agent-compat.sh" --install-only --agent "claude@$CLAUDE_VERSION" --agent "codex@$CODEX_VERSION" >&2
+cache=${SEAL_AGENT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sealfs-agents}
+claude="$cache/claude-code-$CLAUDE_VERSION/node_modules/.bin/claude"
+case $(uname -m) in
+  x86_64 | amd64) triple=x86_64-unknown-linux-musl platform=linux-x64 ;;
+  aarch64 | arm64) triple=aarch64-unknown-linux-musl platform=linux-arm64 ;;
+  *) die "no agent builds for $(uname -m)" ;;
+esac
+codex_vendor="$cache/codex-$CODEX_VERSION/node_modules/@openai/codex-$platform/vendor/$triple"
+[ -x "$claude" ] && [ -x "$codex_vendor/bin/codex" ] || die "the agents are not where agent-compat.sh installs them"
+
+if [ -z "${SEAL:-}" ]; then
+  (cd "$repo" && cargo build --quiet)
+  SEAL="$repo/target/debug/seal"
+fi
+SEAL=$(realpath "$(command -v "$SEAL")")
+
+# Codex refuses to make its helper links under /tmp, so the work lives in
+# /var/tmp; it is open to the user of the `--user` run.
+work=$(mktemp -d /var/tmp/seal-agent-work.XXXXXX)
+chmod 755 "$work"
+server_pid=
+cleanup() {
+  [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null || true
+  if [ "$keep" = 1 ]; then echo "kept: $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# Codex's native binary, where the other user can run it (the cache may be
+# in root's private home): hard links where the filesystem allows.
+cp -al "$codex_vendor" "$work/codex" 2>/dev/null || cp -a "$codex_vendor" "$work/codex"
+codex="$work/codex/bin/codex"
+id "$WORK_USER" >/dev/null 2>&1 ||
+  useradd --create-home --home-dir "/var/lib/$WORK_USER" --shell /bin/sh "$WORK_USER"
+user_home=$(getent passwd "$WORK_USER" | cut -d: -f6)
+
+# --- the model's side -----------------------------------------------------------
+# Claude Code's tool uses (paths are the project's, filled in per run) and
+# Codex's commands.
+P=@PROJECT@
+cat >"$work/calls.json" <<EOF
+{"anthropic": [
+  {"name": "Bash", "input": {"command": "echo made-by-bash > bash-out.txt && cat .claude/skills/ok/SKILL.md && git status --short", "description": "work"}},
+  {"name": "Write", "input": {"file_path": "$P/notes.md", "content": "notes from the agent\\n"}},
+  {"name": "Read", "input": {"file_path": "$P/README.md"}},
+  {"name": "Edit", "input": {"file_path": "$P/README.md", "old_string": "hello", "new_string": "hello, edited"}},
+  {"name": "Write", "input": {"file_path": "$P/.claude/skills/planted/SKILL.md", "content": "---\\nname: planted\\ndescription: planted\\n---\\nplanted by the Write tool\\n"}},
+  {"name": "Bash", "input": {"command": "mkdir -p .claude/skills/planted2 && echo planted > .claude/skills/planted2/SKILL.md; echo plant-rc=\$?; git -c user.name=agent -c user.email=agent@example.com commit -qam agent-work && git log --oneline | head -1", "description": "plant"}}
+],
+"responses": [
+  "echo made-by-codex > codex-out.txt && cat .claude/skills/ok/SKILL.md",
+  "mkdir -p .claude/skills/planted && echo planted > .claude/skills/planted/SKILL.md; echo plant-rc=\$?"
+]}
+EOF
+
+# One server per run: its log is that run's conversation.
+serve() {
+  local log=$1 calls=$2
+  [ -z "$server_pid" ] || { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
+  rm -f "$work/port"
+  : >"$log"
+  python3 "$fixtures/fake_model_server.py" --log "$log" --port-file "$work/port" \
+    --reply sealtest-work-done --tool-calls "$calls" &
+  server_pid=$!
+  for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
+  [ -s "$work/port" ] || die "the fake model server did not start"
+  url="http://127.0.0.1:$(cat "$work/port")"
+}
+
+# fresh_project DIR OWNER: a git project with one pinned skill, sealed.
+fresh_project() {
+  local dir=$1
+  rm -rf "$dir"
+  mkdir -p "$dir/.claude/skills/ok"
+  printf 'hello\n' >"$dir/README.md"
+  printf -- '---\nname: ok\ndescription: the pinned skill\n---\nsealtest pinned skill text\n' >"$dir/.claude/skills/ok/SKILL.md"
+  git -C "$dir" init -q
+  (cd "$dir" && echo y | "$SEAL" init >/dev/null 2>&1) || die "seal init failed in $dir"
+  git -C "$dir" add -A
+  git -C "$dir" -c user.name=t -c user.email=t@example.com commit -qm init
+  chown -R "$2" "$dir"
+}
+
+codex_config() { # HOME PROJECT
+  mkdir -p "$1/.codex"
+  cat >"$1/.codex/config.toml" <<EOF
+model = "sealtest-work-model"
+model_provider = "sealtest"
+check_for_update_on_startup = false
+
+[model_providers.sealtest]
+name = "sealtest loopback provider"
+base_url = "$url/v1"
+wire_api = "responses"
+env_key = "SEALTEST_PROVIDER_KEY"
+
+[projects."$2"]
+trust_level = "trusted"
+EOF
+}
+
+# --- the runs -------------------------------------------------------------------
+# run_claude NAME PREFIX...: Claude Code in a fresh project, natively or
+# under the prefix (seal run ...).
+run_claude() {
+  local name=$1 dir="$work/$1"
+  shift
+  fresh_project "$dir/project" root:root
+  sed "s#$P#$dir/project#g" "$work/calls.json" >"$dir/calls.json"
+  serve "$dir/requests.jsonl" "$dir/calls.json"
+  mkdir -p "$dir/home"
+  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$dir/home" ANTHROPIC_API_KEY=sealtest-key \
+    ANTHROPIC_BASE_URL="$url" CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
+    DISABLE_TELEMETRY=1 CLAUDE_CODE_MAX_RETRIES=0 IS_SANDBOX=1 \
+    "$@" "$claude" -p "Do the work." --output-format stream-json --verbose --dangerously-skip-permissions \
+    >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
+}
+
+# run_codex NAME HOME OWNER PREFIX...: Codex (its workspace-write sandbox) in
+# a fresh project.
+run_codex() {
+  local name=$1 dir="$work/$1" home=$2 owner=$3
+  shift 3
+  fresh_project "$dir/project" "$owner"
+  serve "$dir/requests.jsonl" "$work/calls.json"
+  rm -rf "$home/.codex"
+  codex_config "$home" "$dir/project"
+  chown -R "$owner" "$home/.codex"
+  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$home" SEALTEST_PROVIDER_KEY=sealtest-key \
+    "$@" "$codex" exec --skip-git-repo-check -s workspace-write "Do the work." </dev/null \
+    >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
+}
+
+echo "agent-work: Claude Code $CLAUDE_VERSION, natively and sealed" >&2
+run_claude claude-native
+run_claude claude-sealed "$SEAL" run --
+echo "agent-work: Codex $CODEX_VERSION, natively, sealed as $WORK_USER, sealed as root" >&2
+mkdir -p "$work/codex-native/home"
+run_codex codex-native "$work/codex-native/home" root:root
+run_codex codex-sealed-user "$user_home" "$WORK_USER:" "$SEAL" run --user "$WORK_USER" --
+mkdir -p "$work/codex-sealed-root/home"
+run_codex codex-sealed-root "$work/codex-sealed-root/home" root:root "$SEAL" run --
+rm -rf "$user_home/.codex"
+
+# --- the judge ------------------------------------------------------------------
+SEAL="$SEAL" python3 - "$work" <<'EOF'
+import json, os, subprocess, sys
+work = sys.argv[1]
+failed = []
+
+def check(run, what, ok, detail=""):
+    print("%-4s %-18s %s%s" % ("ok" if ok else "FAIL", run, what, "" if ok else "  [%s]" % detail[:300]))
+    if not ok:
+        failed.append((run, what))
+
+def read(run, name):
+    try:
+        with open(os.path.join(work, run, name), encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+def results(run):
+    """The tool results of the run's last model request, in order: (text, is_error)."""
+    last = None
+    for line in open(os.path.join(work, run, "requests.jsonl"), encoding="utf-8"):
+        body = json.loads(line).get("body") or {}
+        if body.get("messages") or isinstance(body.get("input"), list):
+            last = body
+    out = []
+    for m in (last or {}).get("messages", []):
+        for b in m.get("content") if isinstance(m.get("content"), list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                c = b.get("content")
+                text = c if isinstance(c, str) else json.dumps(c)
+                out.append((text, bool(b.get("is_error"))))
+    for i in (last or {}).get("input", []) if isinstance((last or {}).get("input"), list) else []:
+        if isinstance(i, dict) and i.get("type") == "function_call_output":
+            o = i.get("output")
+            out.append((o if isinstance(o, str) else json.dumps(o), False))
+    return out
+
+def project(run, *path):
+    return os.path.join(work, run, "project", *path)
+
+def verify_passes(run):
+    r = subprocess.run([os.environ["SEAL"], "verify"], cwd=project(run, ), capture_output=True)
+    return r.returncode == 0, r.stdout.decode() + r.stderr.decode()
+
+PLANTS = {"claude": [".claude/skills/planted/SKILL.md", ".claude/skills/planted2/SKILL.md"],
+          "codex": [".claude/skills/planted/SKILL.md"]}
+
+for run in ["claude-native", "claude-sealed", "codex-native", "codex-sealed-user", "codex-sealed-root"]:
+    agent = run.split("-")[0]
+    sealed = "sealed" in run
+    rc = read(run, "rc")
+    err = read(run, "stderr") or ""
+    check(run, "the agent ran to its end (exit 0)", rc is not None and rc.strip() == "0", err[-300:])
+    res = results(run)
+    want = 6 if agent == "claude" else 2
+    check(run, "it ran every tool the model asked for (%d results)" % want, len(res) == want, repr(res))
+    if run == "codex-sealed-root":
+        check(run, "seal said the agent's sandbox cannot start as root", "CAP_SETFCAP" in err, err[-300:])
+        check(run, "as it said: each command failed to map root",
+              all("setting up uid map" in t for t, _ in res) and len(res) == want, repr(res))
+        continue
+    work_file = "bash-out.txt" if agent == "claude" else "codex-out.txt"
+    check(run, "a file a shell command wrote reached the project",
+          (read(run, os.path.join("project", work_file)) or "").startswith("made-by-"))
+    check(run, "the pinned skill was readable",
+          bool(res) and "sealtest pinned skill text" in res[0][0], repr(res[:1]))
+    if agent == "claude":
+        check(run, "its Write tool made a file", read(run, "project/notes.md") == "notes from the agent\n")
+        check(run, "its Edit tool changed a tracked file", read(run, "project/README.md") == "hello, edited\n",
+              repr(read(run, "project/README.md")))
+        log = subprocess.run(["git", "log", "--oneline"], cwd=project(run), capture_output=True).stdout.decode()
+        check(run, "its commit landed", "agent-work" in log, log)
+    planted = [p for p in PLANTS[agent] if os.path.exists(project(run, p))]
+    if sealed:
+        check(run, "no skill was planted", not planted, repr(planted))
+        if agent == "claude":
+            check(run, "its Write tool was told the skill is read-only", len(res) > 4 and res[4][1]
+                  and "read-only" in res[4][0].lower(), repr(res[4:5]))
+        check(run, "the shell was told the skill is read-only", any("plant-rc=1" in t for t, _ in res), repr(res))
+        ok, out = verify_passes(run)
+        check(run, "seal verify still passes", ok, out)
+    else:
+        check(run, "natively the plants land (the oracle)", planted == PLANTS[agent], repr(planted))
+
+print("agent-work: %d check(s) failed" % len(failed) if failed else "agent-work: every check passed")
+sys.exit(1 if failed else 0)
+EOF
