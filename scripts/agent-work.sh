@@ -8,6 +8,8 @@
 #     and commits;
 #   * Codex runs shell commands in its own sandbox (bubblewrap): one writes a
 #     file and reads the pinned skill, one tries to plant a skill.
+#   * Copilot CLI, OpenCode, Qwen Code and Gemini CLI run the same two shell
+#     commands through their own shell tools, every tool allowed.
 # Each agent runs natively first (the oracle: there the same plants land, so
 # the script really exercises them), then under `seal run` on a fresh copy:
 # the ordinary work must reach the project, no plant may, the tool results the
@@ -23,6 +25,14 @@ set -euo pipefail
 
 CLAUDE_VERSION=2.1.332
 CODEX_VERSION=0.171.0
+# The agents that run tools with no sandbox of their own: family, version,
+# npm package (its cache directory's name), binary.
+OTHERS='
+copilot  1.0.102  copilot     copilot
+opencode 1.18.33  opencode-ai opencode
+qwen     0.24.4   qwen-code   qwen
+gemini   0.61.0   gemini-cli  gemini
+'
 WORK_USER=sealtest-agent # made if missing: the user of the `--user` run
 TIMEOUT=${SEAL_AGENT_TIMEOUT:-90}
 
@@ -33,7 +43,9 @@ keep=0
 die() { echo "agent-work: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "needs root (it runs an agent as another user too)"
 
-"$repo/scripts/agent-compat.sh" --install-only --agent "claude@$CLAUDE_VERSION" --agent "codex@$CODEX_VERSION" >&2
+others=()
+while read -r family version _; do [ -n "$family" ] && others+=(--agent "$family@$version"); done <<<"$OTHERS"
+"$repo/scripts/agent-compat.sh" --install-only --agent "claude@$CLAUDE_VERSION" --agent "codex@$CODEX_VERSION" "${others[@]}" >&2
 cache=${SEAL_AGENT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sealfs-agents}
 claude="$cache/claude-code-$CLAUDE_VERSION/node_modules/.bin/claude"
 case $(uname -m) in
@@ -49,6 +61,14 @@ if [ -z "${SEAL:-}" ]; then
   SEAL="$repo/target/debug/seal"
 fi
 SEAL=$(realpath "$(command -v "$SEAL")")
+
+# The shell command of the other agents' steps, under each name they give
+# their shell tool.
+shell_step() {
+  printf '[{"name": "bash", "arguments": {"command": "%s", "description": "work"}}, {"name": "run_shell_command", "arguments": {"command": "%s", "description": "work"}}]' "$1" "$1"
+}
+WORK_CMD='echo made-by-agent > agent-out.txt && cat .claude/skills/ok/SKILL.md'
+PLANT_CMD='mkdir -p .claude/skills/planted && echo planted > .claude/skills/planted/SKILL.md; echo plant-rc=$?'
 
 # Codex refuses to make its helper links under /tmp, so the work lives in
 # /var/tmp; it is open to the user of the `--user` run.
@@ -85,7 +105,10 @@ cat >"$work/calls.json" <<EOF
 "responses": [
   "echo made-by-codex > codex-out.txt && cat .claude/skills/ok/SKILL.md",
   "mkdir -p .claude/skills/planted && echo planted > .claude/skills/planted/SKILL.md; echo plant-rc=\$?"
-]}
+],
+"chat": [$(shell_step "$WORK_CMD"), $(shell_step "$PLANT_CMD")],
+"gemini": [$(shell_step "$WORK_CMD"), $(shell_step "$PLANT_CMD")]
+}
 EOF
 
 # One server per run: its log is that run's conversation.
@@ -166,6 +189,48 @@ run_codex() {
     >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
 }
 
+# run_other NAME FAMILY VERSION PACKAGE BIN PREFIX...: an agent with no
+# sandbox of its own, told to run every tool without asking.
+run_other() {
+  local name=$1 family=$2 version=$3 package=$4 bin=$5 dir="$work/$1"
+  shift 5
+  local agent="$cache/$package-$version/node_modules/.bin/$bin" env=() cmd=()
+  fresh_project "$dir/project" root:root
+  serve "$dir/requests.jsonl" "$work/calls.json"
+  local home="$dir/home"
+  mkdir -p "$home"
+  case $family in
+    copilot)
+      mkdir -p "$home/.copilot" && echo '{"autoUpdate": false}' >"$home/.copilot/settings.json"
+      env=(COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false COPILOT_PROVIDER_BASE_URL="$url/v1"
+        COPILOT_PROVIDER_API_KEY=sealtest-key COPILOT_MODEL=sealtest-work-model)
+      cmd=(--trust-folder --allow-all-tools --no-auto-update -p "Do the work.") ;;
+    opencode)
+      mkdir -p "$home/.config/opencode"
+      cat >"$home/.config/opencode/opencode.json" <<EOF
+{"autoupdate": false, "share": "disabled", "permission": {"bash": "allow", "edit": "allow"},
+ "provider": {"sealtest": {"npm": "@ai-sdk/openai-compatible", "name": "sealtest",
+   "options": {"baseURL": "$url/v1", "apiKey": "sealtest-key"},
+   "models": {"sealtest-work-model": {"name": "sealtest model"}}}},
+ "model": "sealtest/sealtest-work-model"}
+EOF
+      env=(OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1)
+      cmd=(run "Do the work.") ;;
+    qwen)
+      mkdir -p "$home/.qwen"
+      echo '{"$version": 4, "security": {"auth": {"selectedType": "openai"}}, "model": {"name": "sealtest-work-model"}, "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}' >"$home/.qwen/settings.json"
+      env=(OPENAI_API_KEY=sealtest-key OPENAI_BASE_URL="$url/v1")
+      cmd=(-p "Do the work." --yolo) ;;
+    gemini)
+      mkdir -p "$home/.gemini"
+      echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "sealtest-work-model"}, "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}' >"$home/.gemini/settings.json"
+      env=(GEMINI_API_KEY=sealtest-key GOOGLE_GEMINI_BASE_URL="$url" GEMINI_CLI_TRUST_WORKSPACE=true)
+      cmd=(-p "Do the work." --yolo) ;;
+  esac
+  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$home" "${env[@]}" "$@" "$agent" "${cmd[@]}" </dev/null \
+    >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
+}
+
 echo "agent-work: Claude Code $CLAUDE_VERSION, natively and sealed" >&2
 run_claude claude-native
 run_claude claude-sealed "$SEAL" run --
@@ -176,9 +241,18 @@ run_codex codex-sealed-user "$user_home" "$WORK_USER:" "$SEAL" run --user "$WORK
 mkdir -p "$work/codex-sealed-root/home"
 run_codex codex-sealed-root "$work/codex-sealed-root/home" root:root "$SEAL" run --
 rm -rf "$user_home/.codex"
+runs="claude-native claude-sealed codex-native codex-sealed-user codex-sealed-root"
+while read -r family version package bin; do
+  [ -n "$family" ] || continue
+  echo "agent-work: $family $version, natively and sealed" >&2
+  run_other "$family-native" "$family" "$version" "$package" "$bin"
+  run_other "$family-sealed" "$family" "$version" "$package" "$bin" "$SEAL" run --
+  runs+=" $family-native $family-sealed"
+done <<<"$OTHERS"
 
 # --- the judge ------------------------------------------------------------------
-SEAL="$SEAL" python3 - "$work" <<'EOF'
+# shellcheck disable=SC2086 # $runs: one argument per run
+SEAL="$SEAL" python3 - "$work" $runs <<'EOF'
 import json, os, subprocess, sys
 work = sys.argv[1]
 failed = []
@@ -200,7 +274,7 @@ def results(run):
     last = None
     for line in open(os.path.join(work, run, "requests.jsonl"), encoding="utf-8"):
         body = json.loads(line).get("body") or {}
-        if body.get("messages") or isinstance(body.get("input"), list):
+        if body.get("messages") or isinstance(body.get("input"), list) or body.get("contents"):
             last = body
     out = []
     for m in (last or {}).get("messages", []):
@@ -209,10 +283,17 @@ def results(run):
                 c = b.get("content")
                 text = c if isinstance(c, str) else json.dumps(c)
                 out.append((text, bool(b.get("is_error"))))
+        if m.get("role") == "tool":
+            c = m.get("content")
+            out.append((c if isinstance(c, str) else json.dumps(c), False))
     for i in (last or {}).get("input", []) if isinstance((last or {}).get("input"), list) else []:
         if isinstance(i, dict) and i.get("type") == "function_call_output":
             o = i.get("output")
             out.append((o if isinstance(o, str) else json.dumps(o), False))
+    for c in (last or {}).get("contents", []) or []:
+        for p in (c.get("parts") or []) if isinstance(c, dict) else []:
+            if isinstance(p, dict) and "functionResponse" in p:
+                out.append((json.dumps(p["functionResponse"]), False))
     return out
 
 def project(run, *path):
@@ -222,10 +303,9 @@ def verify_passes(run):
     r = subprocess.run([os.environ["SEAL"], "verify"], cwd=project(run, ), capture_output=True)
     return r.returncode == 0, r.stdout.decode() + r.stderr.decode()
 
-PLANTS = {"claude": [".claude/skills/planted/SKILL.md", ".claude/skills/planted2/SKILL.md"],
-          "codex": [".claude/skills/planted/SKILL.md"]}
+PLANTS = {"claude": [".claude/skills/planted/SKILL.md", ".claude/skills/planted2/SKILL.md"]}
 
-for run in ["claude-native", "claude-sealed", "codex-native", "codex-sealed-user", "codex-sealed-root"]:
+for run in sys.argv[2:]:
     agent = run.split("-")[0]
     sealed = "sealed" in run
     rc = read(run, "rc")
@@ -233,13 +313,14 @@ for run in ["claude-native", "claude-sealed", "codex-native", "codex-sealed-user
     check(run, "the agent ran to its end (exit 0)", rc is not None and rc.strip() == "0", err[-300:])
     res = results(run)
     want = 6 if agent == "claude" else 2
+    plants = PLANTS.get(agent, [".claude/skills/planted/SKILL.md"])
     check(run, "it ran every tool the model asked for (%d results)" % want, len(res) == want, repr(res))
     if run == "codex-sealed-root":
         check(run, "seal said the agent's sandbox cannot start as root", "CAP_SETFCAP" in err, err[-300:])
         check(run, "as it said: each command failed to map root",
               all("setting up uid map" in t for t, _ in res) and len(res) == want, repr(res))
         continue
-    work_file = "bash-out.txt" if agent == "claude" else "codex-out.txt"
+    work_file = {"claude": "bash-out.txt", "codex": "codex-out.txt"}.get(agent, "agent-out.txt")
     check(run, "a file a shell command wrote reached the project",
           (read(run, os.path.join("project", work_file)) or "").startswith("made-by-"))
     check(run, "the pinned skill was readable",
@@ -250,7 +331,7 @@ for run in ["claude-native", "claude-sealed", "codex-native", "codex-sealed-user
               repr(read(run, "project/README.md")))
         log = subprocess.run(["git", "log", "--oneline"], cwd=project(run), capture_output=True).stdout.decode()
         check(run, "its commit landed", "agent-work" in log, log)
-    planted = [p for p in PLANTS[agent] if os.path.exists(project(run, p))]
+    planted = [p for p in plants if os.path.exists(project(run, p))]
     if sealed:
         check(run, "no skill was planted", not planted, repr(planted))
         if agent == "claude":
@@ -260,7 +341,7 @@ for run in ["claude-native", "claude-sealed", "codex-native", "codex-sealed-user
         ok, out = verify_passes(run)
         check(run, "seal verify still passes", ok, out)
     else:
-        check(run, "natively the plants land (the oracle)", planted == PLANTS[agent], repr(planted))
+        check(run, "natively the plants land (the oracle)", planted == plants, repr(planted))
 
 print("agent-work: %d check(s) failed" % len(failed) if failed else "agent-work: every check passed")
 sys.exit(1 if failed else 0)
