@@ -709,3 +709,41 @@ fn a_root_command_cannot_map_root_into_a_namespace_of_its_own() {
     assert_eq!((code, out.as_str()), (0, "started\n"), "{err}");
     assert!(!err.contains("CAP_SETFCAP"), "{err}");
 }
+
+/// A set-ID program made in the project would run with its owner's rights
+/// for whoever starts it after the run (root's, when the run's command was
+/// root): no change through the view makes one. Set-group-ID directories
+/// (group inheritance) and set-ID bits without execute are left alone.
+#[test]
+fn a_run_makes_no_set_id_program_in_the_project() {
+    let Some(w) = fuse_world() else { return };
+    let script = "cp /bin/true prog; \
+         chmod u+s prog 2>&1; echo \"[$?]\"; \
+         chmod 2755 prog 2>&1; echo \"[$?]\"; \
+         install -m 4755 /bin/true prog2 2>&1; echo \"[$?]\"; \
+         python3 -c 'import os; os.close(os.open(\"prog3\", os.O_CREAT | os.O_WRONLY, 0o4755))' 2>/dev/null; echo \"[$?]\"; \
+         touch plain; chmod 4644 plain; echo \"[$?]\"; \
+         mkdir shared; chmod g+s shared; echo \"[$?]\"; \
+         chmod 755 prog; echo \"[$?]\"";
+    let (code, out, err) = w.run_sh(script, &[]);
+    assert_eq!(code, 0, "{err}");
+    let codes: Vec<&str> = out.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(
+        codes,
+        ["[1]", "[1]", "[1]", "[1]", "[0]", "[0]", "[0]"],
+        "{out}"
+    );
+    assert!(out.contains("Operation not permitted"), "{out}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |name: &str| {
+        std::fs::metadata(w.project.join(name))
+            .map(|m| m.permissions().mode() & 0o7777)
+            .ok()
+    };
+    assert_eq!(mode("prog"), Some(0o755));
+    // install made the file, then failed at its mode: no set-ID bit.
+    assert!(mode("prog2").is_none_or(|m| m & 0o6000 == 0), "{out}");
+    assert_eq!(mode("prog3"), None, "a create with set-ID bits is refused");
+    assert_eq!(mode("plain"), Some(0o4644), "not a program: left alone");
+    assert_eq!(mode("shared").map(|m| m & 0o2000), Some(0o2000));
+}

@@ -457,6 +457,10 @@ pub enum Change {
     /// Move it away (the source of a rename). `holds_protected`: it is a
     /// directory holding paths that are protected (instruction files).
     MoveAway { holds_protected: bool },
+    /// Give a file it makes or changes a set-user-ID bit, or a set-group-ID
+    /// bit with group execute: a program that would run with its owner's
+    /// rights after the run, for whoever starts it.
+    GrantSetId,
 }
 
 /// Why a change is allowed or refused.
@@ -489,6 +493,8 @@ pub enum ChangeReason {
     /// The view is read-only (`seal run --read-only`, `seal mount` without
     /// `--writable`).
     ReadOnlyView,
+    /// No change through the view makes a set-ID program.
+    SetIdProgram,
 }
 
 impl ChangeReason {
@@ -525,6 +531,10 @@ impl ChangeReason {
                 "a HEAD file outside .git would make its directory a bare git repository"
             }
             ChangeReason::ReadOnlyView => "the view is read-only",
+            ChangeReason::SetIdProgram => {
+                "a set-user-ID or set-group-ID program would run with its owner's rights for \
+                 whoever starts it later: no change through the view makes one"
+            }
         }
     }
 
@@ -542,7 +552,8 @@ impl ChangeReason {
             | ChangeReason::GitSideDoor
             | ChangeReason::GitRepository
             | ChangeReason::BareRepository
-            | ChangeReason::ReadOnlyView => crate::policy::Source::BuiltIn,
+            | ChangeReason::ReadOnlyView
+            | ChangeReason::SetIdProgram => crate::policy::Source::BuiltIn,
         }
     }
 }
@@ -590,11 +601,13 @@ fn decide_change(
         Place::Container => match change {
             Change::MakeDir | Change::Modify | Change::Remove => (true, ChangeReason::Ordinary),
             Change::Make | Change::MoveAway { .. } => (false, ChangeReason::ContainerShape),
+            Change::GrantSetId => (false, ChangeReason::SetIdProgram),
         },
         Place::Ordinary => match change {
             Change::MoveAway {
                 holds_protected: true,
             } => (false, ChangeReason::HoldsProtected),
+            Change::GrantSetId => (false, ChangeReason::SetIdProgram),
             _ => (true, ChangeReason::Ordinary),
         },
     };
@@ -606,7 +619,7 @@ fn decide_change(
             (_, Guard::ReadOnly) => (false, ChangeReason::MachineReadOnly),
             (_, Guard::Protected) => (false, ChangeReason::MachineProtected),
             (allowed, Guard::OnTheWay) => match change {
-                Change::MakeDir | Change::Modify | Change::Remove => allowed,
+                Change::MakeDir | Change::Modify | Change::Remove | Change::GrantSetId => allowed,
                 Change::Make | Change::MoveAway { .. } => (false, ChangeReason::MachineOnTheWay),
             },
             (_, Guard::GitSideDoor) => (false, ChangeReason::GitSideDoor),
@@ -839,6 +852,7 @@ mod tests {
             Change::MoveAway {
                 holds_protected: true,
             },
+            Change::GrantSetId,
         ];
         let guards = [
             Guard::Open,
@@ -855,7 +869,10 @@ mod tests {
         // Whether a guard lets a change the rules before it allowed through.
         let permits = |guard: Guard, change: Change| match guard {
             Guard::Open => true,
-            Guard::OnTheWay => matches!(change, Change::MakeDir | Change::Modify | Change::Remove),
+            Guard::OnTheWay => matches!(
+                change,
+                Change::MakeDir | Change::Modify | Change::Remove | Change::GrantSetId
+            ),
             Guard::Protected | Guard::ReadOnly | Guard::GitSideDoor => false,
             Guard::GitRepository => change == Change::Remove,
             Guard::BareRepository => !matches!(change, Change::Make | Change::MakeDir),
@@ -877,6 +894,7 @@ mod tests {
                     let d = decide(&place, facts(asked, Found::Plain, Policy::Block));
                     let built_in = match (&place, change) {
                         (Place::Ordinary, Change::MoveAway { holds_protected }) => !holds_protected,
+                        (_, Change::GrantSetId) => false,
                         (Place::Ordinary, _) => true,
                         (Place::Container, Change::MakeDir | Change::Modify | Change::Remove) => {
                             true
@@ -897,6 +915,10 @@ mod tests {
                     // makes the machine's, and what is left the git rules'
                     // (built in).
                     let source = reason.source();
+                    if writable && change == Change::GrantSetId {
+                        let own = matches!(place, Place::Ordinary | Place::Container);
+                        assert_eq!(reason == ChangeReason::SetIdProgram, own, "{case}");
+                    }
                     match (writable, built_in, machine, d.yes) {
                         (false, ..) => assert_eq!(reason, ChangeReason::ReadOnlyView, "{case}"),
                         (true, false, ..) => {
@@ -920,7 +942,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(rows, 6 * 6 * 4 * 4 * 2);
+        assert_eq!(rows, 6 * 7 * 4 * 4 * 2);
     }
 
     #[test]

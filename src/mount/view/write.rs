@@ -157,6 +157,14 @@ impl<Id> View<Id> {
         }
     }
 
+    /// Asks the gate for a change that would make a set-ID program
+    /// ([`Change::GrantSetId`], refused wherever the view is writable),
+    /// which answers `EPERM` as a chmod without the right to it does.
+    fn allow_set_id(&self, path: &ViewPath, op: &'static str, who: Who) -> Result<(), FsError> {
+        self.allow(path, Change::GrantSetId, op, who)
+            .map_err(|_| FsError::Io(std::io::Error::from_raw_os_error(libc::EPERM)))
+    }
+
     /// The path of `name` in directory `parent`, with a descriptor on that
     /// directory (opened beneath the project, crossing no symlink).
     fn in_dir(&self, parent: u64, name: &OsStr) -> Result<(ViewPath, OwnedFd), FsError> {
@@ -296,6 +304,9 @@ impl<Id> View<Id> {
     ) -> Result<Entry, FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "mknod", who)?;
+        if is_set_id_program(node.mode) {
+            self.allow_set_id(&path, "mknod", who)?;
+        }
         self.changing(&[(parent, name, Naming::Created)], || {
             let _as = AsCaller::switch(who)?;
             Ok(nix::sys::stat::mknodat(
@@ -485,6 +496,9 @@ impl<Id> View<Id> {
     ) -> Result<(Entry, Opened<Id>), FsError> {
         let (path, dir) = self.in_dir(parent, name)?;
         self.allow(&path, Change::Make, "create", who)?;
+        if is_set_id_program(libc::S_IFREG | mode) {
+            self.allow_set_id(&path, "create", who)?;
+        }
         // Watched before the file is made: the entry is kept as a lookup's
         // would be, and a change of the new name on the disk from now on is
         // reported (the attributes below come from the descriptor).
@@ -672,6 +686,8 @@ impl<Id> View<Id> {
                     FchmodatFlags::FollowSymlink,
                 )?;
                 mode = None;
+            } else if is_set_id_program(now & libc::S_IFMT | wanted) && !is_set_id_program(now) {
+                self.allow_set_id(&path, "setattr", who)?;
             }
         }
         {
@@ -900,6 +916,16 @@ impl<Id> View<Id> {
         let path = self.path_of(ino)?;
         self.allow(&path, Change::Modify, "access", who)
     }
+}
+
+/// Whether `mode` (type and permissions) is a program that runs with its
+/// owner's or group's rights: set-user-ID and executable by someone, or
+/// set-group-ID and group-executable (without group execute, Linux reads
+/// the set-group-ID bit as a locking mark). A directory never is.
+fn is_set_id_program(mode: u32) -> bool {
+    mode & libc::S_IFMT != libc::S_IFDIR
+        && ((mode & libc::S_ISUID != 0 && mode & 0o111 != 0)
+            || (mode & libc::S_ISGID != 0 && mode & libc::S_IXGRP != 0))
 }
 
 /// Whether changing a file's mode from `now` to `wanted` only clears its
