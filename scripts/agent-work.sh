@@ -63,12 +63,13 @@ fi
 SEAL=$(realpath "$(command -v "$SEAL")")
 
 # The shell command of the other agents' steps, under each name they give
-# their shell tool.
+# their shell tool. What they find goes to files, not only to the tool's
+# output: Qwen Code's shell tool now and then reports "(empty)" natively too.
 shell_step() {
   printf '[{"name": "bash", "arguments": {"command": "%s", "description": "work"}}, {"name": "run_shell_command", "arguments": {"command": "%s", "description": "work"}}]' "$1" "$1"
 }
-WORK_CMD='echo made-by-agent > agent-out.txt && cat .claude/skills/ok/SKILL.md'
-PLANT_CMD='mkdir -p .claude/skills/planted && echo planted > .claude/skills/planted/SKILL.md; echo plant-rc=$?'
+WORK_CMD='echo made-by-agent > agent-out.txt && cat .claude/skills/ok/SKILL.md > skill-read.txt'
+PLANT_CMD='mkdir -p .claude/skills/planted && echo planted > .claude/skills/planted/SKILL.md; echo plant-rc=$? > plant-rc.txt'
 
 # Codex refuses to make its helper links under /tmp, so the work lives in
 # /var/tmp; it is open to the user of the `--user` run.
@@ -323,8 +324,14 @@ for run in sys.argv[2:]:
     work_file = {"claude": "bash-out.txt", "codex": "codex-out.txt"}.get(agent, "agent-out.txt")
     check(run, "a file a shell command wrote reached the project",
           (read(run, os.path.join("project", work_file)) or "").startswith("made-by-"))
-    check(run, "the pinned skill was readable",
-          bool(res) and "sealtest pinned skill text" in res[0][0], repr(res[:1]))
+    # What the shell found: in its output (Claude Code, Codex) or in files
+    # (the others).
+    found = res[0][0] if res else ""
+    told = " ".join(t for t, _ in res)
+    if agent not in ("claude", "codex"):
+        found = read(run, "project/skill-read.txt") or ""
+        told = read(run, "project/plant-rc.txt") or ""
+    check(run, "the pinned skill was readable", "sealtest pinned skill text" in found, repr(found))
     if agent == "claude":
         check(run, "its Write tool made a file", read(run, "project/notes.md") == "notes from the agent\n")
         check(run, "its Edit tool changed a tracked file", read(run, "project/README.md") == "hello, edited\n",
@@ -337,7 +344,7 @@ for run in sys.argv[2:]:
         if agent == "claude":
             check(run, "its Write tool was told the skill is read-only", len(res) > 4 and res[4][1]
                   and "read-only" in res[4][0].lower(), repr(res[4:5]))
-        check(run, "the shell was told the skill is read-only", any("plant-rc=1" in t for t, _ in res), repr(res))
+        check(run, "the shell was told the skill is read-only", "plant-rc=1" in told, repr(told[-200:]))
         ok, out = verify_passes(run)
         check(run, "seal verify still passes", ok, out)
     else:
