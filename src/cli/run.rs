@@ -116,11 +116,17 @@ fn pending_line(prepared: &Prepared) -> Option<String> {
     ))
 }
 
+/// The file name of the program a command starts, as the agent tables
+/// name agents (`/opt/bin/codex` is `codex`).
+fn program_name(command: &[OsString]) -> Option<String> {
+    let name = std::path::Path::new(command.first()?).file_name()?;
+    Some(name.to_string_lossy().into_owned())
+}
+
 /// One line when the command is not an agent of the tables: it runs sealed
 /// all the same, but seal cannot know where else it loads from.
 fn unknown_agent_line(command: &[OsString]) -> Option<String> {
-    let name = std::path::Path::new(command.first()?).file_name()?;
-    let name = name.to_string_lossy();
+    let name = program_name(command)?;
     if seal_gate::surfaces::agent_of_command(&name).is_some() {
         return None;
     }
@@ -137,10 +143,9 @@ fn unknown_agent_line(command: &[OsString]) -> Option<String> {
 /// command could give any root-owned file it writes capabilities that hold
 /// outside the run). A run as a user (`--user`) keeps such a sandbox working.
 fn root_sandbox_line(command: &[OsString], as_root: bool) -> Option<String> {
-    let name = std::path::Path::new(command.first()?).file_name()?;
-    let name = name.to_string_lossy();
+    let name = program_name(command)?;
     if !as_root
-        || !seal_gate::surfaces::AGENTS_SANDBOXED_IN_A_USER_NAMESPACE.contains(&name.as_ref())
+        || !seal_gate::surfaces::AGENTS_SANDBOXED_IN_A_USER_NAMESPACE.contains(&name.as_str())
     {
         return None;
     }
