@@ -681,6 +681,31 @@ fn a_closed_log_pipe_does_not_stop_the_view() {
     let status = status.expect("seal run hung once its log pipe was closed");
     assert!(status.success(), "{status:?}");
     assert_eq!(out, "fn main() {}");
+
+    // Closed before seal writes a line (`seal run ... 2>&1 | head -c0`):
+    // its summary is lost, the command runs all the same.
+    let mut child = Command::new(seal_bin())
+        .args(["run", "--", "cat", "src/main.rs"])
+        .current_dir(&w.project)
+        .env("HOME", &w.home)
+        .env_remove("SUDO_UID")
+        .env_remove("SUDO_GID")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = wait_timeout(&mut child, Duration::from_secs(60));
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let status = status.expect("seal run hung with its stderr closed");
+    assert!(status.success(), "{status:?}");
+    assert_eq!(out, "fn main() {}");
     no_sealfs_mounts_left(&w.root);
 }
 

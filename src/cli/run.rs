@@ -74,29 +74,30 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
     if args.dry_run {
         return dry_run(&prepared, args.json, &decided);
     }
-    eprint!(
+    let mut said = format!(
         "{}{}",
         verify_human(&prepared.report, false),
         decided.human_line()
     );
-    if let Some(line) = pending_line(&prepared) {
-        eprintln!("{line}");
-    }
-    if let Some(line) = blocked_meaning(&prepared) {
-        eprintln!("{line}");
-    }
-    eprintln!(
+    let mode = format!(
         "seal: run: the project is the sealed view ({})",
         crate::mount::describe_mode(prepared.request.writable, prepared.request.kernel_opens)
     );
-    if let Some(line) = unknown_agent_line(&prepared.request.command) {
-        eprintln!("{line}");
+    let lines = [
+        pending_line(&prepared),
+        blocked_meaning(&prepared),
+        Some(mode),
+        unknown_agent_line(&prepared.request.command),
+        root_sandbox_line(&prepared.request.command, prepared.identity.uid.is_root()),
+    ];
+    for line in lines.into_iter().flatten() {
+        said.push_str(&line);
+        said.push('\n');
     }
-    if let Some(line) =
-        root_sandbox_line(&prepared.request.command, prepared.identity.uid.is_root())
-    {
-        eprintln!("{line}");
-    }
+    // Written, not printed: a closed stderr (`seal run ... 2>&1 | head`)
+    // loses these lines and nothing else, where `eprint!` would panic and
+    // end the run before its command starts.
+    let _ = std::io::stderr().write_all(said.as_bytes());
     let code = execute(prepared).map_err(CliError::Run)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))
 }

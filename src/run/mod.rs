@@ -18,7 +18,7 @@ pub mod scope;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::io;
+use std::io::{self, Write as _};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -675,11 +675,15 @@ pub fn execute(prepared: Prepared) -> Result<i32, RunError> {
     for line in &outcome.done {
         tracing::info!("{line}");
     }
-    for line in &outcome.problems {
-        eprintln!("seal: run: {line}");
-    }
-    if let Some(line) = dropped_line(&outcome.dropped) {
-        eprintln!("seal: run: {line}");
+    // Written, not printed: a closed stderr loses them, no more (see
+    // `cli::run`).
+    let mut stderr = std::io::stderr();
+    for line in outcome
+        .problems
+        .iter()
+        .chain(&dropped_line(&outcome.dropped))
+    {
+        let _ = writeln!(stderr, "seal: run: {line}");
     }
     Ok(code)
 }
