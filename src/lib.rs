@@ -11,6 +11,10 @@
 //! Nothing of this crate is used outside it but [`main`]: its modules are
 //! private, so the compiler holds every item to a use inside the crate.
 
+// Human text goes through `cli`'s `say!`, which a closed stderr cannot
+// panic; machine output through writes whose error is dropped.
+#![cfg_attr(not(test), deny(clippy::print_stderr, clippy::print_stdout))]
+
 mod cli;
 mod mount;
 mod run;

@@ -1047,6 +1047,64 @@ fn verify_formats_for_ci_place_each_bundle_that_is_not_verified_on_a_file() {
     p.refused(&["verify", "--format", "github", "-q"], "");
 }
 
+/// Runs `seal ARGS` in `p` with stderr a pipe whose reader is already gone
+/// (`seal verify 2>&1 | head -c0`): every write to it fails with `EPIPE`.
+fn seal_with_stderr_closed(p: &Project, args: &[&str], stdin: &str) -> (i32, String) {
+    let (reader, writer) = nix::unistd::pipe().unwrap();
+    drop(reader);
+    let mut child = Command::new(SEAL)
+        .args(args)
+        .current_dir(p.root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(writer))
+        .spawn()
+        .unwrap();
+    // The binary may exit without reading; a broken pipe is fine.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    let code = out.status.code().expect("exited normally, not by a signal");
+    (code, String::from_utf8(out.stdout).unwrap())
+}
+
+/// A closed stderr loses `seal`'s human text and nothing else: each command
+/// exits with the code it has when stderr is open (not 101, a panic's, as
+/// `eprint!` gave), prints the same machine output, and does its work.
+#[test]
+fn a_closed_stderr_changes_no_exit_code_and_no_work() {
+    let p = four_states("block");
+    let asked: &[&[&str]] = &[
+        &["verify"],
+        &["verify", "-v"],
+        &["status"],
+        &["why", "s/changed/a"],
+        &["policy"],
+        &["verify", "--no-such-flag"],
+        &["pin", "--dry-run"],
+    ];
+    for args in asked {
+        let open = p.seal(args, "");
+        let (code, stdout) = seal_with_stderr_closed(&p, args, "");
+        assert_ne!(
+            open.stderr, "",
+            "{args:?} writes nothing to stderr: a test of nothing"
+        );
+        assert_eq!((code, stdout), (open.code, open.stdout), "{args:?}");
+    }
+    // The commands that write: pin pins, and verify then passes.
+    let (code, _) = seal_with_stderr_closed(&p, &["pin"], "y\n");
+    assert_eq!(code, 0);
+    p.ok(&["verify"], "");
+    let fresh = Project::new();
+    fresh.file(".claude/skills/review/SKILL.md", "# Review\n");
+    let (code, _) = seal_with_stderr_closed(&fresh, &["init"], "y\n");
+    assert_eq!(code, 0);
+    assert!(fresh.has_lock());
+    // A fatal error keeps its 2.
+    let (code, _) = seal_with_stderr_closed(&Project::new(), &["verify"], "");
+    assert_eq!(code, 2);
+}
+
 #[test]
 fn verify_warn_mode_is_warning_with_exit_0() {
     let p = four_states("warn");

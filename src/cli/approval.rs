@@ -667,15 +667,15 @@ impl Show {
         let section = lets_run_section(changes);
         if !section.is_empty() {
             let before = if after_blank { "" } else { "\n" };
-            eprintln!("{before}{section}");
+            sayln!("{before}{section}");
         }
-        eprint!("{warnings}");
+        say!("{warnings}");
         if self.json {
             doc.print();
             super::formats::document_written();
         }
         if self.dry_run {
-            eprintln!("Dry run: nothing was asked and nothing written");
+            sayln!("Dry run: nothing was asked and nothing written");
         }
         !self.dry_run
     }

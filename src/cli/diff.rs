@@ -99,7 +99,7 @@ pub fn run(
     }
     let shown = select(&assessed.report.bundles, paths, approval.as_ref())?;
     if let (Err(why), None) = (&history, format) {
-        eprintln!(
+        sayln!(
             "seal: diff: no git history ({}): the approved bytes are unknown, so changed files \
              are named by their recorded and current SHA-256 only",
             escaped(why)
@@ -146,7 +146,7 @@ pub fn run(
                 render_bundle(&mut out, b);
             }
             if doc.bundles.is_empty() && doc.approval.as_ref().is_none_or(Approval::is_empty) {
-                eprintln!("seal: diff: nothing to show: every bundle shown is verified");
+                sayln!("seal: diff: nothing to show: every bundle shown is verified");
             }
             out
         }

@@ -33,7 +33,7 @@ pub fn run(ctx: &Context, warn: bool, show: Show) -> Result<Done, CliError> {
     let rule = ctx.link_rule()?;
     let project = ctx.project.as_fd();
     let write_lock = WriteLock::acquire(project, || {
-        eprintln!("seal: init: waiting for another seal process to finish writing seal.json...")
+        sayln!("seal: init: waiting for another seal process to finish writing seal.json...")
     })?;
     if lockfile_exists(project)? {
         return Err(CliError::Refused(
@@ -64,7 +64,7 @@ pub fn run(ctx: &Context, warn: bool, show: Show) -> Result<Done, CliError> {
         )
     })?;
     for (path, why) in &plan.skipped {
-        eprintln!("seal: init: warning: not proposing {path}: {why}");
+        sayln!("seal: init: warning: not proposing {path}: {why}");
     }
     let plan_large = plan.large_bundles();
     let lock = plan.lockfile;
@@ -92,8 +92,8 @@ pub fn run(ctx: &Context, warn: bool, show: Show) -> Result<Done, CliError> {
         .iter()
         .map(|(k, e)| (k.as_str().to_string(), e.files.len()))
         .collect();
-    eprint!("{}", linked_surfaces(&links));
-    eprint!(
+    say!("{}", linked_surfaces(&links));
+    say!(
         "{}",
         init_summary(&patterns, &bundles, &show.details(&changes))
     );
@@ -150,7 +150,7 @@ pub fn run(ctx: &Context, warn: bool, show: Show) -> Result<Done, CliError> {
         }
         other => other?,
     }
-    eprintln!(
+    sayln!(
         "Wrote seal.json ({} bundles, {} discovery patterns)",
         lock.bundles.len(),
         lock.discovery.len()

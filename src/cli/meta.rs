@@ -252,7 +252,7 @@ pub fn man(cmd: clap::Command, args: &ManArgs) -> ExitCode {
     match render(cmd, args.command.as_deref()) {
         Ok(buf) => emit(&buf),
         Err(e) => {
-            eprintln!("seal: man: {e}");
+            sayln!("seal: man: {e}");
             ExitCode::from(2)
         }
     }

@@ -10,6 +10,25 @@
 //! Behaviors. Exit codes follow SPEC's table: 0 success, 1 verify Blocked
 //! (and `seal run` when a mask cannot be applied), 2 fatal.
 
+/// `eprint!` for every human line `seal` writes: the same text on stderr,
+/// but a stderr that cannot take it (closed by `seal verify 2>&1 | head -1`)
+/// loses the text and nothing else, where `eprint!` panics and turns the
+/// command's exit code into 101. Defined before the modules so that each of
+/// them can use it; `clippy::print_stderr` (denied in `lib.rs`) keeps
+/// `eprint!` out.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = std::io::stderr().lock().write_fmt(format_args!($($arg)*));
+    }};
+}
+
+/// [`say!`] with a newline, as `eprintln!` is `eprint!` with one.
+macro_rules! sayln {
+    () => { say!("\n") };
+    ($($arg:tt)*) => { say!("{}\n", format_args!($($arg)*)) };
+}
+
 mod approval;
 mod diff;
 mod formats;
@@ -683,8 +702,8 @@ fn report_error(name: &str, result: &Result<Done, CliError>, machine: Option<for
     let Err(e) = result else { return };
     match e {
         // The reference CLI's words for a declined prompt.
-        CliError::Declined { command } => eprintln!("seal: {command} aborted"),
-        e => eprintln!("seal: {name}: {e}"),
+        CliError::Declined { command } => sayln!("seal: {command} aborted"),
+        e => sayln!("seal: {name}: {e}"),
     }
     formats::print_error(machine, &e.to_string(), exit_code(result));
 }

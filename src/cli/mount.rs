@@ -209,14 +209,14 @@ fn serve(ctx: Context, args: MountArgs, caller: Caller) -> Result<Done, CliError
     // mount(8) passes rw to its helper unasked; only a person who typed it
     // on seal's command line needs telling.
     if options.rw && !options.writable && caller == Caller::CommandLine {
-        eprintln!(
+        sayln!(
             "seal: mount: note: rw does not make the view writable (mount(8) passes rw to every \
              helper); the view is read-only. Use --writable or -o writable for the writable view"
         );
     }
     let machine = super::machine_policy()?;
     if machine.read_only && options.writable {
-        eprintln!(
+        sayln!(
             "seal: mount: the machine policy {} serves every view read-only; the view will be \
              read-only",
             machine.shown_file()
@@ -259,7 +259,7 @@ fn serve(ctx: Context, args: MountArgs, caller: Caller) -> Result<Done, CliError
         } else {
             "stop with".to_string()
         };
-        eprintln!(
+        sayln!(
             "seal: mount: serving the sealed view of {} at {} ({}); {stop} 'umount {}'{}",
             shown(&crate::mount::absolute(&ctx.dir)),
             shown(view),

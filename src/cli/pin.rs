@@ -49,7 +49,7 @@ pub fn run(ctx: &Context, paths: &[OsString], prune: bool, show: Show) -> Result
     let rule = ctx.link_rule()?;
     let project = ctx.project.as_fd();
     let write_lock = WriteLock::acquire(project, || {
-        eprintln!("seal: pin: waiting for another seal process to finish writing seal.json...")
+        sayln!("seal: pin: waiting for another seal process to finish writing seal.json...")
     })?;
     let original = read_lockfile(project)?;
     let lock = Lockfile::parse(&original)?;
@@ -67,7 +67,7 @@ pub fn run(ctx: &Context, paths: &[OsString], prune: bool, show: Show) -> Result
         uncovered.extend(super::hidden::link_keys(&links));
         uncovered.sort();
         uncovered.dedup();
-        eprint!("{}", linked_surfaces(&links));
+        say!("{}", linked_surfaces(&links));
         let proposal = if uncovered.is_empty() {
             Ok(Proposal::default())
         } else {
@@ -103,7 +103,7 @@ pub fn run(ctx: &Context, paths: &[OsString], prune: bool, show: Show) -> Result
         plan.map_err(|e| CliError::from_plan(e, "cannot pin, seal.json is unchanged", ""))?;
     let mut history = History::open(&ctx.dir);
     refused.extend(plan.skipped.iter().cloned());
-    eprint!("{}", not_proposing("pin", &refused));
+    say!("{}", not_proposing("pin", &refused));
     let added: Vec<String> = plan
         .added_patterns
         .iter()
@@ -112,9 +112,9 @@ pub fn run(ctx: &Context, paths: &[OsString], prune: bool, show: Show) -> Result
     if plan.is_noop() {
         // A bulk pin shows what it looked at; a targeted one has nothing to add.
         if paths.is_empty() {
-            eprint!("{}", pin_summary(&plan.rows, &[], &BTreeMap::new(), prune));
+            say!("{}", pin_summary(&plan.rows, &[], &BTreeMap::new(), prune));
         }
-        eprintln!("No changes");
+        sayln!("No changes");
         if show.json {
             document(&plan, &added, &refused, show, &history, &[]).print();
         }
@@ -127,7 +127,7 @@ pub fn run(ctx: &Context, paths: &[OsString], prune: bool, show: Show) -> Result
         ))
     })?;
     let changes = review_rows(&mut listings, &lock, &plan, history.as_mut().ok(), show)?;
-    eprint!(
+    say!(
         "{}",
         pin_summary(&plan.rows, &added, &show.details(&changes), prune)
     );
@@ -145,7 +145,7 @@ pub fn run(ctx: &Context, paths: &[OsString], prune: bool, show: Show) -> Result
         Replace::Overwrite,
         &write_lock,
     )?;
-    eprintln!("Pinned {} bundle(s)", plan.changes());
+    sayln!("Pinned {} bundle(s)", plan.changes());
     Ok(Done::Success)
 }
 
@@ -287,7 +287,7 @@ fn link_target_arg(
         return unchanged;
     };
     let at = ViewPath::of(at);
-    eprintln!(
+    sayln!(
         "seal: pin: {} is a link to {}: pinning what it leads to, {}",
         seal_core::escape::escaped(&view.display()),
         seal_core::escape::escaped_os(&link.target),

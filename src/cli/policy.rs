@@ -52,7 +52,7 @@ pub fn run(ctx: &Context, json_out: bool) -> Result<Done, CliError> {
         out.push('\n');
         let _ = std::io::stdout().lock().write_all(out.as_bytes());
     } else {
-        eprint!("{}", text(machine, &project, &settings));
+        say!("{}", text(machine, &project, &settings));
     }
     Ok(Done::Success)
 }

@@ -15,7 +15,7 @@ pub fn confirm(question: &str) -> bool {
     let mut line = String::new();
     match io::stdin().lock().read_line(&mut line) {
         Ok(0) | Err(_) => {
-            eprintln!();
+            sayln!();
             false
         }
         Ok(_) => is_yes(&line),

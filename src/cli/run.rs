@@ -94,10 +94,9 @@ pub fn run(ctx: Context, args: RunArgs) -> Result<Done, CliError> {
         said.push_str(&line);
         said.push('\n');
     }
-    // Written, not printed: a closed stderr (`seal run ... 2>&1 | head`)
-    // loses these lines and nothing else, where `eprint!` would panic and
-    // end the run before its command starts.
-    let _ = std::io::stderr().write_all(said.as_bytes());
+    // A closed stderr (`seal run ... 2>&1 | head`) loses these lines and
+    // nothing else: the command still starts.
+    say!("{said}");
     let code = execute(prepared).map_err(CliError::Run)?;
     Ok(Done::Exit(code.clamp(0, 255) as u8))
 }
@@ -215,7 +214,7 @@ fn dry_run(prepared: &Prepared, json: bool, decided: &Decided) -> Result<Done, C
         out.push('\n');
         let _ = std::io::stdout().lock().write_all(out.as_bytes());
     } else {
-        eprint!("{}{}", dry_run_text(prepared, &seen), decided.human_line());
+        say!("{}{}", dry_run_text(prepared, &seen), decided.human_line());
     }
     Ok(if blocked {
         Done::Blocked

@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, json: bool) -> Result<Done, CliError> {
         text.push('\n');
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
     } else {
-        eprint!("{}", human(ctx, &assessed, &found, &gate));
+        say!("{}", human(ctx, &assessed, &found, &gate));
     }
     Ok(assessed.done())
 }

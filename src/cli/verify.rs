@@ -149,19 +149,19 @@ pub fn run(ctx: &Context, mode: Mode, verbose: bool, strict: bool) -> Result<Don
         )),
     };
     if human {
-        eprint!("{}{}", verify_human(&report, verbose), decided.human_line());
+        say!("{}{}", verify_human(&report, verbose), decided.human_line());
         if strict && !uncovered.is_empty() {
-            eprint!("{}", strict_lines(&uncovered));
+            say!("{}", strict_lines(&uncovered));
         }
         if verbose {
             let found = super::hidden::find(&mut listings, &lock);
             let gate = super::explaining_gate(ctx, &lock, implied)?;
-            eprint!(
+            say!(
                 "{}",
                 super::hidden::render(&found, &gate, ctx.project_arg())
             );
             let links = super::hidden::find_links(&mut listings, &lock, &rule);
-            eprint!(
+            say!(
                 "{}",
                 super::hidden::render_links(&links, &gate, ctx.project_arg())
             );

@@ -64,7 +64,7 @@ pub fn run(ctx: &Context, path: &Path, json: bool) -> Result<Done, CliError> {
         text.push('\n');
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
     } else {
-        eprint!("{}", explained.text);
+        say!("{}", explained.text);
     }
     Ok(Done::Success)
 }
