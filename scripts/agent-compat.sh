@@ -57,36 +57,6 @@
 set -euo pipefail
 
 # --- the agents ---------------------------------------------------------------
-# FAMILY VERSION PACKAGE BIN RELOCATING-VAR USER-CONFIG NATIVE-PACKAGE
-#   RELOCATING-VAR: the environment variable that moves the user config
-#   (the native-reloc and seal-reloc runs set it); USER-CONFIG: where the
-#   user-level config lives by default. NATIVE-PACKAGE: the per-platform
-#   optional dependency holding the native binary, installed by hand when
-#   npm skipped it (%p: platform, %v: version; "-": none).
-# Claude Code 2.1.197 and Codex 0.171.0 are the versions sealfs was first
-# tested against; 2.1.332 is the newest Claude Code on npm on 2026-12-02
-# (0.171.0 is still Codex's newest), the others are their newest that day.
-AGENT_TABLE='
-claude   2.1.197  @anthropic-ai/claude-code  claude    CLAUDE_CONFIG_DIR    ~/.claude,~/.claude.json    @anthropic-ai/claude-code-%p@%v
-claude   2.1.332  @anthropic-ai/claude-code  claude    CLAUDE_CONFIG_DIR    ~/.claude,~/.claude.json    @anthropic-ai/claude-code-%p@%v
-codex    0.171.0  @openai/codex              codex     CODEX_HOME           ~/.codex,~/.agents          @openai/codex-%p@npm:@openai/codex@%v-%p
-gemini   0.61.0   @google/gemini-cli         gemini    GEMINI_CLI_HOME      ~/.gemini,~/.agents         -
-copilot  1.0.102  @github/copilot            copilot   COPILOT_HOME         ~/.copilot,~/.agents        -
-opencode 1.18.33  opencode-ai                opencode  OPENCODE_CONFIG_DIR  ~/.config/opencode,~/.claude -
-qwen     0.24.4   @qwen-code/qwen-code       qwen      QWEN_HOME            ~/.qwen                     -
-'
-# FAMILY TITLE | how it runs offline: its environment, then its command line
-#   @URL@ is the fake server (http://127.0.0.1:PORT), @PROMPT@ the prompt.
-#   Model and provider come from the user config where the agent has such a
-#   setting (Codex, Gemini, OpenCode, Qwen, Claude's model), else from here.
-OFFLINE_TABLE='
-claude   Claude Code | ANTHROPIC_API_KEY=sealtest-key ANTHROPIC_BASE_URL=@URL@ CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_MAX_RETRIES=0 IS_SANDBOX=1 | claude -p @PROMPT@ --output-format stream-json --verbose --dangerously-skip-permissions
-codex    Codex CLI   | SEALTEST_PROVIDER_KEY=sealtest-key | codex exec -c features.plugins=false -c analytics.enabled=false -c feedback.enabled=false --skip-git-repo-check --dangerously-bypass-hook-trust @PROMPT@
-gemini   Gemini CLI  | GEMINI_API_KEY=sealtest-key GOOGLE_GEMINI_BASE_URL=@URL@ GEMINI_CLI_TRUST_WORKSPACE=true | gemini -p @PROMPT@
-copilot  Copilot CLI | COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false COPILOT_PROVIDER_BASE_URL=@URL@/sealtest-copilot/v1 COPILOT_PROVIDER_API_KEY=sealtest-key COPILOT_MODEL=sealtest-copilot-model | copilot --trust-folder --allow-all-tools --no-auto-update -p @PROMPT@
-opencode OpenCode    | OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1 | opencode run @PROMPT@
-qwen     Qwen Code   | OPENAI_API_KEY=sealtest-key OPENAI_BASE_URL=@URL@/sealtest-qwen/v1 | qwen -p @PROMPT@
-'
 PROMPT="Say hello."
 REPLY=sealtest-fake-model-reply
 AGENT_TIMEOUT=${SEAL_AGENT_TIMEOUT:-60} # seconds per agent run (a healthy one takes 2-12)
@@ -94,28 +64,10 @@ AGENT_TIMEOUT=${SEAL_AGENT_TIMEOUT:-60} # seconds per agent run (a healthy one t
 repo=$(cd "$(dirname "$0")/.." && pwd)
 fixtures="$repo/tests/fixtures"
 
-# agent_rows [FILTER...]: the AGENT_TABLE rows, as "FAMILY@VERSION FAMILY
-# VERSION PACKAGE BIN VAR CONFIG NATIVE", of the agents FILTER names.
-agent_rows() {
-  local family version rest want
-  while read -r family version rest; do
-    [ -n "$family" ] || continue
-    if [ $# -gt 0 ]; then
-      for want in "$@"; do
-        if [ "$want" = "$family" ] || [ "$want" = "$family@$version" ]; then
-          echo "$family@$version $family $version $rest"
-          break
-        fi
-      done
-    else
-      echo "$family@$version $family $version $rest"
-    fi
-  done <<<"$AGENT_TABLE"
-}
-# offline_field FAMILY N: field N (1 title, 2 environment, 3 command) of its OFFLINE_TABLE row.
-offline_field() {
-  awk -F' *[|] *' -v fam="$1" -v n="$2" '$1 ~ "^" fam " " { sub("^" fam " +", "", $1); print $n }' <<<"$OFFLINE_TABLE"
-}
+# The agents, and how each runs offline: AGENT_TABLE, OFFLINE_TABLE,
+# agent_rows, offline_field, offline_words.
+# shellcheck source=scripts/agent-table.sh
+source "$repo/scripts/agent-table.sh"
 
 control_only=0 keep=0 table=0 install_only=0
 selected=()
@@ -594,18 +546,15 @@ agent_env() {
     "HTTP_PROXY=$url" "HTTPS_PROXY=$url" "http_proxy=$url" "https_proxy=$url" \
     NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost \
     "npm_config_registry=$url/sealtest-npm/" "BUN_CONFIG_REGISTRY=$url/sealtest-npm/"
-  for word in $(offline_field "$family" 2); do printf '%s\n' "${word//@URL@/$url}"; done
+  offline_words "$family" 2 "$url"
   case $mode in *reloc*) printf '%s\n' "${var_of[$family]}=$(reloc_dir "$family")" ;; esac
 }
 # agent_argv ID MODE: its command line, a word a line; in *-nested runs it
 # starts in the nested package (`seal run` starts commands at the project
 # root, so `env -C` moves it there, natively the same way).
 agent_argv() {
-  local word
   case $2 in *nested*) printf '%s\n' env -C "$nested" ;; esac
-  for word in $(offline_field "${1%@*}" 3); do
-    if [ "$word" = @PROMPT@ ]; then printf '%s\n' "$PROMPT"; else printf '%s\n' "$word"; fi
-  done
+  offline_words "${1%@*}" 3 "$url" "$PROMPT"
 }
 
 step "the project (root and nested package) in a parent directory with surfaces of its own"

@@ -23,16 +23,10 @@
 # scripts/agent-compat.sh into its cache), python3, git, util-linux.
 set -euo pipefail
 
-CLAUDE_VERSION=2.1.332
-CODEX_VERSION=0.171.0
-# The agents that run tools with no sandbox of their own: family, version,
-# npm package (its cache directory's name), binary.
-OTHERS='
-copilot  1.0.102  copilot     copilot
-opencode 1.18.33  opencode-ai opencode
-qwen     0.24.4   qwen-code   qwen
-gemini   0.61.0   gemini-cli  gemini
-'
+# The agents that run tools with no sandbox of their own (Claude Code and
+# Codex have runs of their own below); each runs at its newest version in
+# the agent table.
+OTHERS="copilot opencode qwen gemini"
 WORK_USER=sealtest-agent # made if missing: the user of the `--user` run
 TIMEOUT=${SEAL_AGENT_TIMEOUT:-90}
 
@@ -43,17 +37,34 @@ keep=0
 die() { echo "agent-work: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || die "needs root (it runs an agent as another user too)"
 
-others=()
-while read -r family version _; do [ -n "$family" ] && others+=(--agent "$family@$version"); done <<<"$OTHERS"
-"$repo/scripts/agent-compat.sh" --install-only --agent "claude@$CLAUDE_VERSION" --agent "codex@$CODEX_VERSION" "${others[@]}" >&2
+# shellcheck source=scripts/agent-table.sh
+source "$repo/scripts/agent-table.sh"
+# The newest version of each agent: "FAMILY@VERSION FAMILY VERSION PACKAGE BIN ...".
+declare -A row_of
+install=()
+for family in claude codex $OTHERS; do
+  row_of[$family]=$(newest_row "$family")
+  install+=(--agent "${row_of[$family]%% *}")
+done
+"$repo/scripts/agent-compat.sh" --install-only "${install[@]}" >&2
 cache=${SEAL_AGENT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sealfs-agents}
-claude="$cache/claude-code-$CLAUDE_VERSION/node_modules/.bin/claude"
+# row_field FAMILY N: field N of its newest row (3 version, 4 package, 5 binary).
+row_field() { awk -v n="$2" '{print $n}' <<<"${row_of[$1]}"; }
+version_of() { row_field "$1" 3; }
+# agent_bin FAMILY: the binary agent-compat.sh installed for its newest version.
+agent_bin() {
+  local package
+  package=$(row_field "$1" 4)
+  echo "$cache/${package##*/}-$(version_of "$1")/node_modules/.bin/$(row_field "$1" 5)"
+}
+CLAUDE_VERSION=$(version_of claude) CODEX_VERSION=$(version_of codex)
+claude=$(agent_bin claude)
 case $(uname -m) in
   x86_64 | amd64) triple=x86_64-unknown-linux-musl platform=linux-x64 ;;
   aarch64 | arm64) triple=aarch64-unknown-linux-musl platform=linux-arm64 ;;
   *) die "no agent builds for $(uname -m)" ;;
 esac
-codex_vendor="$cache/codex-$CODEX_VERSION/node_modules/@openai/codex-$platform/vendor/$triple"
+codex_vendor="$(dirname "$(dirname "$(agent_bin codex)")")/@openai/codex-$platform/vendor/$triple"
 [ -x "$claude" ] && [ -x "$codex_vendor/bin/codex" ] || die "the agents are not where agent-compat.sh installs them"
 
 if [ -z "${SEAL:-}" ]; then
@@ -168,10 +179,10 @@ run_claude() {
   sed "s#$P#$dir/project#g" "$work/calls.json" >"$dir/calls.json"
   serve "$dir/requests.jsonl" "$dir/calls.json"
   mkdir -p "$dir/home"
-  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$dir/home" ANTHROPIC_API_KEY=sealtest-key \
-    ANTHROPIC_BASE_URL="$url" CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 \
-    DISABLE_TELEMETRY=1 CLAUDE_CODE_MAX_RETRIES=0 IS_SANDBOX=1 \
-    "$@" "$claude" -p "Do the work." --output-format stream-json --verbose --dangerously-skip-permissions \
+  local env cmd
+  mapfile -t env < <(offline_words claude 2 "$url")
+  mapfile -t cmd < <(offline_words claude 3 "$url" "Do the work.")
+  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$dir/home" "${env[@]}" "$@" "$claude" "${cmd[@]:1}" \
     >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
 }
 
@@ -185,27 +196,27 @@ run_codex() {
   rm -rf "$home/.codex"
   codex_config "$home" "$dir/project"
   chown -R "$owner" "$home/.codex"
-  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$home" SEALTEST_PROVIDER_KEY=sealtest-key \
-    "$@" "$codex" exec --skip-git-repo-check -s workspace-write "Do the work." </dev/null \
+  local env cmd
+  mapfile -t env < <(offline_words codex 2 "$url")
+  mapfile -t cmd < <(offline_words codex 3 "$url" "Do the work." -s workspace-write)
+  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$home" "${env[@]}" "$@" "$codex" "${cmd[@]:1}" </dev/null \
     >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
 }
 
-# run_other NAME FAMILY VERSION PACKAGE BIN PREFIX...: an agent with no
-# sandbox of its own, told to run every tool without asking.
+# run_other NAME FAMILY PREFIX...: an agent with no sandbox of its own,
+# told to run every tool without asking.
 run_other() {
-  local name=$1 family=$2 version=$3 package=$4 bin=$5 dir="$work/$1"
-  shift 5
-  local agent="$cache/$package-$version/node_modules/.bin/$bin" env=() cmd=()
+  local name=$1 family=$2 dir="$work/$1" extra=()
+  shift 2
+  local agent env cmd
+  agent=$(agent_bin "$family")
   fresh_project "$dir/project" root:root
   serve "$dir/requests.jsonl" "$work/calls.json"
   local home="$dir/home"
   mkdir -p "$home"
   case $family in
     copilot)
-      mkdir -p "$home/.copilot" && echo '{"autoUpdate": false}' >"$home/.copilot/settings.json"
-      env=(COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false COPILOT_PROVIDER_BASE_URL="$url/v1"
-        COPILOT_PROVIDER_API_KEY=sealtest-key COPILOT_MODEL=sealtest-work-model)
-      cmd=(--trust-folder --allow-all-tools --no-auto-update -p "Do the work.") ;;
+      mkdir -p "$home/.copilot" && echo '{"autoUpdate": false}' >"$home/.copilot/settings.json" ;;
     opencode)
       mkdir -p "$home/.config/opencode"
       cat >"$home/.config/opencode/opencode.json" <<EOF
@@ -215,20 +226,19 @@ run_other() {
    "models": {"sealtest-work-model": {"name": "sealtest model"}}}},
  "model": "sealtest/sealtest-work-model"}
 EOF
-      env=(OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1)
-      cmd=(run "Do the work.") ;;
+      ;;
     qwen)
       mkdir -p "$home/.qwen"
       echo '{"$version": 4, "security": {"auth": {"selectedType": "openai"}}, "model": {"name": "sealtest-work-model"}, "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}' >"$home/.qwen/settings.json"
-      env=(OPENAI_API_KEY=sealtest-key OPENAI_BASE_URL="$url/v1")
-      cmd=(-p "Do the work." --yolo) ;;
+      extra=(--yolo) ;;
     gemini)
       mkdir -p "$home/.gemini"
       echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "sealtest-work-model"}, "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}' >"$home/.gemini/settings.json"
-      env=(GEMINI_API_KEY=sealtest-key GOOGLE_GEMINI_BASE_URL="$url" GEMINI_CLI_TRUST_WORKSPACE=true)
-      cmd=(-p "Do the work." --yolo) ;;
+      extra=(--yolo) ;;
   esac
-  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$home" "${env[@]}" "$@" "$agent" "${cmd[@]}" </dev/null \
+  mapfile -t env < <(offline_words "$family" 2 "$url")
+  mapfile -t cmd < <(offline_words "$family" 3 "$url" "Do the work." "${extra[@]}")
+  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$home" "${env[@]}" "$@" "$agent" "${cmd[@]:1}" </dev/null \
     >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
 }
 
@@ -243,13 +253,12 @@ mkdir -p "$work/codex-sealed-root/home"
 run_codex codex-sealed-root "$work/codex-sealed-root/home" root:root "$SEAL" run --
 rm -rf "$user_home/.codex"
 runs="claude-native claude-sealed codex-native codex-sealed-user codex-sealed-root"
-while read -r family version package bin; do
-  [ -n "$family" ] || continue
-  echo "agent-work: $family $version, natively and sealed" >&2
-  run_other "$family-native" "$family" "$version" "$package" "$bin"
-  run_other "$family-sealed" "$family" "$version" "$package" "$bin" "$SEAL" run --
+for family in $OTHERS; do
+  echo "agent-work: $family $(version_of "$family"), natively and sealed" >&2
+  run_other "$family-native" "$family"
+  run_other "$family-sealed" "$family" "$SEAL" run --
   runs+=" $family-native $family-sealed"
-done <<<"$OTHERS"
+done
 
 # --- the judge ------------------------------------------------------------------
 # shellcheck disable=SC2086 # $runs: one argument per run
