@@ -894,6 +894,36 @@ const FORMATS: &[(&str, &str, &str)] = &[
         ".codex-plugin/plugin.json",
         r#"{"name": "p", "mcpServers": {"s": {"command": "mark-codex-plugin"}}}"#,
     ),
+    (
+        ".kiro/hooks",
+        ".kiro/hooks/lint.kiro.hook",
+        r#"{"enabled": true, "name": "lint", "when": {"type": "fileEdited", "patterns": ["*.ts"]}, "then": {"type": "runCommand", "command": "mark-kiro-hook"}}"#,
+    ),
+    (
+        ".kiro/settings/mcp.json",
+        ".kiro/settings/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-kiro-mcp"}}}"#,
+    ),
+    (
+        ".amazonq/mcp.json",
+        ".amazonq/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-amazonq-mcp"}}}"#,
+    ),
+    (
+        ".amazonq/default.json",
+        ".amazonq/default.json",
+        r#"{"name": "default", "hooks": {"agentSpawn": [{"command": "mark-amazonq-agent"}]}}"#,
+    ),
+    (
+        ".openhands/hooks.json",
+        ".openhands/hooks.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mark-openhands-hooks"}]}]}}"#,
+    ),
+    (
+        ".openhands/hooks",
+        ".openhands/hooks/mark-openhands-gate.sh",
+        "#!/bin/sh\nexit 0\n",
+    ),
 ];
 
 /// The marker each fixture's entry carries.

@@ -442,6 +442,70 @@ fn qwen_roo_kilo_and_vs_code_user_locations_are_masked() {
     );
 }
 
+/// Kiro, Amazon Q Developer, OpenHands and Goose: their user-level
+/// extensions are masked, and what they would load from the project but
+/// was never pinned (OpenHands' session setup script, a Kiro steering file,
+/// Goose's and Warp's hints) is not there in the run; pinned, it is.
+#[test]
+fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    write(&w.home.join(".kiro/steering/s.md"), "KIRO USER STEERING");
+    write(
+        &w.home.join(".kiro/settings/mcp.json"),
+        r#"{"mcpServers": {"s": {"command": "x"}}}"#,
+    );
+    write(&w.home.join(".kiro/sessions/keep.txt"), "kiro state");
+    write(
+        &w.home.join(".aws/amazonq/mcp.json"),
+        r#"{"mcpServers": {"s": {"command": "x"}}}"#,
+    );
+    write(&w.home.join(".aws/amazonq/cli-agents/a.json"), "Q AGENT");
+    write(&w.home.join(".aws/credentials"), "aws credentials stay");
+    write(
+        &w.home.join(".openhands/microagents/m.md"),
+        "OH USER MICROAGENT",
+    );
+    write(
+        &w.home.join(".config/goose/.goosehints"),
+        "GOOSE USER HINTS",
+    );
+    let p = &w.project;
+    write(&p.join(".openhands/setup.sh"), "echo UNPINNED SETUP");
+    write(&p.join(".kiro/steering/team.md"), "UNPINNED STEERING");
+    write(&p.join("pkg/.goosehints"), "UNPINNED HINTS");
+    write(&p.join("WARP.md"), "UNPINNED WARP");
+    let script = r#"
+        echo "[$(ls -A ~/.kiro/steering)$(cat ~/.kiro/settings/mcp.json)$(cat ~/.kiro/sessions/keep.txt)]"
+        echo "[$(cat ~/.aws/amazonq/mcp.json)$(ls -A ~/.aws/amazonq/cli-agents)$(cat ~/.aws/credentials)]"
+        echo "[$(ls -A ~/.openhands/microagents)$(cat ~/.config/goose/.goosehints)]"
+        for f in .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md; do
+            [ -e "$f" ] && echo "shown: $f"
+        done
+        echo end
+    "#;
+    let (code, out, err) = w.run_sh(script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "[{}kiro state]\n[{}aws credentials stay]\n[]\nend\n",
+        "{err}"
+    );
+    // Pinned, the same files are served.
+    let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
+    assert_eq!(code, 0, "pin: {err}");
+    let (code, out, err) = w.run_sh(
+        "cat .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md",
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "echo UNPINNED SETUPUNPINNED STEERINGUNPINNED HINTSUNPINNED WARP",
+        "{err}"
+    );
+}
+
 /// A host directory of a skeleton outside the write scope (here one in the
 /// home) is bound read-only with every mount below it: a mount inside it
 /// cannot be written either, and the host keeps nothing of the attempt.

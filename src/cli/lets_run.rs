@@ -118,6 +118,16 @@ const fn reading_of(
 static MCP_SERVERS_JSON: ConfigReading =
     reading_of("mcp-json", Format::Json, &[&["mcpServers"], &["servers"]]);
 static HOOKS_JSON: ConfigReading = reading_of("hooks-json", Format::Json, &[&["hooks"]]);
+/// An Amazon Q Developer agent (`.amazonq/default.json`, its CLI's
+/// `.amazonq/cli-agents/*.json`): MCP servers and hooks.
+static AMAZONQ_AGENT: ConfigReading = reading_of(
+    "amazonq-agent",
+    Format::Json,
+    &[&["mcpServers"], &["hooks"]],
+);
+/// A Kiro agent hook (`.kiro/hooks/NAME.kiro.hook`): the command of a
+/// `runCommand` hook (an `askAgent` hook sends a prompt instead).
+static KIRO_HOOK: ConfigReading = reading_of("kiro-hook", Format::Json, &[&["then", "command"]]);
 static CLAUDE_SETTINGS: ConfigReading = reading_of(
     "claude-settings",
     Format::Json,
@@ -213,6 +223,10 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".continue/mcpServers/*", &MCP_SERVERS_JSON),
     (".roo/mcp.json", &MCP_SERVERS_JSON),
     (".kilocode/mcp.json", &MCP_SERVERS_JSON),
+    (".kiro/settings/mcp.json", &MCP_SERVERS_JSON),
+    (".amazonq/mcp.json", &MCP_SERVERS_JSON),
+    (".amazonq/default.json", &AMAZONQ_AGENT),
+    (".amazonq/cli-agents/*", &AMAZONQ_AGENT),
     // Settings that hold hooks, MCP servers, plugins and commands.
     (".claude/settings.json", &CLAUDE_SETTINGS),
     (".claude/settings.local.json", &CLAUDE_SETTINGS),
@@ -232,6 +246,8 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".windsurf/hooks.json", &HOOKS_JSON),
     (".github/hooks/*", &HOOKS_JSON),
     (".claude/plugins/*/hooks/hooks.json", &HOOKS_JSON),
+    (".openhands/hooks.json", &HOOKS_JSON),
+    (".kiro/hooks/*", &KIRO_HOOK),
     // Plugin manifests (Claude Code, Copilot CLI, Cursor, Codex CLI): the
     // plugin, its hooks and MCP servers; marketplaces: the plugins they
     // offer.
@@ -263,6 +279,11 @@ const PLUGIN_DIRS: &[&str] = &[".opencode/plugins", ".opencode/tools"];
 /// Node.js code run alongside the session (its other files are what it
 /// imports).
 const EXTENSION_ENTRY: &str = ".github/extensions/*/*";
+
+/// Files an agent runs as they are, whatever their mode: OpenHands runs
+/// `.openhands/setup.sh` whenever it begins work in the repository, and
+/// `.openhands/pre-commit.sh` as its git pre-commit hook.
+const RUN_AS_IS: &[&str] = &[".openhands/setup.sh", ".openhands/pre-commit.sh"];
 
 /// Settings that run a command without being extensions (`seal run` keeps
 /// them in the user's own files), by rule: in a project's file they run
@@ -316,7 +337,8 @@ fn reading(last: &str) -> Reading {
         | "discoveryCommand"
         | "callCommand"
         | "toolDiscoveryCommand"
-        | "toolCallCommand" => Reading::Commands,
+        | "toolCallCommand"
+        | "command" => Reading::Commands,
         _ => Reading::Nothing,
     }
 }
@@ -388,15 +410,20 @@ pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
     let shebang = bytes
         .strip_prefix(b"#!")
         .map(|rest| rest.split(|b| *b == b'\n').next().unwrap_or_default());
-    if shebang.is_some() || mode & 0o111 != 0 {
+    let run_as_is = RUN_AS_IS.iter().any(|pattern| matches(pattern, path));
+    if shebang.is_some() || mode & 0o111 != 0 || run_as_is {
         out.push(Runnable {
             kind: Kind::Script,
             file: path.to_string(),
             name: String::new(),
-            target: Target::Code(match shebang {
-                Some(line) => format!("#!{}", String::from_utf8_lossy(line).trim_end()),
-                None => "an executable file".to_string(),
-            }),
+            target: match shebang {
+                Some(line) => {
+                    Target::Code(format!("#!{}", String::from_utf8_lossy(line).trim_end()))
+                }
+                // OpenHands runs them with bash, whatever their mode.
+                None if run_as_is => Target::Command(format!("bash {path}")),
+                None => Target::Code("an executable file".to_string()),
+            },
         });
     }
     out

@@ -357,6 +357,107 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "Copilot CLI (plugin and marketplace manifests; unconfirmed)",
         "copilot-plugins",
     ),
+    // Kiro
+    row(".kiro/steering", Unit::Dir, "Kiro", "kiro"),
+    row(
+        ".kiro/hooks",
+        Unit::Dir,
+        "Kiro (agent hooks: commands and prompts)",
+        "kiro",
+    ),
+    row(
+        ".kiro/settings/mcp.json",
+        Unit::File,
+        "Kiro (starts the servers it names)",
+        "kiro",
+    ),
+    row(
+        ".kiro/agents",
+        Unit::Dir,
+        "Kiro (custom agents; unconfirmed)",
+        "research",
+    ),
+    row(
+        ".kiro/skills/*",
+        Unit::Dir,
+        "Kiro (Agent Skills; unconfirmed)",
+        "research",
+    ),
+    row(
+        ".kiro/powers/*",
+        Unit::Dir,
+        "Kiro (powers; unconfirmed)",
+        "research",
+    ),
+    // Amazon Q Developer
+    row(
+        ".amazonq/rules",
+        Unit::Dir,
+        "Amazon Q Developer",
+        "amazonq-rules",
+    ),
+    row(
+        ".amazonq/default.json",
+        Unit::File,
+        "Amazon Q Developer (MCP servers)",
+        "amazonq-mcp",
+    ),
+    row(
+        ".amazonq/mcp.json",
+        Unit::File,
+        "Amazon Q Developer (MCP servers, legacy file)",
+        "amazonq-mcp",
+    ),
+    row(
+        ".amazonq/cli-agents/*",
+        Unit::File,
+        "Amazon Q Developer CLI (agents: hooks, MCP; unconfirmed)",
+        "research",
+    ),
+    // Junie
+    row(
+        ".junie/guidelines.md",
+        Unit::File,
+        "Junie",
+        "junie-guidelines",
+    ),
+    // OpenHands
+    row(
+        ".openhands/microagents",
+        Unit::Dir,
+        "OpenHands",
+        "openhands-microagents",
+    ),
+    row(
+        ".openhands/skills",
+        Unit::Dir,
+        "OpenHands (skills, formerly microagents)",
+        "openhands-repository",
+    ),
+    row(
+        ".openhands/setup.sh",
+        Unit::File,
+        "OpenHands (runs at the start of every session)",
+        "openhands-repository",
+    ),
+    row(
+        ".openhands/pre-commit.sh",
+        Unit::File,
+        "OpenHands (its git pre-commit hook)",
+        "openhands-repository",
+    ),
+    row(
+        ".openhands/hooks.json",
+        Unit::File,
+        "OpenHands (hooks)",
+        "openhands-repository",
+    ),
+    row(
+        ".openhands/hooks",
+        Unit::Dir,
+        "OpenHands (the hooks' scripts)",
+        "openhands-repository",
+    ),
     // Plugin and marketplace manifests
     row(
         ".claude-plugin",
@@ -382,14 +483,18 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
 /// one that no specific row claims is an artifact of its own.
 pub static AGENT_DIRS: &[&str] = &[
     ".agents",
+    ".amazonq",
     ".amp",
     ".claude",
     ".codex",
     ".continue",
     ".cursor",
     ".gemini",
+    ".junie",
     ".kilocode",
+    ".kiro",
     ".opencode",
+    ".openhands",
     ".qwen",
     ".roo",
     ".windsurf",
@@ -476,6 +581,7 @@ fn housekeeping(dir: &str) -> &'static [&'static str] {
 /// Instruction files agents load by name from the project root and from
 /// subdirectories (so at any depth).
 pub(crate) static INSTRUCTION_FILES: &[&str] = &[
+    ".goosehints",
     "AGENT.md",
     "AGENTS.md",
     "AGENTS.override.md",
@@ -483,6 +589,7 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "CLAUDE.md",
     "GEMINI.md",
     "QWEN.md",
+    "WARP.md",
 ];
 
 /// Why a path counts as (part of) an agent artifact.
@@ -880,6 +987,75 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// Kiro, Amazon Q Developer, Junie, OpenHands, Goose and Warp: what
+    /// each loads from a project is an artifact at any depth, with the root
+    /// its unit has; the rest of their directories fails closed.
+    #[test]
+    fn the_later_agents_surfaces_are_artifacts_at_any_depth() {
+        let rows = [
+            ("pkg/.kiro/steering/style.md", 3),
+            (".kiro/hooks/lint.kiro.hook", 2),
+            (".kiro/settings/mcp.json", 3),
+            (".kiro/skills/review/SKILL.md", 3),
+            (".amazonq/rules/a/b.md", 2),
+            (".amazonq/default.json", 2),
+            (".amazonq/cli-agents/dev.json", 3),
+            ("pkg/.junie/guidelines.md", 3),
+            (".openhands/microagents/repo.md", 2),
+            (".openhands/setup.sh", 2),
+            ("app/.openhands/pre-commit.sh", 3),
+            (".openhands/hooks.json", 2),
+            (".openhands/hooks/gate.sh", 2),
+        ];
+        for (path, len) in rows {
+            assert_eq!(root_len(path), Some(len), "{path}");
+            assert!(
+                matches!(
+                    class(path),
+                    SurfaceClass::Artifact {
+                        rule: SurfaceRule::Row(_),
+                        ..
+                    }
+                ),
+                "{path}"
+            );
+        }
+        for (path, dir) in [
+            (".kiro/specs/feature/tasks.md", ".kiro"),
+            (".kiro/settings/other.json", ".kiro"),
+            (".amazonq/notes.md", ".amazonq"),
+            (".junie/mcp/mcp.json", ".junie"),
+            ("pkg/.openhands/anything", ".openhands"),
+        ] {
+            assert!(
+                matches!(
+                    class(path),
+                    SurfaceClass::Artifact {
+                        rule: SurfaceRule::AgentDir(d),
+                        ..
+                    } if d == dir
+                ),
+                "{path}: {:?}",
+                class(path)
+            );
+        }
+        for (path, len) in [(".goosehints", 1), ("pkg/sub/WARP.md", 3)] {
+            assert_eq!(root_len(path), Some(len), "{path}");
+            assert!(
+                matches!(
+                    class(path),
+                    SurfaceClass::Artifact {
+                        rule: SurfaceRule::InstructionFile(_),
+                        ..
+                    }
+                ),
+                "{path}"
+            );
+        }
+        assert_eq!(class(".kiro/settings"), SurfaceClass::Container);
+        assert_eq!(class("pkg/goosehints"), SurfaceClass::Outside);
     }
 
     #[test]
@@ -1346,6 +1522,53 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         ],
         "Amp (unconfirmed)",
         "research",
+    ),
+    group(
+        Base::Home,
+        ".kiro",
+        &[
+            dir("steering"),
+            dir("hooks"),
+            dir("agents"),
+            dir("skills"),
+            dir("powers"),
+        ],
+        "Kiro",
+        "kiro",
+    ),
+    group(
+        Base::Home,
+        ".kiro/settings",
+        &[filtered("mcp.json", &MCP_SERVERS_JSON)],
+        "Kiro (user MCP servers)",
+        "kiro",
+    ),
+    group(
+        Base::Home,
+        ".aws/amazonq",
+        &[
+            filtered("default.json", &MCP_SERVERS_JSON),
+            filtered("mcp.json", &MCP_SERVERS_JSON),
+            dir("agents"),
+            dir("cli-agents"),
+            dir("prompts"),
+        ],
+        "Amazon Q Developer (global MCP servers and agents)",
+        "amazonq-mcp",
+    ),
+    group(
+        Base::Home,
+        ".openhands",
+        &[dir("microagents"), dir("skills")],
+        "OpenHands (user microagents and skills)",
+        "openhands-microagents",
+    ),
+    group(
+        Base::XdgConfig,
+        "goose",
+        &[file(".goosehints")],
+        "Goose (global hints)",
+        "goose-hints",
     ),
     group(
         Base::Root,

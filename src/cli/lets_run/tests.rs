@@ -571,3 +571,46 @@ fn the_mode_is_read_below_the_project_without_following_links() {
     assert_eq!(mode_of(project.as_fd(), "s"), 0);
     assert_eq!(mode_of(project.as_fd(), "../etc/passwd"), 0);
 }
+
+/// OpenHands runs its setup and pre-commit scripts with a shell whatever
+/// their mode, and Kiro's `runCommand` hooks and Amazon Q's agent hooks run
+/// commands: each is listed.
+#[test]
+fn scripts_run_as_they_are_and_kiro_and_amazon_q_hooks() {
+    for path in [".openhands/setup.sh", "pkg/.openhands/pre-commit.sh"] {
+        assert_eq!(
+            runs(path, "npm install\n"),
+            vec![row(Kind::Script, "", cmd(&format!("bash {path}")))],
+            "{path}"
+        );
+    }
+    assert_eq!(
+        runs(".openhands/setup.sh", "#!/bin/bash\nmake\n"),
+        vec![row(Kind::Script, "", code("#!/bin/bash"))]
+    );
+    assert!(runs("scripts/setup.sh", "npm install\n").is_empty());
+    assert_eq!(
+        runs(
+            ".kiro/hooks/lint.kiro.hook",
+            r#"{"name": "lint", "when": {"type": "fileEdited"}, "then": {"type": "runCommand", "command": "npm run lint"}}"#
+        ),
+        vec![row(Kind::Command, "then.command", cmd("npm run lint"))]
+    );
+    assert!(
+        runs(
+            ".kiro/hooks/review.kiro.hook",
+            r#"{"then": {"type": "askAgent", "prompt": "review it"}}"#
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        runs(
+            ".amazonq/cli-agents/dev.json",
+            r#"{"mcpServers": {"s": {"command": "srv"}}, "hooks": {"agentSpawn": [{"command": "git status"}]}}"#
+        ),
+        vec![
+            row(Kind::McpServer, "s", cmd("srv")),
+            row(Kind::Hook, "agentSpawn", cmd("git status")),
+        ]
+    );
+}
