@@ -71,13 +71,14 @@ MAX_FILES = int(os.environ["MAX_FILES"])
 # segments is an agent directory, or it is an instruction file, an MCP or
 # plugin manifest, or below one of the listed .github / .vscode places.
 AGENT_DIRS = {
-    ".agents", ".amp", ".claude", ".claude-plugin", ".clinerules", ".codex",
-    ".codex-plugin", ".continue", ".cursor", ".cursor-plugin", ".gemini",
-    ".kilocode", ".opencode", ".qwen", ".roo", ".windsurf",
+    ".agents", ".amazonq", ".amp", ".claude", ".claude-plugin", ".clinerules",
+    ".codex", ".codex-plugin", ".continue", ".cursor", ".cursor-plugin",
+    ".gemini", ".junie", ".kilocode", ".kiro", ".opencode", ".openhands",
+    ".qwen", ".roo", ".windsurf",
 }
 INSTRUCTION_FILES = {
-    "AGENT.md", "AGENTS.md", "AGENTS.override.md", "CLAUDE.md",
-    "CLAUDE.local.md", "GEMINI.md", "QWEN.md",
+    ".goosehints", "AGENT.md", "AGENTS.md", "AGENTS.override.md", "CLAUDE.md",
+    "CLAUDE.local.md", "GEMINI.md", "QWEN.md", "WARP.md",
 }
 SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",
