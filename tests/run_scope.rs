@@ -502,6 +502,11 @@ fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
         try junie 'mkdir -p .junie && echo EVIL > .junie/guidelines.md'
         try hints 'echo EVIL > sub.goosehints && mv sub.goosehints .goosehints'
         try warp 'mkdir -p lib && echo EVIL > lib/WARP.md'
+        mkdir -p ~/.config/goose ~/.openhands ~/.kiro/settings 2>/dev/null
+        echo 'extensions: {evil: {cmd: evil}}' > ~/.config/goose/config.yaml 2>/dev/null
+        echo '{"mcpServers": {"evil": {"command": "evil"}}}' > ~/.openhands/mcp.json 2>/dev/null
+        echo '{}' > ~/.kiro/settings/cli.json 2>/dev/null
+        true
     "#;
     let (code, out, err) = w.run_sh(plant, &[]);
     assert_eq!(code, 0, "{err}");
@@ -513,6 +518,15 @@ fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
         std::fs::read_to_string(p.join(".openhands/setup.sh")).unwrap(),
         "echo UNPINNED SETUP"
     );
+    // Their home directories hold settings that start programs too: not
+    // an agent's state a run may write.
+    for planted in [
+        ".config/goose/config.yaml",
+        ".openhands/mcp.json",
+        ".kiro/settings/cli.json",
+    ] {
+        assert!(!w.home.join(planted).exists(), "~/{planted} was planted");
+    }
     for planted in [
         ".kiro/steering/evil.md",
         "pkg/.kiro/hooks/h.kiro.hook",

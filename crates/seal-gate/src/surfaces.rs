@@ -1525,26 +1525,6 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
     ),
     group(
         Base::Home,
-        ".kiro",
-        &[
-            dir("steering"),
-            dir("hooks"),
-            dir("agents"),
-            dir("skills"),
-            dir("powers"),
-        ],
-        "Kiro",
-        "kiro",
-    ),
-    group(
-        Base::Home,
-        ".kiro/settings",
-        &[filtered("mcp.json", &MCP_SERVERS_JSON)],
-        "Kiro (user MCP servers)",
-        "kiro",
-    ),
-    group(
-        Base::Home,
         ".aws/amazonq",
         &[
             filtered("default.json", &MCP_SERVERS_JSON),
@@ -1555,20 +1535,6 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         ],
         "Amazon Q Developer (global MCP servers and agents)",
         "amazonq-mcp",
-    ),
-    group(
-        Base::Home,
-        ".openhands",
-        &[dir("microagents"), dir("skills")],
-        "OpenHands (user microagents and skills)",
-        "openhands-microagents",
-    ),
-    group(
-        Base::XdgConfig,
-        "goose",
-        &[file(".goosehints")],
-        "Goose (global hints)",
-        "goose-hints",
     ),
     group(
         Base::Root,
@@ -1610,6 +1576,68 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
 
 /// Single project-external locations.
 pub static EXTERNAL_ROWS: &[ExternalRow] = &[
+    // Kiro, OpenHands and Goose keep their settings and state in the same
+    // directories as their extensions, and settings there can start
+    // programs (Goose's `config.yaml` extensions, OpenHands' MCP servers):
+    // single locations, so that the directories are not an agent's state a
+    // run may write (run/scope.rs), which would let it plant such settings.
+    ext(Base::Home, ".kiro/steering", Show::EmptyDir, "Kiro", "kiro"),
+    ext(
+        Base::Home,
+        ".kiro/hooks",
+        Show::EmptyDir,
+        "Kiro (agent hooks)",
+        "kiro",
+    ),
+    ext(
+        Base::Home,
+        ".kiro/settings/mcp.json",
+        Show::Filtered(&MCP_SERVERS_JSON),
+        "Kiro (user MCP servers)",
+        "kiro",
+    ),
+    ext(
+        Base::Home,
+        ".kiro/agents",
+        Show::EmptyDir,
+        "Kiro (custom agents; unconfirmed)",
+        "research",
+    ),
+    ext(
+        Base::Home,
+        ".kiro/skills",
+        Show::EmptyDir,
+        "Kiro (Agent Skills; unconfirmed)",
+        "research",
+    ),
+    ext(
+        Base::Home,
+        ".kiro/powers",
+        Show::EmptyDir,
+        "Kiro (powers; unconfirmed)",
+        "research",
+    ),
+    ext(
+        Base::Home,
+        ".openhands/microagents",
+        Show::EmptyDir,
+        "OpenHands (user microagents)",
+        "openhands-microagents",
+    ),
+    ext(
+        Base::Home,
+        ".openhands/skills",
+        Show::EmptyDir,
+        "OpenHands (user skills)",
+        "openhands-repository",
+    ),
+    ext(
+        Base::XdgConfig,
+        "goose/.goosehints",
+        Show::EmptyFile,
+        "Goose (global hints)",
+        "goose-hints",
+    ),
     ext(
         Base::Home,
         ".claude.json",
