@@ -79,10 +79,13 @@ AGENT_DIRS = {
 INSTRUCTION_FILES = {
     ".goosehints", "AGENT.md", "AGENTS.md", "AGENTS.override.md", "CLAUDE.md",
     "CLAUDE.local.md", "GEMINI.md", "QWEN.md", "WARP.md",
+    # The other spellings Crush and Windsurf read.
+    "agents.md", "Agents.md", "gemini.md", "CRUSH.md", "CRUSH.local.md",
+    "Crush.md", "Crush.local.md", "crush.md", "crush.local.md",
 }
 SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",
-    "opencode.json", "opencode.jsonc",
+    "opencode.json", "opencode.jsonc", ".crush.json", "crush.json",
 }
 GITHUB_PLACES = (
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/",

@@ -920,6 +920,11 @@ const FORMATS: &[(&str, &str, &str)] = &[
         r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mark-openhands-hooks"}]}]}}"#,
     ),
     (
+        ".crush.json",
+        ".crush.json",
+        r#"{"lsp": {"go": {"command": "mark-crush-lsp"}}}"#,
+    ),
+    (
         ".openhands/hooks",
         ".openhands/hooks/mark-openhands-gate.sh",
         "#!/bin/sh\nexit 0\n",

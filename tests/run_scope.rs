@@ -443,11 +443,12 @@ fn qwen_roo_kilo_and_vs_code_user_locations_are_masked() {
 }
 
 /// Kiro, Amazon Q Developer, OpenHands and Goose: their user-level
-/// extensions are masked, and what they would load from the project but
-/// was never pinned (OpenHands' session setup script, a Kiro steering file,
-/// Goose's and Warp's hints) is not there in the run; pinned, it is.
+/// extensions are masked, and what they and Warp and Crush would load from
+/// the project but was never pinned (OpenHands' session setup script, a Kiro
+/// steering file, Goose's, Warp's and Crush's context files, a lowercase
+/// `agents.md`) is not there in the run; pinned, it is.
 #[test]
-fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
+fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     if !fuse_available() {
         return;
     }
@@ -477,11 +478,13 @@ fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
     write(&p.join(".kiro/steering/team.md"), "UNPINNED STEERING");
     write(&p.join("pkg/.goosehints"), "UNPINNED HINTS");
     write(&p.join("WARP.md"), "UNPINNED WARP");
+    write(&p.join("lib/agents.md"), "UNPINNED LOWERCASE");
+    write(&p.join("CRUSH.md"), "UNPINNED CRUSH");
     let script = r#"
         echo "[$(ls -A ~/.kiro/steering)$(cat ~/.kiro/settings/mcp.json)$(cat ~/.kiro/sessions/keep.txt)]"
         echo "[$(cat ~/.aws/amazonq/mcp.json)$(ls -A ~/.aws/amazonq/cli-agents)$(cat ~/.aws/credentials)]"
         echo "[$(ls -A ~/.openhands/microagents)$(cat ~/.config/goose/.goosehints)]"
-        for f in .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md; do
+        for f in .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md; do
             [ -e "$f" ] && echo "shown: $f"
         done
         echo end
@@ -502,6 +505,8 @@ fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
         try junie 'mkdir -p .junie && echo EVIL > .junie/guidelines.md'
         try hints 'echo EVIL > sub.goosehints && mv sub.goosehints .goosehints'
         try warp 'mkdir -p lib && echo EVIL > lib/WARP.md'
+        try agents-md 'mkdir -p src && echo EVIL > src/agents.md'
+        try crush-json 'echo "{\"mcp\": {}}" > crush.json'
         mkdir -p ~/.config/goose ~/.openhands ~/.kiro/settings 2>/dev/null
         echo 'extensions: {evil: {cmd: evil}}' > ~/.config/goose/config.yaml 2>/dev/null
         echo '{"mcpServers": {"evil": {"command": "evil"}}}' > ~/.openhands/mcp.json 2>/dev/null
@@ -513,7 +518,7 @@ fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
     for line in out.lines() {
         assert!(line.ends_with(":refused"), "{out}");
     }
-    assert_eq!(out.lines().count(), 7, "{out}");
+    assert_eq!(out.lines().count(), 9, "{out}");
     assert_eq!(
         std::fs::read_to_string(p.join(".openhands/setup.sh")).unwrap(),
         "echo UNPINNED SETUP"
@@ -534,6 +539,8 @@ fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
         ".junie/guidelines.md",
         ".goosehints",
         "lib/WARP.md",
+        "src/agents.md",
+        "crush.json",
     ] {
         assert!(!p.join(planted).exists(), "{planted} was planted");
     }
@@ -541,12 +548,13 @@ fn kiro_amazon_q_openhands_goose_and_warp_locations_are_sealed() {
     let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
     assert_eq!(code, 0, "pin: {err}");
     let (code, out, err) = w.run_sh(
-        "cat .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md",
+        "cat .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md",
         &[],
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(
-        out, "echo UNPINNED SETUPUNPINNED STEERINGUNPINNED HINTSUNPINNED WARP",
+        out,
+        "echo UNPINNED SETUPUNPINNED STEERINGUNPINNED HINTSUNPINNED WARPUNPINNED LOWERCASEUNPINNED CRUSH",
         "{err}"
     );
 }

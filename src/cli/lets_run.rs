@@ -197,6 +197,10 @@ static OPENCODE_CONFIG: ConfigReading = reading_of(
         &["experimental", "hook"],
     ],
 );
+/// Crush's `.crush.json` / `crush.json`: MCP servers, and the language
+/// servers it starts.
+static CRUSH_CONFIG: ConfigReading =
+    reading_of("crush-config", Format::Json, &[&["mcp"], &["lsp"]]);
 static CONTINUE_JSON: ConfigReading = reading_of(
     "continue-json",
     Format::Json,
@@ -238,6 +242,8 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".codex/config.toml", &CODEX_CONFIG),
     ("opencode.json", &OPENCODE_CONFIG),
     ("opencode.jsonc", &OPENCODE_CONFIG),
+    (".crush.json", &CRUSH_CONFIG),
+    ("crush.json", &CRUSH_CONFIG),
     (".continue/config.json", &CONTINUE_JSON),
     // Hook files: Codex CLI, Cursor, Windsurf, Copilot, a Claude Code
     // plugin's.

@@ -458,6 +458,25 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "OpenHands (the hooks' scripts)",
         "openhands-repository",
     ),
+    // Crush
+    row(
+        ".crush.json",
+        Unit::File,
+        "Crush (MCP servers, LSP commands)",
+        "crush",
+    ),
+    row(
+        "crush.json",
+        Unit::File,
+        "Crush (MCP servers, LSP commands)",
+        "crush",
+    ),
+    row(
+        ".crush/skills/*",
+        Unit::Dir,
+        "Crush (Agent Skills; unconfirmed)",
+        "research",
+    ),
     // Plugin and marketplace manifests
     row(
         ".claude-plugin",
@@ -580,16 +599,29 @@ fn housekeeping(dir: &str) -> &'static [&'static str] {
 
 /// Instruction files agents load by name from the project root and from
 /// subdirectories (so at any depth).
+/// Names match exactly (Linux names are case-sensitive), so the spellings
+/// an agent also reads are listed one by one: Crush reads `agents.md`,
+/// `Agents.md`, `gemini.md` and its own file in three spellings, Windsurf
+/// `agents.md`.
 pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     ".goosehints",
     "AGENT.md",
     "AGENTS.md",
     "AGENTS.override.md",
+    "Agents.md",
     "CLAUDE.local.md",
     "CLAUDE.md",
+    "CRUSH.local.md",
+    "CRUSH.md",
+    "Crush.local.md",
+    "Crush.md",
     "GEMINI.md",
     "QWEN.md",
     "WARP.md",
+    "agents.md",
+    "crush.local.md",
+    "crush.md",
+    "gemini.md",
 ];
 
 /// Why a path counts as (part of) an agent artifact.
@@ -989,7 +1021,7 @@ mod tests {
         ));
     }
 
-    /// Kiro, Amazon Q Developer, Junie, OpenHands, Goose and Warp: what
+    /// Kiro, Amazon Q Developer, Junie, OpenHands, Goose, Warp and Crush: what
     /// each loads from a project is an artifact at any depth, with the root
     /// its unit has; the rest of their directories fails closed.
     #[test]
@@ -1041,7 +1073,15 @@ mod tests {
                 class(path)
             );
         }
-        for (path, len) in [(".goosehints", 1), ("pkg/sub/WARP.md", 3)] {
+        for (path, len) in [
+            (".goosehints", 1),
+            ("pkg/sub/WARP.md", 3),
+            ("agents.md", 1),
+            ("pkg/Agents.md", 2),
+            ("CRUSH.md", 1),
+            ("a/crush.local.md", 2),
+            ("gemini.md", 1),
+        ] {
             assert_eq!(root_len(path), Some(len), "{path}");
             assert!(
                 matches!(
@@ -1056,6 +1096,15 @@ mod tests {
         }
         assert_eq!(class(".kiro/settings"), SurfaceClass::Container);
         assert_eq!(class("pkg/goosehints"), SurfaceClass::Outside);
+        // Exact names: a spelling no agent reads is an ordinary file.
+        assert_eq!(class("AGENTS.MD"), SurfaceClass::Outside);
+        assert_eq!(class("Gemini.md"), SurfaceClass::Outside);
+        // Crush's configuration at any depth; its data directory is not
+        // an agent directory (its database and logs are ordinary files).
+        assert_eq!(root_len("pkg/.crush.json"), Some(2));
+        assert_eq!(root_len("crush.json"), Some(1));
+        assert_eq!(root_len(".crush/skills/s/SKILL.md"), Some(3));
+        assert_eq!(class(".crush/crush.db"), SurfaceClass::Outside);
     }
 
     #[test]

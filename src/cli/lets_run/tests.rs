@@ -614,3 +614,20 @@ fn scripts_run_as_they_are_and_kiro_and_amazon_q_hooks() {
         ]
     );
 }
+
+/// Crush's project configuration: its MCP servers and the language servers
+/// it starts.
+#[test]
+fn crush_config_servers_and_language_servers() {
+    assert_eq!(
+        runs(
+            "pkg/.crush.json",
+            r#"{"mcp": {"fs": {"type": "stdio", "command": "node", "args": ["srv.js"]}, "gh": {"type": "http", "url": "https://gh.example/mcp"}}, "lsp": {"go": {"command": "gopls"}}, "options": {"debug": true}}"#
+        ),
+        vec![
+            row(Kind::McpServer, "fs", cmd("node srv.js")),
+            row(Kind::McpServer, "gh", url("https://gh.example/mcp")),
+            row(Kind::Command, "lsp.go", cmd("gopls")),
+        ]
+    );
+}
