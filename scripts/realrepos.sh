@@ -86,11 +86,13 @@ INSTRUCTION_FILES = {
 SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",
     "opencode.json", "opencode.jsonc", ".crush.json", "crush.json",
+    ".aider.conf.yml",
 }
 GITHUB_PLACES = (
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/",
     ".github/agents/", ".github/skills/", ".github/hooks/", ".github/mcp.json",
     ".github/copilot/", ".github/extensions/", ".github/plugin/",
+    ".github/chatmodes/",
 )
 VSCODE_PLACES = (".vscode/mcp.json",)
 

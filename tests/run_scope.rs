@@ -480,11 +480,12 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     write(&p.join("WARP.md"), "UNPINNED WARP");
     write(&p.join("lib/agents.md"), "UNPINNED LOWERCASE");
     write(&p.join("CRUSH.md"), "UNPINNED CRUSH");
+    write(&p.join(".aider.conf.yml"), "UNPINNED AIDER");
     let script = r#"
         echo "[$(ls -A ~/.kiro/steering)$(cat ~/.kiro/settings/mcp.json)$(cat ~/.kiro/sessions/keep.txt)]"
         echo "[$(cat ~/.aws/amazonq/mcp.json)$(ls -A ~/.aws/amazonq/cli-agents)$(cat ~/.aws/credentials)]"
         echo "[$(ls -A ~/.openhands/microagents)$(cat ~/.config/goose/.goosehints)]"
-        for f in .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md; do
+        for f in .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md .aider.conf.yml; do
             [ -e "$f" ] && echo "shown: $f"
         done
         echo end
@@ -507,6 +508,7 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
         try warp 'mkdir -p lib && echo EVIL > lib/WARP.md'
         try agents-md 'mkdir -p src && echo EVIL > src/agents.md'
         try crush-json 'echo "{\"mcp\": {}}" > crush.json'
+        try chatmode 'mkdir -p .github/chatmodes && echo EVIL > .github/chatmodes/x.chatmode.md'
         mkdir -p ~/.config/goose ~/.openhands ~/.kiro/settings 2>/dev/null
         echo 'extensions: {evil: {cmd: evil}}' > ~/.config/goose/config.yaml 2>/dev/null
         echo '{"mcpServers": {"evil": {"command": "evil"}}}' > ~/.openhands/mcp.json 2>/dev/null
@@ -518,7 +520,7 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     for line in out.lines() {
         assert!(line.ends_with(":refused"), "{out}");
     }
-    assert_eq!(out.lines().count(), 9, "{out}");
+    assert_eq!(out.lines().count(), 10, "{out}");
     assert_eq!(
         std::fs::read_to_string(p.join(".openhands/setup.sh")).unwrap(),
         "echo UNPINNED SETUP"
@@ -541,6 +543,7 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
         "lib/WARP.md",
         "src/agents.md",
         "crush.json",
+        ".github/chatmodes/x.chatmode.md",
     ] {
         assert!(!p.join(planted).exists(), "{planted} was planted");
     }
@@ -548,13 +551,13 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
     assert_eq!(code, 0, "pin: {err}");
     let (code, out, err) = w.run_sh(
-        "cat .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md",
+        "cat .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md .aider.conf.yml",
         &[],
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out,
-        "echo UNPINNED SETUPUNPINNED STEERINGUNPINNED HINTSUNPINNED WARPUNPINNED LOWERCASEUNPINNED CRUSH",
+        "echo UNPINNED SETUPUNPINNED STEERINGUNPINNED HINTSUNPINNED WARPUNPINNED LOWERCASEUNPINNED CRUSHUNPINNED AIDER",
         "{err}"
     );
 }

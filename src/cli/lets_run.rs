@@ -197,6 +197,10 @@ static OPENCODE_CONFIG: ConfigReading = reading_of(
         &["experimental", "hook"],
     ],
 );
+/// Aider's `.aider.conf.yml`: the commands it runs to lint and to test
+/// (read line by line, [`in_aider_yaml`]).
+static AIDER_CONF: ConfigReading =
+    reading_of("aider-conf", Format::Yaml, &[&["lint-cmd"], &["test-cmd"]]);
 /// Crush's `.crush.json` / `crush.json`: MCP servers, and the language
 /// servers it starts.
 static CRUSH_CONFIG: ConfigReading =
@@ -244,6 +248,7 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     ("opencode.jsonc", &OPENCODE_CONFIG),
     (".crush.json", &CRUSH_CONFIG),
     ("crush.json", &CRUSH_CONFIG),
+    (".aider.conf.yml", &AIDER_CONF),
     (".continue/config.json", &CONTINUE_JSON),
     // Hook files: Codex CLI, Cursor, Windsurf, Copilot, a Claude Code
     // plugin's.
@@ -484,6 +489,10 @@ fn in_config(path: &str, bytes: &[u8], rule: &ConfigReading, out: &mut Vec<Runna
     let yaml = path.ends_with(".yaml") || path.ends_with(".yml");
     if bytes.len() as u64 > MAX_BYTES {
         out.push(unreadable(format!("larger than {} MiB", MAX_BYTES >> 20)));
+        return;
+    }
+    if std::ptr::eq(rule, &AIDER_CONF) {
+        in_aider_yaml(path, bytes, out);
         return;
     }
     if yaml {
@@ -792,6 +801,47 @@ fn shell_line(argv: &[String]) -> String {
 /// A YAML MCP block (Continue's `.continue/mcpServers/*.yaml`), read line by
 /// line: there is no YAML parser in this build, so every `command:`,
 /// `url:` and `name:` value is listed as it is written.
+/// Aider's configuration, line by line as [`in_yaml`] reads Continue's: a
+/// `lint-cmd:` or `test-cmd:` with a value, or followed by a list of them
+/// (`- python: flake8 --select=E9`), is a command each.
+fn in_aider_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
+    let text = String::from_utf8_lossy(bytes);
+    let unquoted = |v: &str| v.trim().trim_matches(|c| c == '"' || c == '\'').to_string();
+    let mut list_of: Option<String> = None;
+    for line in text.lines() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let item = line.trim_start().strip_prefix("- ");
+        if let (Some(key), Some(item)) = (&list_of, item) {
+            out.push(Runnable {
+                kind: Kind::Command,
+                file: path.to_string(),
+                name: key.clone(),
+                target: Target::Command(unquoted(item)),
+            });
+            continue;
+        }
+        list_of = None;
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let key = key.trim();
+        if !AIDER_CONF.runnable.iter().any(|k| k.first() == Some(&key)) {
+            continue;
+        }
+        match unquoted(value) {
+            v if v.is_empty() => list_of = Some(key.to_string()),
+            v => out.push(Runnable {
+                kind: Kind::Command,
+                file: path.to_string(),
+                name: key.to_string(),
+                target: Target::Command(v),
+            }),
+        }
+    }
+}
+
 fn in_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
     let text = String::from_utf8_lossy(bytes);
     let mut name = String::new();

@@ -185,6 +185,12 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "copilot-prompts",
     ),
     row(".github/agents/*", Unit::File, "Copilot", "copilot-agents"),
+    row(
+        ".github/chatmodes/*",
+        Unit::File,
+        "VS Code Copilot Chat (custom chat modes, now custom agents)",
+        "vscode-chatmodes",
+    ),
     row(".github/skills/*", Unit::Dir, "Copilot", "copilot-skills"),
     row(".github/hooks/*", Unit::File, "Copilot", "copilot-hooks"),
     row(".github/mcp.json", Unit::File, "Copilot", "copilot-mcp"),
@@ -457,6 +463,14 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         Unit::Dir,
         "OpenHands (the hooks' scripts)",
         "openhands-repository",
+    ),
+    // Aider: its `read` files enter the context, its `lint-cmd` and
+    // `test-cmd` run.
+    row(
+        ".aider.conf.yml",
+        Unit::File,
+        "Aider (files it reads, commands it runs)",
+        "aider-conf",
     ),
     // Crush
     row(
@@ -1105,6 +1119,9 @@ mod tests {
         assert_eq!(root_len("crush.json"), Some(1));
         assert_eq!(root_len(".crush/skills/s/SKILL.md"), Some(3));
         assert_eq!(class(".crush/crush.db"), SurfaceClass::Outside);
+        assert_eq!(root_len("svc/.aider.conf.yml"), Some(2));
+        assert_eq!(root_len(".github/chatmodes/plan.chatmode.md"), Some(3));
+        assert_eq!(class(".github/workflows/ci.yml"), SurfaceClass::Outside);
     }
 
     #[test]

@@ -631,3 +631,26 @@ fn crush_config_servers_and_language_servers() {
         ]
     );
 }
+
+/// Aider's configuration: its lint and test commands, one line or a list.
+#[test]
+fn aider_conf_lint_and_test_commands() {
+    assert_eq!(
+        runs(
+            ".aider.conf.yml",
+            "model: sonnet\n# lint-cmd: commented\ntest-cmd: \"pytest -q\"\nlint-cmd:\n  - \"python: flake8 --select=E9\"\n  - \"go: go vet\"\nauto-test: true\n"
+        ),
+        vec![
+            row(Kind::Command, "test-cmd", cmd("pytest -q")),
+            row(Kind::Command, "lint-cmd", cmd("python: flake8 --select=E9")),
+            row(Kind::Command, "lint-cmd", cmd("go: go vet")),
+        ]
+    );
+    assert!(
+        runs(
+            "sub/.aider.conf.yml",
+            "model: sonnet\nread: CONVENTIONS.md\n"
+        )
+        .is_empty()
+    );
+}
