@@ -74,7 +74,7 @@ AGENT_DIRS = {
     ".agents", ".amazonq", ".amp", ".claude", ".claude-plugin", ".clinerules",
     ".codex", ".codex-plugin", ".continue", ".cursor", ".cursor-plugin",
     ".gemini", ".junie", ".kilocode", ".kiro", ".opencode", ".openhands",
-    ".qwen", ".roo", ".windsurf",
+    ".qwen", ".roo", ".windsurf", ".trae", ".augment",
 }
 INSTRUCTION_FILES = {
     ".goosehints", "AGENT.md", "AGENTS.md", "AGENTS.override.md", "CLAUDE.md",
@@ -86,7 +86,7 @@ INSTRUCTION_FILES = {
 SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",
     "opencode.json", "opencode.jsonc", ".crush.json", "crush.json",
-    ".aider.conf.yml",
+    ".aider.conf.yml", ".augment-guidelines",
 }
 GITHUB_PLACES = (
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/",
@@ -94,6 +94,7 @@ GITHUB_PLACES = (
     ".github/copilot/", ".github/extensions/", ".github/plugin/",
     ".github/chatmodes/",
 )
+IDX_PLACES = (".idx/airules.md", ".idx/mcp.json")
 VSCODE_PLACES = (".vscode/mcp.json",)
 
 
@@ -107,7 +108,7 @@ def is_extension(rel):
         return True
     for i in range(len(parts)):
         tail = "/".join(parts[i:])
-        if any(tail == p or tail.startswith(p) for p in GITHUB_PLACES + VSCODE_PLACES if p.endswith("/") or tail == p):
+        if any(tail == p or tail.startswith(p) for p in GITHUB_PLACES + VSCODE_PLACES + IDX_PLACES if p.endswith("/") or tail == p):
             return True
     return False
 

@@ -920,6 +920,16 @@ const FORMATS: &[(&str, &str, &str)] = &[
         r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mark-openhands-hooks"}]}]}}"#,
     ),
     (
+        ".trae/mcp.json",
+        ".trae/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-trae-mcp"}}}"#,
+    ),
+    (
+        ".idx/mcp.json",
+        ".idx/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-idx-mcp"}}}"#,
+    ),
+    (
         ".crush.json",
         ".crush.json",
         r#"{"lsp": {"go": {"command": "mark-crush-lsp"}}}"#,

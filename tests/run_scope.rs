@@ -465,6 +465,7 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     );
     write(&w.home.join(".aws/amazonq/cli-agents/a.json"), "Q AGENT");
     write(&w.home.join(".aws/credentials"), "aws credentials stay");
+    write(&w.home.join(".augment/rules/r.md"), "AUGMENT USER RULE");
     write(
         &w.home.join(".openhands/microagents/m.md"),
         "OH USER MICROAGENT",
@@ -481,11 +482,14 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     write(&p.join("lib/agents.md"), "UNPINNED LOWERCASE");
     write(&p.join("CRUSH.md"), "UNPINNED CRUSH");
     write(&p.join(".aider.conf.yml"), "UNPINNED AIDER");
+    write(&p.join(".trae/rules/project_rules.md"), "UNPINNED TRAE");
+    write(&p.join(".augment-guidelines"), "UNPINNED AUGMENT");
+    write(&p.join(".idx/airules.md"), "UNPINNED IDX");
     let script = r#"
         echo "[$(ls -A ~/.kiro/steering)$(cat ~/.kiro/settings/mcp.json)$(cat ~/.kiro/sessions/keep.txt)]"
         echo "[$(cat ~/.aws/amazonq/mcp.json)$(ls -A ~/.aws/amazonq/cli-agents)$(cat ~/.aws/credentials)]"
-        echo "[$(ls -A ~/.openhands/microagents)$(cat ~/.config/goose/.goosehints)]"
-        for f in .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md .aider.conf.yml; do
+        echo "[$(ls -A ~/.openhands/microagents)$(cat ~/.config/goose/.goosehints)$(ls -A ~/.augment/rules)]"
+        for f in .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md .aider.conf.yml .trae/rules/project_rules.md .augment-guidelines .idx/airules.md; do
             [ -e "$f" ] && echo "shown: $f"
         done
         echo end
@@ -551,13 +555,13 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
     assert_eq!(code, 0, "pin: {err}");
     let (code, out, err) = w.run_sh(
-        "cat .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md .aider.conf.yml",
+        "cat .openhands/setup.sh .kiro/steering/team.md pkg/.goosehints WARP.md lib/agents.md CRUSH.md .aider.conf.yml .trae/rules/project_rules.md .augment-guidelines .idx/airules.md",
         &[],
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out,
-        "echo UNPINNED SETUPUNPINNED STEERINGUNPINNED HINTSUNPINNED WARPUNPINNED LOWERCASEUNPINNED CRUSHUNPINNED AIDER",
+        "echo UNPINNED SETUPUNPINNED STEERINGUNPINNED HINTSUNPINNED WARPUNPINNED LOWERCASEUNPINNED CRUSHUNPINNED AIDERUNPINNED TRAEUNPINNED AUGMENTUNPINNED IDX",
         "{err}"
     );
 }

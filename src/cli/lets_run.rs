@@ -118,10 +118,11 @@ const fn reading_of(
 static MCP_SERVERS_JSON: ConfigReading =
     reading_of("mcp-json", Format::Json, &[&["mcpServers"], &["servers"]]);
 static HOOKS_JSON: ConfigReading = reading_of("hooks-json", Format::Json, &[&["hooks"]]);
-/// An Amazon Q Developer agent (`.amazonq/default.json`, its CLI's
-/// `.amazonq/cli-agents/*.json`): MCP servers and hooks.
-static AMAZONQ_AGENT: ConfigReading = reading_of(
-    "amazonq-agent",
+/// MCP servers and hooks: an Amazon Q Developer agent
+/// (`.amazonq/default.json`, its CLI's `.amazonq/cli-agents/*.json`),
+/// Augment's `.augment/settings.json`.
+static SERVERS_AND_HOOKS: ConfigReading = reading_of(
+    "servers-and-hooks",
     Format::Json,
     &[&["mcpServers"], &["hooks"]],
 );
@@ -232,9 +233,12 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".roo/mcp.json", &MCP_SERVERS_JSON),
     (".kilocode/mcp.json", &MCP_SERVERS_JSON),
     (".kiro/settings/mcp.json", &MCP_SERVERS_JSON),
+    (".trae/mcp.json", &MCP_SERVERS_JSON),
+    (".idx/mcp.json", &MCP_SERVERS_JSON),
+    (".augment/settings.json", &SERVERS_AND_HOOKS),
     (".amazonq/mcp.json", &MCP_SERVERS_JSON),
-    (".amazonq/default.json", &AMAZONQ_AGENT),
-    (".amazonq/cli-agents/*", &AMAZONQ_AGENT),
+    (".amazonq/default.json", &SERVERS_AND_HOOKS),
+    (".amazonq/cli-agents/*", &SERVERS_AND_HOOKS),
     // Settings that hold hooks, MCP servers, plugins and commands.
     (".claude/settings.json", &CLAUDE_SETTINGS),
     (".claude/settings.local.json", &CLAUDE_SETTINGS),

@@ -464,6 +464,52 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "OpenHands (the hooks' scripts)",
         "openhands-repository",
     ),
+    // Trae
+    row(".trae/rules", Unit::Dir, "Trae", "trae-rules"),
+    row(
+        ".trae/mcp.json",
+        Unit::File,
+        "Trae (MCP servers; unconfirmed)",
+        "research",
+    ),
+    row(
+        ".trae/skills/*",
+        Unit::Dir,
+        "Trae (Agent Skills; unconfirmed)",
+        "research",
+    ),
+    row(
+        ".trae/agents",
+        Unit::Dir,
+        "Trae (custom agents; unconfirmed)",
+        "research",
+    ),
+    // Augment Code (its IDE extensions and the Auggie CLI)
+    row(
+        ".augment/rules",
+        Unit::Dir,
+        "Augment Code, Auggie CLI",
+        "augment-rules",
+    ),
+    row(
+        ".augment-guidelines",
+        Unit::File,
+        "Augment Code, Auggie CLI (workspace guidelines)",
+        "augment-rules",
+    ),
+    // Firebase Studio
+    row(
+        ".idx/airules.md",
+        Unit::File,
+        "Firebase Studio (Gemini's AI rules)",
+        "firebase-studio",
+    ),
+    row(
+        ".idx/mcp.json",
+        Unit::File,
+        "Firebase Studio (MCP servers)",
+        "firebase-studio",
+    ),
     // Aider: its `read` files enter the context, its `lint-cmd` and
     // `test-cmd` run.
     row(
@@ -518,6 +564,7 @@ pub static AGENT_DIRS: &[&str] = &[
     ".agents",
     ".amazonq",
     ".amp",
+    ".augment",
     ".claude",
     ".codex",
     ".continue",
@@ -530,6 +577,7 @@ pub static AGENT_DIRS: &[&str] = &[
     ".openhands",
     ".qwen",
     ".roo",
+    ".trae",
     ".windsurf",
 ];
 
@@ -1120,6 +1168,18 @@ mod tests {
         assert_eq!(root_len(".crush/skills/s/SKILL.md"), Some(3));
         assert_eq!(class(".crush/crush.db"), SurfaceClass::Outside);
         assert_eq!(root_len("svc/.aider.conf.yml"), Some(2));
+        assert_eq!(root_len(".trae/rules/project_rules.md"), Some(2));
+        assert_eq!(root_len("web/.augment/rules/a/b.md"), Some(3));
+        assert_eq!(root_len(".augment-guidelines"), Some(1));
+        assert_eq!(root_len(".idx/airules.md"), Some(2));
+        assert_eq!(class(".idx/dev.nix"), SurfaceClass::Outside);
+        assert!(matches!(
+            class(".augment/settings.json"),
+            SurfaceClass::Artifact {
+                rule: SurfaceRule::AgentDir(".augment"),
+                ..
+            }
+        ));
         assert_eq!(root_len(".github/chatmodes/plan.chatmode.md"), Some(3));
         assert_eq!(class(".github/workflows/ci.yml"), SurfaceClass::Outside);
     }
@@ -1642,7 +1702,7 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
 
 /// Single project-external locations.
 pub static EXTERNAL_ROWS: &[ExternalRow] = &[
-    // Kiro, OpenHands and Goose keep their settings and state in the same
+    // Kiro, OpenHands, Goose and Augment keep their settings and state in the same
     // directories as their extensions, and settings there can start
     // programs (Goose's `config.yaml` extensions, OpenHands' MCP servers):
     // single locations, so that the directories are not an agent's state a
@@ -1696,6 +1756,20 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         Show::EmptyDir,
         "OpenHands (user skills)",
         "openhands-repository",
+    ),
+    ext(
+        Base::Home,
+        ".augment/rules",
+        Show::EmptyDir,
+        "Augment Code, Auggie CLI (user rules)",
+        "augment-rules",
+    ),
+    ext(
+        Base::Home,
+        ".augment/user-guidelines.md",
+        Show::EmptyFile,
+        "Augment Code (user guidelines)",
+        "augment-rules",
     ),
     ext(
         Base::XdgConfig,
