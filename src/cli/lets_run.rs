@@ -802,9 +802,6 @@ fn shell_line(argv: &[String]) -> String {
     }
 }
 
-/// A YAML MCP block (Continue's `.continue/mcpServers/*.yaml`), read line by
-/// line: there is no YAML parser in this build, so every `command:`,
-/// `url:` and `name:` value is listed as it is written.
 /// Aider's configuration, line by line as [`in_yaml`] reads Continue's: a
 /// `lint-cmd:` or `test-cmd:` with a value, or followed by a list of them
 /// (`- python: flake8 --select=E9`), is a command each.
@@ -846,6 +843,9 @@ fn in_aider_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
     }
 }
 
+/// A YAML MCP block (Continue's `.continue/mcpServers/*.yaml`), read line by
+/// line: there is no YAML parser in this build, so every `command:`,
+/// `url:` and `name:` value is listed as it is written.
 fn in_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
     let text = String::from_utf8_lossy(bytes);
     let mut name = String::new();

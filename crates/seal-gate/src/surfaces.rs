@@ -1914,6 +1914,8 @@ pub(crate) static AGENT_COMMANDS: &[(&str, &str)] = &[
     ("cn", "Continue CLI"),
     ("cline", "Cline CLI"),
     ("kilocode", "Kilo Code CLI"),
+    ("kiro-cli", "Kiro CLI"),
+    ("q", "Amazon Q Developer CLI"),
 ];
 
 /// Agents whose own sandbox, on by default, runs each command the model asks
