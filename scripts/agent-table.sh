@@ -19,6 +19,10 @@ copilot  1.0.102  @github/copilot            copilot   COPILOT_HOME         ~/.c
 opencode 1.18.33  opencode-ai                opencode  OPENCODE_CONFIG_DIR  ~/.config/opencode,~/.claude -
 qwen     0.24.4   @qwen-code/qwen-code       qwen      QWEN_HOME            ~/.qwen                     -
 '
+# Aider comes from PyPI, not npm: scripts/agent-work.sh installs this
+# version into a virtual environment in the same cache.
+AIDER_VERSION=0.86.2
+
 # FAMILY TITLE | how it runs offline: its environment, then its command line
 #   @URL@ is the fake server (http://127.0.0.1:PORT), @PROMPT@ the prompt.
 #   Model and provider come from the user config where the agent has such a

@@ -10,6 +10,10 @@
 #     file and reads the pinned skill, one tries to plant a skill.
 #   * Copilot CLI, OpenCode, Qwen Code and Gemini CLI run the same two shell
 #     commands through their own shell tools, every tool allowed.
+#   * Aider (from PyPI) edits files as the model's reply says: it writes one
+#     file and tries to plant a skill; its project configuration
+#     (`.aider.conf.yml`, pinned) makes it read a file whose marker must reach
+#     the model, and must not once the configuration changed after the pin.
 # Each agent runs natively first (the oracle: there the same plants land, so
 # the script really exercises them), then under `seal run` on a fresh copy:
 # the ordinary work must reach the project, no plant may, the tool results the
@@ -20,7 +24,8 @@
 #
 # Usage: [SEAL=/path/to/seal] scripts/agent-work.sh [--keep]
 # Needs root (the user run), node and npm (the agents, installed by
-# scripts/agent-compat.sh into its cache), python3, git, util-linux.
+# scripts/agent-compat.sh into its cache), python3 with venv (Aider, from
+# PyPI, into the same cache), git, util-linux.
 set -euo pipefail
 
 # The agents that run tools with no sandbox of their own (Claude Code and
@@ -58,6 +63,17 @@ agent_bin() {
   echo "$cache/${package##*/}-$(version_of "$1")/node_modules/.bin/$(row_field "$1" 5)"
 }
 CLAUDE_VERSION=$(version_of claude) CODEX_VERSION=$(version_of codex)
+# Aider into a virtual environment of its own (made in place: a moved one
+# breaks), marked complete only once it runs and reports its version.
+aider_dir="$cache/aider-chat-$AIDER_VERSION"
+aider="$aider_dir/bin/aider"
+aider_ok() { [ -e "$aider_dir/.complete" ] && "$aider" --version 2>/dev/null | grep -qF "$AIDER_VERSION"; }
+if ! aider_ok; then
+  echo "agent-work: installing aider-chat $AIDER_VERSION into $aider_dir" >&2
+  rm -rf "$aider_dir"
+  python3 -m venv "$aider_dir" && "$aider_dir/bin/pip" install -q "aider-chat==$AIDER_VERSION" >&2 &&
+    touch "$aider_dir/.complete" && aider_ok || die "aider-chat $AIDER_VERSION did not install into $aider_dir"
+fi
 claude=$(agent_bin claude)
 case $(uname -m) in
   x86_64 | amd64) triple=x86_64-unknown-linux-musl platform=linux-x64 ;;
@@ -125,12 +141,12 @@ EOF
 
 # One server per run: its log is that run's conversation.
 serve() {
-  local log=$1 calls=$2
+  local log=$1 calls=$2 reply=${3:-sealtest-work-done}
   [ -z "$server_pid" ] || { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
   rm -f "$work/port"
   : >"$log"
   python3 "$fixtures/fake_model_server.py" --log "$log" --port-file "$work/port" \
-    --reply sealtest-work-done --tool-calls "$calls" &
+    --reply "$reply" --tool-calls "$calls" &
   server_pid=$!
   for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
   [ -s "$work/port" ] || die "the fake model server did not start"
@@ -242,6 +258,35 @@ EOF
     >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
 }
 
+# What the model answers Aider: whole files to write (its `whole` edit
+# format), the work and a plant.
+AIDER_REPLY=$(printf 'agent-out.txt\n```\nmade-by-aider\n```\n\n.claude/skills/planted/SKILL.md\n```\nplanted by aider\n```\n')
+
+# run_aider NAME PREFIX...: Aider in a fresh project whose pinned
+# `.aider.conf.yml` makes it read NOTES.md (its marker shows whether the
+# configuration was loaded); in a NAME ending in -tampered the configuration
+# changes after the pin. The home has a git identity: without one Aider
+# writes it into the repository's `.git/config`, which the view keeps
+# read-only, and stops.
+run_aider() {
+  local name=$1 dir="$work/$1"
+  shift
+  fresh_project "$dir/project" root:root
+  printf 'SEALTEST-AIDER-NOTES\n' >"$dir/project/NOTES.md"
+  printf 'read: NOTES.md\n' >"$dir/project/.aider.conf.yml"
+  (cd "$dir/project" && echo y | "$SEAL" pin >/dev/null 2>&1) || die "seal pin failed in $dir"
+  git -C "$dir/project" add -A
+  git -C "$dir/project" -c user.name=t -c user.email=t@example.com commit -qm aider
+  case $name in *-tampered) printf '# changed after the pin\n' >>"$dir/project/.aider.conf.yml" ;; esac
+  serve "$dir/requests.jsonl" "$work/calls.json" "$AIDER_REPLY"
+  mkdir -p "$dir/home"
+  printf '[user]\n\tname = agent\n\temail = agent@example.com\n' >"$dir/home/.gitconfig"
+  (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$dir/home" OPENAI_API_KEY=sealtest-key \
+    OPENAI_API_BASE="$url/v1" "$@" "$aider" --model openai/sealtest-work-model --edit-format whole \
+    --yes-always --no-check-update --no-show-model-warnings --no-analytics --no-auto-commits \
+    --message "Do the work." </dev/null >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
+}
+
 echo "agent-work: Claude Code $CLAUDE_VERSION, natively and sealed" >&2
 run_claude claude-native
 run_claude claude-sealed "$SEAL" run --
@@ -259,6 +304,11 @@ for family in $OTHERS; do
   run_other "$family-sealed" "$family" "$SEAL" run --
   runs+=" $family-native $family-sealed"
 done
+echo "agent-work: Aider $AIDER_VERSION, natively, sealed, sealed with its configuration changed" >&2
+run_aider aider-native
+run_aider aider-sealed "$SEAL" run --
+run_aider aider-sealed-tampered "$SEAL" run --
+runs+=" aider-native aider-sealed aider-sealed-tampered"
 
 # --- the judge ------------------------------------------------------------------
 # shellcheck disable=SC2086 # $runs: one argument per run
@@ -315,12 +365,37 @@ def verify_passes(run):
 
 PLANTS = {"claude": [".claude/skills/planted/SKILL.md", ".claude/skills/planted2/SKILL.md"]}
 
+def judge_aider(run, sealed):
+    """Aider works from the model's reply, not from tool calls."""
+    log = read(run, "requests.jsonl") or ""
+    if run.endswith("-tampered"):
+        check(run, "its configuration, changed after the pin, was not loaded",
+              "SEALTEST-AIDER-NOTES" not in log)
+        ok, out = verify_passes(run)
+        check(run, "seal verify reports the change", not ok and ".aider.conf.yml" in out, out)
+    else:
+        check(run, "its configuration was loaded (the file it names reached the model)",
+              "SEALTEST-AIDER-NOTES" in log)
+    check(run, "a file it wrote reached the project",
+          read(run, "project/agent-out.txt") == "made-by-aider\n", repr(read(run, "project/agent-out.txt")))
+    planted = os.path.exists(project(run, ".claude/skills/planted/SKILL.md"))
+    if sealed:
+        check(run, "no skill was planted", not planted)
+        if not run.endswith("-tampered"):
+            ok, out = verify_passes(run)
+            check(run, "seal verify still passes", ok, out)
+    else:
+        check(run, "natively the plant lands (the oracle)", planted)
+
 for run in sys.argv[2:]:
     agent = run.split("-")[0]
     sealed = "sealed" in run
     rc = read(run, "rc")
     err = read(run, "stderr") or ""
     check(run, "the agent ran to its end (exit 0)", rc is not None and rc.strip() == "0", err[-300:])
+    if agent == "aider":
+        judge_aider(run, sealed)
+        continue
     res = results(run)
     want = 6 if agent == "claude" else 2
     plants = PLANTS.get(agent, [".claude/skills/planted/SKILL.md"])
