@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest as _, Sha256};
 
+mod support;
+
 const SEAL: &str = env!("CARGO_BIN_EXE_seal");
 const TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -1050,14 +1052,12 @@ fn verify_formats_for_ci_place_each_bundle_that_is_not_verified_on_a_file() {
 /// Runs `seal ARGS` in `p` with stderr a pipe whose reader is already gone
 /// (`seal verify 2>&1 | head -c0`): every write to it fails with `EPIPE`.
 fn seal_with_stderr_closed(p: &Project, args: &[&str], stdin: &str) -> (i32, String) {
-    let (reader, writer) = nix::unistd::pipe().unwrap();
-    drop(reader);
     let mut child = Command::new(SEAL)
         .args(args)
         .current_dir(p.root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::from(writer))
+        .stderr(support::closed_pipe())
         .spawn()
         .unwrap();
     // The binary may exit without reading; a broken pipe is fine.

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use run_world::{World, no_sealfs_mounts_left, open_up, wait_timeout, write};
+use run_world::{World, no_sealfs_mounts_left, open_up, status_and_stdout, wait_timeout, write};
 use support::{fuse_available, seal_bin};
 
 #[test]
@@ -670,15 +670,11 @@ fn a_closed_log_pipe_does_not_stop_the_view() {
     let mut stderr = child.stderr.take().unwrap();
     stderr.read_exact(&mut first).unwrap();
     drop(stderr);
-    let status = wait_timeout(&mut child, Duration::from_secs(60));
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let status = status.expect("seal run hung once its log pipe was closed");
+    let (status, out) = status_and_stdout(
+        &mut child,
+        Duration::from_secs(60),
+        "seal run hung once its log pipe was closed",
+    );
     assert!(status.success(), "{status:?}");
     assert_eq!(out, "fn main() {}");
 
@@ -691,19 +687,14 @@ fn a_closed_log_pipe_does_not_stop_the_view() {
         .env_remove("SUDO_UID")
         .env_remove("SUDO_GID")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(support::closed_pipe())
         .spawn()
         .unwrap();
-    drop(child.stderr.take());
-    let status = wait_timeout(&mut child, Duration::from_secs(60));
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let status = status.expect("seal run hung with its stderr closed");
+    let (status, out) = status_and_stdout(
+        &mut child,
+        Duration::from_secs(60),
+        "seal run hung with its stderr closed",
+    );
     assert!(status.success(), "{status:?}");
     assert_eq!(out, "fn main() {}");
     no_sealfs_mounts_left(&w.root);

@@ -142,6 +142,25 @@ pub fn wait_timeout(
     }
 }
 
+/// Waits for `child` (at most `limit`; `what` names the hang), then reads
+/// all it wrote to its piped stdout.
+pub fn status_and_stdout(
+    child: &mut std::process::Child,
+    limit: Duration,
+    what: &str,
+) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    let status = wait_timeout(child, limit);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    (status.unwrap_or_else(|| panic!("{what}")), out)
+}
+
 /// Makes a tree readable by everyone (temporary directories are 0700).
 pub fn open_up(root: &Path) {
     for entry in walk(root) {

@@ -701,3 +701,12 @@ pub fn within_100ms(mut holds: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+/// A stderr (or stdout) for a child whose reader is already gone, as with
+/// `2>&1 | head -c0`: every write to it fails with `EPIPE`, deterministically
+/// (closing the reader after the spawn would race the child's first write).
+pub fn closed_pipe() -> Stdio {
+    let (reader, writer) = nix::unistd::pipe().expect("pipe");
+    drop(reader);
+    Stdio::from(writer)
+}
