@@ -2030,6 +2030,102 @@ fn git_side_doors_are_immutable_and_no_repository_is_made() {
     assert_eq!(String::from_utf8_lossy(&log.stdout), "in the view\n");
 }
 
+/// Gemini CLI and Qwen Code read the first `.env` they meet walking up
+/// from where they start into their environment (a `GEMINI_SYSTEM_MD` there
+/// replaces the system prompt, a `BASH_ENV` runs before every shell command
+/// of the session), Aider its commands: no change through the view makes
+/// or changes one, at any depth. Removing one, and a directory of that name
+/// (a Python virtual environment), stay the agent's.
+#[test]
+fn agents_env_files_are_never_made_or_changed() {
+    if !fuse_available() {
+        return;
+    }
+    let p = fixture("block");
+    p.write(".env", "GEMINI_API_KEY=k\n")
+        .write("packages/web/.env", "PORT=3000\n")
+        .write("packages/api/.env", "PORT=4000\n")
+        .write("notes.md", "a prompt of the agent's own\n");
+    let v = Rw::new(p, &[]);
+    use libc::{O_APPEND, O_CREAT, O_RDWR, O_TRUNC, O_WRONLY};
+    for rel in [".env", "packages/web/.env"] {
+        let e = v.v(rel);
+        let at = |what: &str| format!("{what} {rel}");
+        refused(
+            &v,
+            &at("open O_WRONLY"),
+            rel,
+            open_with(e.clone(), O_WRONLY),
+        );
+        refused(&v, &at("open O_RDWR"), rel, open_with(e.clone(), O_RDWR));
+        refused(
+            &v,
+            &at("open O_APPEND"),
+            rel,
+            open_with(e.clone(), O_WRONLY | O_APPEND),
+        );
+        refused(
+            &v,
+            &at("open O_CREAT|O_TRUNC"),
+            rel,
+            open_with(e.clone(), O_WRONLY | O_CREAT | O_TRUNC),
+        );
+        refused(&v, &at("truncate"), rel, || {
+            nix::unistd::truncate(&e, 0).map_err(io::Error::from)
+        });
+        refused(&v, &at("chmod"), rel, || {
+            fs::set_permissions(&e, fs::Permissions::from_mode(0o600))
+        });
+        refused(&v, &at("utimensat"), rel, set_times(e.clone()));
+        refused(&v, &at("setxattr"), rel, set_xattr(e.clone()));
+        refused(&v, &at("rename over"), rel, || {
+            fs::rename(v.v("notes.md"), &e)
+        });
+        refused(
+            &v,
+            &at("RENAME_EXCHANGE with"),
+            rel,
+            rename_with(v.v("notes.md"), e.clone(), RenameFlags::EXCHANGE),
+        );
+        // A second name of the same file would be a way to change it.
+        refused(&v, &at("hard link out of"), rel, || {
+            fs::hard_link(&e, v.v("env-alias"))
+        });
+        assert_eq!(fs::read(&e).unwrap(), fs::read(v.d(rel)).unwrap(), "{rel}");
+    }
+    // Removed, it may not come back, as a file or a link, whatever its
+    // case (a case-folding directory would find it).
+    fs::remove_file(v.v("packages/api/.env")).unwrap();
+    assert!(!v.d("packages/api/.env").exists());
+    for rel in ["packages/api/.env", "src/.env", "packages/api/.ENV"] {
+        let e = v.v(rel);
+        refused(&v, &format!("create {rel}"), rel, || File::create(&e));
+        refused(&v, &format!("symlink {rel}"), rel, || {
+            std::os::unix::fs::symlink("../../notes.md", &e)
+        });
+        refused(&v, &format!("hard link to {rel}"), rel, || {
+            fs::hard_link(v.v("notes.md"), &e)
+        });
+        refused(&v, &format!("rename a file to {rel}"), rel, || {
+            fs::rename(v.v("notes.md"), &e)
+        });
+    }
+    for r in v.deny_writes() {
+        assert_eq!(r["policy_source"], "built-in", "{r}");
+    }
+    // What applications keep beside it, and a virtual environment named
+    // `.env`, are ordinary.
+    fs::write(v.v(".env.local"), "DEBUG=1\n").unwrap();
+    assert_eq!(fs::read(v.d(".env.local")).unwrap(), b"DEBUG=1\n");
+    fs::create_dir(v.v("src/.env")).unwrap();
+    fs::create_dir(v.v("src/.env/bin")).unwrap();
+    fs::write(v.v("src/.env/bin/activate"), "# venv\n").unwrap();
+    fs::write(v.v("src/.env/pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+    assert!(v.d("src/.env/bin/activate").is_file());
+    fs::remove_dir_all(v.v("src/.env")).unwrap();
+    assert!(!v.d("src/.env").exists());
+}
+
 #[test]
 fn what_the_writable_view_does_not_protect() {
     if !fuse_available() {

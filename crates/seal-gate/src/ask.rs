@@ -343,7 +343,7 @@ impl Round<'_> {
                 change,
                 writable,
                 guard: self.gate.guard(path),
-                git: self.gate.git_guard(path),
+                built_in: self.gate.built_in_guard(path),
             };
             return g;
         }

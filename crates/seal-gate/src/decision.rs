@@ -141,13 +141,14 @@ pub enum Asked {
     Reuse { same: bool },
     /// A change through the view: whether the view makes changes at all
     /// (`writable`), what the machine policy adds to the write rules there
-    /// (`guard`), and what the built-in git rules add (`git`, where the
-    /// machine policy does not lift them).
+    /// (`guard`), and what the built-in rules add (`built_in`: git's side
+    /// doors, the agents' environment files; where the machine policy does
+    /// not lift them).
     Change {
         change: Change,
         writable: bool,
         guard: Guard,
-        git: Guard,
+        built_in: Guard,
     },
 }
 
@@ -316,9 +317,9 @@ pub fn decide(place: &Place, facts: Facts) -> Decision {
             change,
             writable,
             guard,
-            git,
+            built_in,
         } => {
-            let (allowed, reason) = decide_change(place, change, writable, [guard, git]);
+            let (allowed, reason) = decide_change(place, change, writable, [guard, built_in]);
             let event = (!allowed).then_some(Event::DenyWrite);
             (allowed, event, Reason::Change(reason))
         }
@@ -490,6 +491,8 @@ pub enum ChangeReason {
     GitRepository,
     /// A `HEAD` file outside `.git` would make its directory a bare repository.
     BareRepository,
+    /// A `.env`, which agents read into their environment as they start.
+    AgentEnvFile,
     /// The view is read-only (`seal run --read-only`, `seal mount` without
     /// `--writable`).
     ReadOnlyView,
@@ -530,6 +533,11 @@ impl ChangeReason {
             ChangeReason::BareRepository => {
                 "a HEAD file outside .git would make its directory a bare git repository"
             }
+            ChangeReason::AgentEnvFile => {
+                "a .env file: Gemini CLI, Qwen Code and Aider read it into their environment \
+                 as they start (a system prompt, a script before every shell command, commands \
+                 to run); it may be removed, never made or changed from inside"
+            }
             ChangeReason::ReadOnlyView => "the view is read-only",
             ChangeReason::SetIdProgram => {
                 "a set-user-ID or set-group-ID program would run with its owner's rights for \
@@ -552,6 +560,7 @@ impl ChangeReason {
             | ChangeReason::GitSideDoor
             | ChangeReason::GitRepository
             | ChangeReason::BareRepository
+            | ChangeReason::AgentEnvFile
             | ChangeReason::ReadOnlyView
             | ChangeReason::SetIdProgram => crate::policy::Source::BuiltIn,
         }
@@ -559,7 +568,7 @@ impl ChangeReason {
 }
 
 /// What the machine policy (docs/POLICY.md: `readOnly`, `protectedPaths`)
-/// and the built-in git rules ([`crate::policy::git_rule`], which the
+/// and the built-in rules ([`crate::policy::built_in_rule`], which the
 /// machine policy may lift) add to the write rules at a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Guard {
@@ -577,12 +586,15 @@ pub enum Guard {
     GitRepository,
     /// A `HEAD` outside `.git`: built-in; it may not be made.
     BareRepository,
+    /// A `.env`: built-in; it may not be made (as a file: a directory may be)
+    /// or changed.
+    AgentEnvFile,
 }
 
 /// The write half of the table: which changes the view makes. A read-only
 /// view makes none. Everything an agent could load from, or that decides
 /// what it loads, is immutable from inside, whether it exists or not; the
-/// machine policy's guard, then the git rules' guard, only ever refuse more
+/// machine policy's guard, then the built-in rules' guard, only ever refuse more
 /// (an earlier refusal keeps its reason).
 fn decide_change(
     place: &Place,
@@ -629,6 +641,10 @@ fn decide_change(
             },
             (allowed, Guard::BareRepository) => match change {
                 Change::Make | Change::MakeDir => (false, ChangeReason::BareRepository),
+                _ => allowed,
+            },
+            (allowed, Guard::AgentEnvFile) => match change {
+                Change::Make | Change::Modify => (false, ChangeReason::AgentEnvFile),
                 _ => allowed,
             },
         })
@@ -865,6 +881,7 @@ mod tests {
             Guard::GitSideDoor,
             Guard::GitRepository,
             Guard::BareRepository,
+            Guard::AgentEnvFile,
         ];
         // Whether a guard lets a change the rules before it allowed through.
         let permits = |guard: Guard, change: Change| match guard {
@@ -876,6 +893,7 @@ mod tests {
             Guard::Protected | Guard::ReadOnly | Guard::GitSideDoor => false,
             Guard::GitRepository => change == Change::Remove,
             Guard::BareRepository => !matches!(change, Change::Make | Change::MakeDir),
+            Guard::AgentEnvFile => !matches!(change, Change::Make | Change::Modify),
         };
         let mut rows = 0;
         for place in places() {
@@ -889,7 +907,7 @@ mod tests {
                         change,
                         writable,
                         guard,
-                        git,
+                        built_in: git,
                     };
                     let d = decide(&place, facts(asked, Found::Plain, Policy::Block));
                     let built_in = match (&place, change) {
@@ -912,7 +930,7 @@ mod tests {
                     assert!(!reason.describe().is_empty());
                     // A read-only view refuses first; then a refusal the
                     // built-in rules make is theirs, one the machine policy
-                    // makes the machine's, and what is left the git rules'
+                    // makes the machine's, and what is left the built-in rules'
                     // (built in).
                     let source = reason.source();
                     if writable && change == Change::GrantSetId {
@@ -933,6 +951,7 @@ mod tests {
                                 ChangeReason::GitSideDoor
                                     | ChangeReason::GitRepository
                                     | ChangeReason::BareRepository
+                                    | ChangeReason::AgentEnvFile
                             ),
                             "{case}"
                         ),
@@ -942,7 +961,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(rows, 6 * 7 * 4 * 4 * 2);
+        assert_eq!(rows, 6 * 7 * 4 * 5 * 2);
     }
 
     #[test]

@@ -364,18 +364,19 @@ impl Gate {
 
     /// Whether `path` may share an inode with other names of its file in
     /// the view (hard links): an ordinary path the machine policy and the
-    /// git rules leave open, so that no request through it needs a decision
+    /// built-in rules leave open, so that no request through it needs a decision
     /// of its own.
     pub fn shares_inodes(&self, path: &ViewPath) -> bool {
         matches!(self.cached_place(path), Place::Ordinary)
             && self.guard(path) == Guard::Open
-            && self.git_guard(path) == Guard::Open
+            && self.built_in_guard(path) == Guard::Open
     }
 
-    /// What the built-in git rules add to the write rules at `path`, where
-    /// the machine policy does not lift them.
-    pub(crate) fn git_guard(&self, path: &ViewPath) -> Guard {
-        self.machine.git_guard(path.names())
+    /// What the built-in rules (git's side doors, the agents' `.env` files)
+    /// add to the write rules at `path`, where the machine policy does not
+    /// lift them.
+    pub(crate) fn built_in_guard(&self, path: &ViewPath) -> Guard {
+        self.machine.built_in_guard(path.names())
     }
 
     /// What the machine policy adds to the write rules at `path`.

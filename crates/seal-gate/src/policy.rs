@@ -436,7 +436,7 @@ impl ProtectedPaths {
 pub enum ProtectedWhere {
     /// Under every home directory of `seal run` (`rel` is relative to it).
     Home { rel: &'static str, dir: bool },
-    /// In the project, by the git rules of [`MachinePolicy::git_guard`].
+    /// In the project, by the built-in rules of [`MachinePolicy::built_in_guard`].
     Project,
 }
 
@@ -491,6 +491,7 @@ pub static PROTECTED: &[Protected] = &[
     project(".gitmodules"),
     project(".git"),
     project("HEAD"),
+    project(".env"),
 ];
 
 /// Names inside a git directory through which git runs commands or finds
@@ -506,9 +507,10 @@ const GIT_SIDE_DOORS: &[(&str, &str)] = &[
     ("info", ".git/info"),
 ];
 
-/// What the built-in git rules say about a project path.
+/// What the built-in rules of the writable view (git's side doors, the
+/// agents' environment files) say about a project path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum GitRule {
+pub(crate) enum BuiltInRule {
     /// Nothing.
     None,
     /// A file through which git on the host runs commands or finds another
@@ -523,50 +525,62 @@ pub(crate) enum GitRule {
     /// `refs/` beside it, git takes its directory for a bare repository and
     /// reads its `config`. It may not be made.
     BareHead,
+    /// A file named `.env`: Gemini CLI and Qwen Code read the first one they
+    /// meet walking up from where they start into their own environment
+    /// (`GEMINI_SYSTEM_MD` replaces the system prompt with a file it names,
+    /// `BASH_ENV` runs a script before every shell command of the session),
+    /// and Aider reads its `AIDER_*` commands from one. It may not be made or
+    /// changed; it may be removed, and a directory of that name (a Python
+    /// virtual environment) may be made.
+    AgentEnvFile,
 }
 
-fn git_name(name: &str, want: &str) -> bool {
-    // ASCII case-insensitively: on a case-insensitive filesystem `.GIT` is
-    // the same directory.
+/// Whether `name` is `want` as a built-in rule compares: ASCII
+/// case-insensitively, since on a case-insensitive filesystem (or a
+/// case-folding directory) `.GIT` is the same directory and `.ENV` the file
+/// an agent opening `.env` reads.
+fn name_is(name: &str, want: &str) -> bool {
     name.eq_ignore_ascii_case(want)
 }
 
-/// The built-in git rule of the project path of NFC `names`.
-pub(crate) fn git_rule<'a>(names: impl IntoIterator<Item = &'a str>) -> GitRule {
+/// The built-in rule of the project path of NFC `names`.
+pub(crate) fn built_in_rule<'a>(names: impl IntoIterator<Item = &'a str>) -> BuiltInRule {
     let names: Vec<&str> = names.into_iter().collect();
     let Some(last) = names.last() else {
-        return GitRule::None;
+        return BuiltInRule::None;
     };
     for (i, name) in names.iter().enumerate() {
-        if !git_name(name, ".git") || i + 1 == names.len() {
+        if !name_is(name, ".git") || i + 1 == names.len() {
             continue;
         }
         let rest = &names[i + 1..];
         let door = |n: &str| {
             GIT_SIDE_DOORS
                 .iter()
-                .find(|(d, _)| git_name(n, d))
+                .find(|(d, _)| name_is(n, d))
                 .map(|(_, p)| *p)
         };
         if let Some(p) = door(rest[0]) {
-            return GitRule::SideDoor(p);
+            return BuiltInRule::SideDoor(p);
         }
         // A submodule's or linked worktree's own git directory.
-        if git_name(rest[0], "modules") || git_name(rest[0], "worktrees") {
+        if name_is(rest[0], "modules") || name_is(rest[0], "worktrees") {
             if let Some(p) = rest[1..].iter().find_map(|n| door(n)) {
-                return GitRule::SideDoor(p);
+                return BuiltInRule::SideDoor(p);
             }
         }
-        return GitRule::None;
+        return BuiltInRule::None;
     }
-    if git_name(last, ".git") {
-        GitRule::Repository
-    } else if git_name(last, ".gitmodules") {
-        GitRule::SideDoor(".gitmodules")
+    if name_is(last, ".git") {
+        BuiltInRule::Repository
+    } else if name_is(last, ".gitmodules") {
+        BuiltInRule::SideDoor(".gitmodules")
     } else if *last == "HEAD" {
-        GitRule::BareHead
+        BuiltInRule::BareHead
+    } else if name_is(last, ".env") {
+        BuiltInRule::AgentEnvFile
     } else {
-        GitRule::None
+        BuiltInRule::None
     }
 }
 
@@ -652,17 +666,21 @@ impl MachinePolicy {
         out
     }
 
-    /// The write guard the built-in git rules ([`git_rule`]) put on the
+    /// The write guard the built-in rules ([`built_in_rule`]) put on the
     /// project path of NFC `names`, unless this policy lifts the rule
     /// (`allowWriteProtected`).
-    pub(crate) fn git_guard<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Guard {
+    pub(crate) fn built_in_guard<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Guard {
         let lifted = |name: &str| self.allow_write_protected.contains(&name);
-        match git_rule(names) {
-            GitRule::None => Guard::Open,
-            GitRule::SideDoor(p) if !lifted(p) => Guard::GitSideDoor,
-            GitRule::Repository if !lifted(".git") => Guard::GitRepository,
-            GitRule::BareHead if !lifted("HEAD") => Guard::BareRepository,
-            GitRule::SideDoor(_) | GitRule::Repository | GitRule::BareHead => Guard::Open,
+        match built_in_rule(names) {
+            BuiltInRule::None => Guard::Open,
+            BuiltInRule::SideDoor(p) if !lifted(p) => Guard::GitSideDoor,
+            BuiltInRule::Repository if !lifted(".git") => Guard::GitRepository,
+            BuiltInRule::BareHead if !lifted("HEAD") => Guard::BareRepository,
+            BuiltInRule::AgentEnvFile if !lifted(".env") => Guard::AgentEnvFile,
+            BuiltInRule::SideDoor(_)
+            | BuiltInRule::Repository
+            | BuiltInRule::BareHead
+            | BuiltInRule::AgentEnvFile => Guard::Open,
         }
     }
 
@@ -1491,8 +1509,8 @@ mod tests {
 
     #[test]
     fn git_side_doors_at_any_depth() {
-        use GitRule::*;
-        let r = |p: &str| git_rule(p.split('/'));
+        use BuiltInRule::*;
+        let r = |p: &str| built_in_rule(p.split('/'));
         assert_eq!(r(".git/config"), SideDoor(".git/config"));
         assert_eq!(r(".git/config.worktree"), SideDoor(".git/config"));
         assert_eq!(r(".git/hooks"), SideDoor(".git/hooks"));
@@ -1530,6 +1548,37 @@ mod tests {
     }
 
     #[test]
+    fn agents_env_files_at_any_depth() {
+        use BuiltInRule::*;
+        let r = |p: &str| built_in_rule(p.split('/'));
+        for env in [".env", "packages/web/.env", "a/b/c/.ENV"] {
+            assert_eq!(r(env), AgentEnvFile, "{env}");
+        }
+        // Only the name agents read: not the variants applications read
+        // beside it, not inside a `.env` directory (a virtual environment),
+        // not git's own files.
+        for other in [
+            ".env.local",
+            ".env.example",
+            "app.env",
+            ".envrc",
+            "env",
+            ".env/bin/activate",
+            ".git/.env",
+        ] {
+            assert_eq!(r(other), None, "{other}");
+        }
+        let none = MachinePolicy::default();
+        assert_eq!(none.built_in_guard(["src", ".env"]), Guard::AgentEnvFile);
+        let lifted = parsed(r#"{"version": 1, "allowWriteProtected": [".env"]}"#).unwrap();
+        assert_eq!(lifted.built_in_guard(["src", ".env"]), Guard::Open);
+        assert_eq!(
+            lifted.built_in_guard([".git", "config"]),
+            Guard::GitSideDoor
+        );
+    }
+
+    #[test]
     fn the_machine_policy_widens_the_write_scope_and_lifts_protections_by_name() {
         let p = parsed(
             r#"{"version": 1, "allowWrite": ["~/work", "/srv/data"],
@@ -1543,13 +1592,13 @@ mod tests {
         );
         let home: Vec<&str> = p.protected_in_home().iter().map(|(r, _)| *r).collect();
         assert!(!home.contains(&".ssh") && home.contains(&".bashrc"));
-        assert_eq!(p.git_guard([".git", "hooks", "x"]), Guard::Open);
-        assert_eq!(p.git_guard([".git", "config"]), Guard::GitSideDoor);
+        assert_eq!(p.built_in_guard([".git", "hooks", "x"]), Guard::Open);
+        assert_eq!(p.built_in_guard([".git", "config"]), Guard::GitSideDoor);
         let none = MachinePolicy::default();
-        assert_eq!(none.git_guard([".git", "hooks"]), Guard::GitSideDoor);
-        assert_eq!(none.git_guard(["src", ".git"]), Guard::GitRepository);
-        assert_eq!(none.git_guard(["a", "HEAD"]), Guard::BareRepository);
-        assert_eq!(none.git_guard(["src", "main.rs"]), Guard::Open);
+        assert_eq!(none.built_in_guard([".git", "hooks"]), Guard::GitSideDoor);
+        assert_eq!(none.built_in_guard(["src", ".git"]), Guard::GitRepository);
+        assert_eq!(none.built_in_guard(["a", "HEAD"]), Guard::BareRepository);
+        assert_eq!(none.built_in_guard(["src", "main.rs"]), Guard::Open);
         for (bad, says) in [
             (
                 r#"{"version": 1, "allowWriteProtected": ["~/.bashrc2"]}"#,
