@@ -447,6 +447,79 @@ fn qwen_roo_kilo_and_vs_code_user_locations_are_masked() {
 /// the project but was never pinned (OpenHands' session setup script, a Kiro
 /// steering file, Goose's, Warp's and Crush's context files, a lowercase
 /// `agents.md`) is not there in the run; pinned, it is.
+/// Gemini CLI and Qwen Code read a `.env` into their environment as they
+/// start (the project's, else their home's), Codex CLI its home's: a
+/// `GEMINI_SYSTEM_MD` there gives the session a system prompt, a `BASH_ENV`
+/// a script before each shell command. A run can plant none of them for a
+/// later session, and is shown only the provider's credentials of the
+/// user's own.
+#[test]
+fn agents_env_files_cannot_be_planted_for_a_later_session() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    write(
+        &w.home.join(".gemini/.env"),
+        "GEMINI_API_KEY=user-key\nGEMINI_SYSTEM_MD=/tmp/x.md\n",
+    );
+    write(&w.project.join("pkg/.env"), "PORT=3000\n");
+    // A parent directory's, which they read when the project has none.
+    let parent = w.project.parent().unwrap().join(".env");
+    write(&parent, "OPENAI_API_KEY=parent-key\nQWEN_SYSTEM_MD=/tmp/x.md\n");
+    let shown = r#"
+        echo "[$(cat ~/.gemini/.env)][$(cat ~/.codex/.env ~/.qwen/.env 2>&1)][$(cat pkg/.env)][$(cat ../.env)]"
+    "#;
+    let (code, out, err) = w.run_sh(shown, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "[GEMINI_API_KEY=user-key][][PORT=3000][OPENAI_API_KEY=parent-key]\n",
+        "{err}"
+    );
+    let plant = r#"
+        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
+        try project 'echo GEMINI_SYSTEM_MD=notes.md > .env'
+        try nested 'echo BASH_ENV=evil.sh >> pkg/.env'
+        try renamed 'echo QWEN_SYSTEM_MD=notes.md > env.txt && mv env.txt src/.env'
+        try gemini-home 'echo BASH_ENV=/tmp/evil.sh >> ~/.gemini/.env'
+        try codex-home 'mkdir -p ~/.codex && echo BASH_ENV=/tmp/evil.sh > ~/.codex/.env'
+        try qwen-home 'mkdir -p ~/.qwen && echo BASH_ENV=/tmp/evil.sh > ~/.qwen/.env'
+        try parent 'echo BASH_ENV=/tmp/evil.sh >> ../.env'
+        try venv 'mkdir -p src/.env/bin && echo venv > src/.env/bin/activate && rm -r src/.env && echo ok'
+    "#;
+    let (code, out, err) = w.run_sh(plant, &[]);
+    assert_eq!(code, 0, "{err}");
+    for want in [
+        "project:refused",
+        "nested:refused",
+        "renamed:refused",
+        "gemini-home:refused",
+        "codex-home:refused",
+        "qwen-home:refused",
+        "parent:refused",
+        "venv:written",
+    ] {
+        assert!(out.contains(want), "{want}:\n{out}\n{err}");
+    }
+    assert!(!w.project.join(".env").exists());
+    assert!(!w.project.join("src/.env").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.project.join("pkg/.env")).unwrap(),
+        "PORT=3000\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".gemini/.env")).unwrap(),
+        "GEMINI_API_KEY=user-key\nGEMINI_SYSTEM_MD=/tmp/x.md\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&parent).unwrap(),
+        "OPENAI_API_KEY=parent-key\nQWEN_SYSTEM_MD=/tmp/x.md\n"
+    );
+    for home_env in [".codex/.env", ".qwen/.env"] {
+        assert!(!w.home.join(home_env).exists(), "~/{home_env} was planted");
+    }
+}
+
 #[test]
 fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     if !fuse_available() {

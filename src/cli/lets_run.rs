@@ -507,6 +507,7 @@ fn in_config(path: &str, bytes: &[u8], rule: &ConfigReading, out: &mut Vec<Runna
         Format::Json => jsonc_value(bytes),
         Format::Toml => toml_value(bytes),
         Format::Yaml => Err("YAML".to_string()),
+        Format::Dotenv => Err("dotenv".to_string()),
     };
     let document = match document {
         Ok(d) => d,

@@ -62,6 +62,7 @@ pub fn filter(rule: &FilterRule, input: &[u8]) -> Filtered {
         match rule.format {
             Format::Json => json_filter(rule, input),
             Format::Toml => toml_filter(rule, input),
+            Format::Dotenv => dotenv_filter(rule, input),
             Format::Yaml => Err(ParseError(
                 "YAML files are not filtered (no reader here reads YAML as the agent does)".into(),
             )),
@@ -86,7 +87,7 @@ pub fn filter(rule: &FilterRule, input: &[u8]) -> Filtered {
 pub fn empty_document(format: Format) -> &'static [u8] {
     match format {
         Format::Json => b"{}\n",
-        Format::Toml | Format::Yaml => b"",
+        Format::Toml | Format::Yaml | Format::Dotenv => b"",
     }
 }
 
@@ -272,6 +273,63 @@ fn toml_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String>)
 }
 
 // ---------------------------------------------------------------------------
+// dotenv
+
+/// Whether `c` may stand in a kept value: what every dotenv reader (Node's
+/// `dotenv`, Rust's `dotenvy`) takes as itself, quoted or not: no space, no
+/// quote, no `#` (a comment in some), no `$` (a substitution in some), no
+/// backslash (an escape in some).
+fn plain_value_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-_./:@+,%~=".contains(c)
+}
+
+/// One `KEY=VALUE` line (its leading blanks gone) as every dotenv reader
+/// reads it, or `None`: an optional `export `, a key of letters, digits and `_`, `=` right after
+/// it, and a value of [`plain_value_char`]s, bare or in one pair of quotes.
+fn dotenv_line(line: &str) -> Option<(&str, &str)> {
+    let line = line.strip_prefix("export ").unwrap_or(line);
+    let (key, value) = line.split_once('=')?;
+    let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    let unquoted = ['"', '\'']
+        .iter()
+        .find_map(|q| value.strip_prefix(*q).and_then(|v| v.strip_suffix(*q)));
+    let value = unquoted.unwrap_or(value);
+    (key_ok && value.chars().all(plain_value_char)).then_some((key, value))
+}
+
+/// Keeps the variables `rule` lists, written anew as `KEY=VALUE` lines.
+/// Strict: a document with any line but those, blank lines and `#` comments
+/// (a multi-line value, an escape, a substitution, a carriage return), or
+/// with a variable set twice (readers take the first or the last), is not
+/// read at all.
+fn dotenv_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
+    let text = std::str::from_utf8(input).map_err(|_| ParseError("not UTF-8".into()))?;
+    let mut seen = std::collections::BTreeSet::new();
+    let (mut kept, mut removed) = (String::new(), Vec::new());
+    for (n, line) in text.split('\n').enumerate() {
+        let bare = line.trim_start_matches([' ', '\t']);
+        if bare.is_empty() || bare.starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = dotenv_line(bare) else {
+            return Err(ParseError(format!(
+                "line {} is not a plain KEY=VALUE line every dotenv reader reads alike",
+                n + 1
+            )));
+        };
+        if !seen.insert(key) {
+            return Err(ParseError(format!("{key} is set twice")));
+        }
+        match rule.verdict(&[key]) {
+            Verdict::Whole(None) => kept.push_str(&format!("{key}={value}\n")),
+            _ => removed.push(key.to_string()),
+        }
+    }
+    Ok((kept.into_bytes(), removed))
+}
+
+// ---------------------------------------------------------------------------
 // Merge-back
 
 /// What [`merge_back`] decided.
@@ -308,7 +366,8 @@ pub fn merge_back(
     match rule.format {
         Format::Json => json_merge(rule, &shown.bytes, run, host),
         Format::Toml => toml_merge(rule, &shown.bytes, run, host),
-        Format::Yaml => Ok(Merged::Unchanged),
+        // Never writable: nothing of the run's goes back.
+        Format::Yaml | Format::Dotenv => Ok(Merged::Unchanged),
     }
 }
 

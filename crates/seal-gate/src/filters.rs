@@ -24,6 +24,9 @@ pub enum Format {
     /// Not filtered (no reader here that reads YAML exactly as the agent
     /// does): shown empty.
     Yaml,
+    /// A dotenv file: `KEY=VALUE` lines an agent reads into its environment
+    /// as it starts, kept only where every dotenv reader reads them alike.
+    Dotenv,
 }
 
 /// One kept path.
@@ -559,6 +562,38 @@ pub static CONTINUE_YAML: FilterRule = FilterRule {
     source: "continue-rules",
 };
 
+/// The `.env` Gemini CLI, Qwen Code and Codex CLI read from their home
+/// directory into their environment as they start: what they would read
+/// there from an earlier session's plant is a system prompt of its choosing
+/// (`GEMINI_SYSTEM_MD`, `QWEN_SYSTEM_MD`) or a script before every shell
+/// command (`BASH_ENV`). Kept: the model provider's credentials and
+/// endpoint, which is what users keep there.
+pub static AGENT_ENV: FilterRule = FilterRule {
+    id: "agent-env",
+    format: Format::Dotenv,
+    keep: &[&[
+        k(&["GEMINI_API_KEY"]),
+        k(&["GEMINI_MODEL"]),
+        k(&["GOOGLE_API_KEY"]),
+        k(&["GOOGLE_CLOUD_PROJECT"]),
+        k(&["GOOGLE_CLOUD_LOCATION"]),
+        k(&["GOOGLE_GENAI_USE_VERTEXAI"]),
+        k(&["GOOGLE_APPLICATION_CREDENTIALS"]),
+        k(&["GOOGLE_GEMINI_BASE_URL"]),
+        k(&["OPENAI_API_KEY"]),
+        k(&["OPENAI_BASE_URL"]),
+        k(&["OPENAI_MODEL"]),
+        k(&["OPENAI_ORGANIZATION"]),
+        k(&["OPENAI_PROJECT"]),
+        k(&["AZURE_OPENAI_API_KEY"]),
+        k(&["DASHSCOPE_API_KEY"]),
+    ]],
+    writable: false,
+    agents: "Gemini CLI, Qwen Code, Codex CLI",
+    versions: "Gemini CLI 0.61, Qwen Code 0.24, Codex CLI 0.171",
+    source: "agent-env",
+};
+
 /// Continue's legacy `config.json`: models and the interface. Dropped, among
 /// the rest: `mcpServers`, `experimental`, `slashCommands`, `customCommands`,
 /// `contextProviders`, `rules`, `systemMessage`.
@@ -615,6 +650,7 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &CONTINUE_YAML,
     &CONTINUE_JSON,
     &AMP_SETTINGS,
+    &AGENT_ENV,
 ];
 
 #[cfg(test)]

@@ -28,9 +28,9 @@
 //! lookup of the mount).
 
 pub use crate::filters::{
-    AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CODEX_SYSTEM_CONFIG, CONTINUE_JSON,
-    CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS, FILTER_RULES, FilterRule, Format,
-    GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, QWEN_SETTINGS,
+    AGENT_ENV, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CODEX_SYSTEM_CONFIG,
+    CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS, FILTER_RULES, FilterRule,
+    Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, QWEN_SETTINGS,
 };
 use seal_core::pattern::Pattern;
 
@@ -1401,6 +1401,7 @@ const CODEX_USER: &[Loc] = &[
     dir("skills"),
     dir("prompts"),
     dir("plugins"),
+    filtered(".env", &AGENT_ENV),
 ];
 const GEMINI_USER: &[Loc] = &[
     file("GEMINI.md"),
@@ -1410,6 +1411,7 @@ const GEMINI_USER: &[Loc] = &[
     filtered("settings.json", &GEMINI_SETTINGS),
     dir("extensions"),
     dir("policies"),
+    filtered(".env", &AGENT_ENV),
 ];
 const COPILOT_USER: &[Loc] = &[
     file("copilot-instructions.md"),
@@ -1443,9 +1445,7 @@ const QWEN_USER: &[Loc] = &[
     dir("hooks"),
     dir("extensions"),
     dir("output-styles"),
-    // Read into the environment at every start (it could relocate or
-    // inject): shown empty.
-    file(".env"),
+    filtered(".env", &AGENT_ENV),
 ];
 
 /// VS Code extensions' global storage that holds agent configuration.
@@ -1962,6 +1962,11 @@ pub fn parent_locations() -> Vec<(String, Show)> {
         .map(|s| (s.to_string(), Show::EmptyFile))
         .collect();
     out.extend(AGENT_DIRS.iter().map(|s| (s.to_string(), Show::EmptyDir)));
+    // Gemini CLI and Qwen Code read the first `.env` on their way up into
+    // their environment: above the project only the provider's credentials
+    // are shown, and none can be planted there (in the project the writable
+    // view never makes one: `policy::BuiltInRule::AgentEnvFile`).
+    out.push((".env".to_string(), Show::Filtered(&AGENT_ENV)));
     for row in PROJECT_ROWS {
         let fixed: Vec<&str> = row
             .pattern

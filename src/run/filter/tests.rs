@@ -4,8 +4,8 @@
 
 use super::*;
 use seal_gate::filters::{
-    CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CONTINUE_YAML, COPILOT_CONFIG, FILTER_RULES,
-    GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
+    AGENT_ENV, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CONTINUE_YAML, COPILOT_CONFIG,
+    FILTER_RULES, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
 };
 
 fn text(f: &Filtered) -> &str {
@@ -51,6 +51,51 @@ const CLAUDE_JSON: &str = r#"{
   "someFutureKey": {"nested": [1, 2, {"mcpServers": "not at a rule path"}]}
 }
 "#;
+
+/// An agent's home `.env`: the provider's credentials stay, what would
+/// steer the session goes, and a file whose lines dotenv readers could read
+/// differently is not read at all.
+#[test]
+fn an_agents_env_file_keeps_only_the_providers_credentials() {
+    let f = filter(
+        &AGENT_ENV,
+        b"# my keys\n\nexport GEMINI_API_KEY=\"AIza-x_1\"\n  OPENAI_API_KEY='sk-2'\n\
+          GEMINI_SYSTEM_MD=/tmp/evil.md\nBASH_ENV=/tmp/evil.sh\nNODE_OPTIONS=--require=/x.js\n\
+          QWEN_SYSTEM_MD=1\nOPENAI_BASE_URL=https://api.example.com/v1\n",
+    );
+    assert_eq!(f.unparsed, None);
+    assert_eq!(
+        text(&f),
+        "GEMINI_API_KEY=AIza-x_1\nOPENAI_API_KEY=sk-2\nOPENAI_BASE_URL=https://api.example.com/v1\n"
+    );
+    assert_eq!(
+        f.removed,
+        [
+            "GEMINI_SYSTEM_MD",
+            "BASH_ENV",
+            "NODE_OPTIONS",
+            "QWEN_SYSTEM_MD"
+        ]
+    );
+    for bad in [
+        // A quoted value that goes on to the next line, where another
+        // reader sees a variable of its own.
+        &b"GEMINI_API_KEY=\"k\nBASH_ENV=/tmp/evil.sh\"\n"[..],
+        b"GEMINI_API_KEY=k # a comment some readers keep\n",
+        b"GEMINI_API_KEY=$OTHER\n",
+        b"GEMINI_API_KEY=a\\nb\n",
+        b"GEMINI_API_KEY=k\r\n",
+        b"GEMINI_API_KEY=k\nGEMINI_API_KEY=j\n",
+        b"GEMINI_API_KEY = k\n",
+        b"1KEY=k\n",
+        b"export\tGEMINI_API_KEY=k\n",
+        b"\xffGEMINI_API_KEY=k\n",
+    ] {
+        let f = filter(&AGENT_ENV, bad);
+        assert!(f.bytes.is_empty(), "{bad:?}");
+        assert!(f.unparsed.is_some(), "{bad:?}");
+    }
+}
 
 #[test]
 fn claude_state_keeps_only_its_state() {
@@ -535,6 +580,21 @@ fn every_rule_keeps_its_paths_and_nothing_else() {
             }
             Format::Yaml => {
                 assert!(filter(rule, b"a: 1\n").unparsed.is_some(), "{}", rule.id);
+            }
+            Format::Dotenv => {
+                let mut input = String::from("UNKNOWN_VARIABLE=x\n");
+                for keep in rule.kept() {
+                    input.push_str(&format!("{}=kept\n", concrete(keep.path)[0]));
+                }
+                let f = filter(rule, input.as_bytes());
+                assert_eq!(f.unparsed, None, "{}", rule.id);
+                assert_eq!(f.removed, ["UNKNOWN_VARIABLE"], "{}", rule.id);
+                assert_eq!(
+                    text(&f),
+                    &input["UNKNOWN_VARIABLE=x\n".len()..],
+                    "{}",
+                    rule.id
+                );
             }
         }
     }
