@@ -642,6 +642,59 @@ fn init_seals_the_extra_surfaces_and_strict_verify_is_a_policy_setting() {
 /// policy in force (the strictest of the project's and the machine's), as
 /// the view does: a project on `warn` under a machine minimum of `block`
 /// has the artifact hidden, and every command says so.
+/// `seal why` says what the writable view would refuse at a path, asking
+/// the gate as the view does: the built-in rules (seal.json, a sealed root,
+/// git's side doors, a `.env`), the machine policy's protected paths, and
+/// what the machine policy lifts.
+#[test]
+fn why_says_what_the_writable_view_refuses_there() {
+    if !root() {
+        return;
+    }
+    let d = PolicyDir::new();
+    let file = d.write(
+        r#"{"version": 1, "protectedPaths": [".github/workflows/**"],
+            "allowWriteProtected": [".git/hooks"]}"#,
+    );
+    let p = tampered("block");
+    p.write(".env", "KEY=v\n")
+        .write(".github/workflows/ci.yml", "on: push\n")
+        .write(".git/config", "[core]\n")
+        .write(".git/hooks/pre-commit", "exit 0\n");
+    let writes = |path: &str| {
+        let (code, out, err) = seal(p.path(), &file, &["why", "--json", path]);
+        assert_eq!(code, 0, "{path}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["writes"].as_str().map(str::to_string)
+    };
+    for (path, says) in [
+        (".env", "a .env file"),
+        ("pkg/.env", "a .env file"),
+        (".git/config", "a git configuration"),
+        ("seal.json", "seal.json changes only"),
+        (
+            ".claude/skills/review/SKILL.md",
+            "an agent extension location",
+        ),
+        (
+            ".github/workflows/ci.yml",
+            "a protected path of the machine policy",
+        ),
+        (".github", "may not be replaced or moved"),
+    ] {
+        let got = writes(path).unwrap_or_else(|| panic!("{path}: no writes"));
+        assert!(got.contains(says), "{path}: {got}");
+    }
+    for open in ["src/main.rs", ".env.local", ".git/hooks/pre-commit"] {
+        assert_eq!(writes(open), None, "{open}");
+    }
+    let (_, _, err) = seal(p.path(), &file, &["why", ".env"]);
+    assert!(
+        err.contains("writes:   refused in the writable view (a .env file"),
+        "{err}"
+    );
+}
+
 #[test]
 fn verify_v_why_and_the_dry_run_decide_an_artifact_under_the_machine_minimum() {
     if !root() {

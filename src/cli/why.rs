@@ -20,8 +20,8 @@ use seal_core::escape::{escaped, escaped_os};
 use seal_core::fs::EntryKind;
 use seal_core::lockfile::{Lockfile, Policy};
 use seal_core::store::StoreError;
-use seal_gate::policy::{MachinePolicy, Protection, Source, lockfile_bytes};
-use seal_gate::{Found, Gate, Kernel, Op, Place, Reason, Verdict, ViewPath, Who};
+use seal_gate::policy::{MachinePolicy, Source, lockfile_bytes};
+use seal_gate::{Change, Found, Gate, Kernel, Op, Place, Reason, Verdict, ViewPath, Who};
 
 pub fn run(ctx: &Context, path: &Path, json: bool) -> Result<Done, CliError> {
     let machine = super::machine_policy()?;
@@ -382,18 +382,28 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
     };
     x.fix = fix.filter(|_| matches!(x.decision, "hidden" | "visible"));
     let _ = writeln!(out, "decision: {} ({}{hint})", x.decision, x.reason);
-    if let (protection @ (Protection::Protected | Protection::OnTheWay), Some(glob)) =
-        under.machine.protected_paths.protection(view.names())
-    {
-        let writes = format!(
-            "{} in the writable view (machine policy protected path {})",
-            if protection == Protection::Protected {
-                "refused"
-            } else {
-                "may not replace or move it"
+    // What the writable view does with a change here: the gate's own
+    // answer to the view's questions (this round records nothing).
+    let change = |change| {
+        round.ask(
+            &view,
+            Op::Change {
+                change,
+                op: "why",
+                writable: true,
             },
-            seal_core::escape::quoted(glob.as_str())
-        );
+            who,
+        )
+    };
+    let refused = |v: Verdict| (!v.yes).then(|| v.reason.describe().to_string());
+    let writes = match refused(change(Change::Modify)) {
+        Some(why) => Some(format!("refused in the writable view ({why})")),
+        None => refused(change(Change::MoveAway {
+            holds_protected: false,
+        }))
+        .map(|why| format!("it may not be replaced or moved in the writable view ({why})")),
+    };
+    if let Some(writes) = writes {
         let _ = writeln!(out, "writes:   {writes}");
         x.writes = Some(writes);
     }
