@@ -9,7 +9,9 @@
 #   * Codex runs shell commands in its own sandbox (bubblewrap): one writes a
 #     file and reads the pinned skill, one tries to plant a skill.
 #   * Copilot CLI, OpenCode, Qwen Code and Gemini CLI run the same two shell
-#     commands through their own shell tools, every tool allowed.
+#     commands through their own shell tools, every tool allowed; their plant
+#     is a skill and a `.env` (which Gemini CLI and Qwen Code read into their
+#     environment as they start: a system prompt of its choosing).
 #   * Aider (from PyPI) edits files as the model's reply says: it writes one
 #     file and tries to plant a skill; its project configuration
 #     (`.aider.conf.yml`, pinned) makes it read a file whose marker must reach
@@ -96,7 +98,10 @@ shell_step() {
   printf '[{"name": "bash", "arguments": {"command": "%s", "description": "work"}}, {"name": "run_shell_command", "arguments": {"command": "%s", "description": "work"}}]' "$1" "$1"
 }
 WORK_CMD='echo made-by-agent > agent-out.txt && cat .claude/skills/ok/SKILL.md > skill-read.txt'
-PLANT_CMD='mkdir -p .claude/skills/planted && echo planted > .claude/skills/planted/SKILL.md; echo plant-rc=$? > plant-rc.txt'
+# The plant: a skill, and a .env that would give the next Gemini CLI or
+# Qwen Code session a system prompt of its choosing (both read the .env
+# where they start into their environment).
+PLANT_CMD='mkdir -p .claude/skills/planted && echo planted > .claude/skills/planted/SKILL.md; echo plant-rc=$? > plant-rc.txt; echo GEMINI_SYSTEM_MD=README.md > .env; echo env-rc=$? >> plant-rc.txt'
 
 # Codex refuses to make its helper links under /tmp, so the work lives in
 # /var/tmp; it is open to the user of the `--user` run.
@@ -363,7 +368,9 @@ def verify_passes(run):
     r = subprocess.run([os.environ["SEAL"], "verify"], cwd=project(run, ), capture_output=True)
     return r.returncode == 0, r.stdout.decode() + r.stderr.decode()
 
-PLANTS = {"claude": [".claude/skills/planted/SKILL.md", ".claude/skills/planted2/SKILL.md"]}
+PLANTS = {"claude": [".claude/skills/planted/SKILL.md", ".claude/skills/planted2/SKILL.md"],
+          "codex": [".claude/skills/planted/SKILL.md"]}
+OTHERS_PLANTS = [".claude/skills/planted/SKILL.md", ".env"]
 
 def judge_aider(run, sealed):
     """Aider works from the model's reply, not from tool calls."""
@@ -398,7 +405,7 @@ for run in sys.argv[2:]:
         continue
     res = results(run)
     want = 6 if agent == "claude" else 2
-    plants = PLANTS.get(agent, [".claude/skills/planted/SKILL.md"])
+    plants = PLANTS.get(agent, OTHERS_PLANTS)
     check(run, "it ran every tool the model asked for (%d results)" % want, len(res) == want, repr(res))
     if run == "codex-sealed-root":
         check(run, "seal said the agent's sandbox cannot start as root", "CAP_SETFCAP" in err, err[-300:])
@@ -429,6 +436,8 @@ for run in sys.argv[2:]:
             check(run, "its Write tool was told the skill is read-only", len(res) > 4 and res[4][1]
                   and "read-only" in res[4][0].lower(), repr(res[4:5]))
         check(run, "the shell was told the skill is read-only", "plant-rc=1" in told, repr(told[-200:]))
+        if ".env" in plants:
+            check(run, "the shell was told the .env is read-only", "env-rc=1" in told, repr(told[-200:]))
         ok, out = verify_passes(run)
         check(run, "seal verify still passes", ok, out)
     else:
