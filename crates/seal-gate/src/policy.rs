@@ -15,7 +15,8 @@
 //!
 //! This module owns the file, its schema and the small rule types the other
 //! layers ask (the protected-path globs, the extra surface rows, the extra
-//! home masks); it decides nothing about paths itself. The gate takes it
+//! home masks, the built-in write rules it may lift: git's side doors and
+//! the agents' `.env`); it decides nothing about paths itself. The gate takes it
 //! through [`crate::Gate::with_machine`]; the CLI reads it for `seal
 //! policy`, `verify`, `why`, `mount` and `run`.
 
