@@ -466,7 +466,11 @@ fn agents_env_files_cannot_be_planted_for_a_later_session() {
     write(&w.project.join("pkg/.env"), "PORT=3000\n");
     // A parent directory's, which they read when the project has none.
     let parent = w.project.parent().unwrap().join(".env");
-    write(&parent, "OPENAI_API_KEY=parent-key\nQWEN_SYSTEM_MD=/tmp/x.md\n");
+    write(
+        &parent,
+        "OPENAI_API_KEY=parent-key\nQWEN_SYSTEM_MD=/tmp/x.md\n",
+    );
+
     let shown = r#"
         echo "[$(cat ~/.gemini/.env)][$(cat ~/.codex/.env ~/.qwen/.env 2>&1)][$(cat pkg/.env)][$(cat ../.env)]"
     "#;
@@ -518,6 +522,18 @@ fn agents_env_files_cannot_be_planted_for_a_later_session() {
     for home_env in [".codex/.env", ".qwen/.env"] {
         assert!(!w.home.join(home_env).exists(), "~/{home_env} was planted");
     }
+    // A directory of that name above the project (a Python virtual
+    // environment) is no agent's file: shown as it is, and read-only, so
+    // that no file takes its place.
+    std::fs::remove_file(&parent).unwrap();
+    write(&parent.join("bin/activate"), "# venv\n");
+    let (code, out, err) = w.run_sh(
+        r#"cat ../.env/bin/activate; rm -r ../.env 2>/dev/null || echo kept; echo X=1 > ../.env/bin/x 2>/dev/null || echo refused"#,
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "# venv\nkept\nrefused\n", "{err}");
+    assert!(parent.join("bin/activate").is_file());
 }
 
 #[test]

@@ -644,7 +644,17 @@ fn place_location(
                 // occupied by an empty document, so it cannot be written.
                 return (State::Absent, false);
             }
-            Placement::Filtered(filtered_file(inputs, rule, location))
+            if std::fs::metadata(location).is_ok_and(|m| m.is_dir()) {
+                // No agent reads a directory where it reads this file (a
+                // Python virtual environment named `.env` above the
+                // project): shown as it is, read-only, so that nothing
+                // takes its place.
+                Placement::ReadOnly {
+                    source: location.to_path_buf(),
+                }
+            } else {
+                Placement::Filtered(filtered_file(inputs, rule, location))
+            }
         }
     };
     if !existed && !creatable {
