@@ -11,7 +11,10 @@
 #   * Copilot CLI, OpenCode, Qwen Code and Gemini CLI run the same two shell
 #     commands through their own shell tools, every tool allowed; their plant
 #     is a skill and a `.env` (which Gemini CLI and Qwen Code read into their
-#     environment as they start: a system prompt of its choosing).
+#     environment as they start: a system prompt of its choosing). Their
+#     projects have a `.env` of their own that names a system prompt and
+#     moves Gemini CLI's user configuration: natively it takes effect, sealed
+#     it must not.
 #   * Aider (from PyPI) edits files as the model's reply says: it writes one
 #     file and tries to plant a skill; its project configuration
 #     (`.aider.conf.yml`, pinned) makes it read a file whose marker must reach
@@ -257,6 +260,21 @@ EOF
       echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "sealtest-work-model"}, "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false}, "general": {"disableAutoUpdate": true, "disableUpdateNag": true}}' >"$home/.gemini/settings.json"
       extra=(--yolo) ;;
   esac
+  case $family in
+    gemini | qwen)
+      # A .env already in the project (the project's own file, shown as
+      # it is) that names a system prompt and, for Gemini CLI, moves its
+      # user configuration to a directory no one masks: natively both
+      # reach the model; sealed, seal run holds the variables to their
+      # defaults.
+      printf 'The system prompt of the .env: SEALTEST-DOTENV-PROMPT\n' >"$dir/dotenv-prompt.md"
+      mkdir -p "$dir/elsewhere/.gemini"
+      cp "$home/.gemini/settings.json" "$dir/elsewhere/.gemini/" 2>/dev/null || true
+      printf 'Instructions of the moved home: SEALTEST-DOTENV-HOME\n' >"$dir/elsewhere/.gemini/GEMINI.md"
+      printf 'GEMINI_SYSTEM_MD=%s\nQWEN_SYSTEM_MD=%s\nGEMINI_CLI_HOME=%s\n' \
+        "$dir/dotenv-prompt.md" "$dir/dotenv-prompt.md" "$dir/elsewhere" >"$dir/project/.env"
+      ;;
+  esac
   mapfile -t env < <(offline_words "$family" 2 "$url")
   mapfile -t cmd < <(offline_words "$family" 3 "$url" "Do the work." "${extra[@]}")
   (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$home" "${env[@]}" "$@" "$agent" "${cmd[@]:1}" </dev/null \
@@ -371,6 +389,14 @@ def verify_passes(run):
 PLANTS = {"claude": [".claude/skills/planted/SKILL.md", ".claude/skills/planted2/SKILL.md"],
           "codex": [".claude/skills/planted/SKILL.md"]}
 OTHERS_PLANTS = [".claude/skills/planted/SKILL.md", ".env"]
+# The planted .env's line (Gemini CLI's and Qwen Code's projects have a .env
+# of their own before the run).
+ENV_PLANT = "GEMINI_SYSTEM_MD=README.md"
+
+def planted_at(run, path):
+    if path == ".env":
+        return ENV_PLANT in (read(run, "project/.env") or "")
+    return os.path.exists(project(run, path))
 
 def judge_aider(run, sealed):
     """Aider works from the model's reply, not from tool calls."""
@@ -429,7 +455,17 @@ for run in sys.argv[2:]:
               repr(read(run, "project/README.md")))
         log = subprocess.run(["git", "log", "--oneline"], cwd=project(run), capture_output=True).stdout.decode()
         check(run, "its commit landed", "agent-work" in log, log)
-    planted = [p for p in plants if os.path.exists(project(run, p))]
+    planted = [p for p in plants if planted_at(run, p)]
+    if agent in ("gemini", "qwen"):
+        log = read(run, "requests.jsonl") or ""
+        markers = ["SEALTEST-DOTENV-PROMPT"] + (["SEALTEST-DOTENV-HOME"] if agent == "gemini" else [])
+        reached = [m for m in markers if m in log]
+        if sealed:
+            check(run, "the project's .env moved neither its system prompt nor its configuration",
+                  not reached, repr(reached))
+        else:
+            check(run, "natively the project's .env names its system prompt and configuration (the oracle)",
+                  reached == markers, repr(reached))
     if sealed:
         check(run, "no skill was planted", not planted, repr(planted))
         if agent == "claude":

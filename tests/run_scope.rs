@@ -451,8 +451,9 @@ fn qwen_roo_kilo_and_vs_code_user_locations_are_masked() {
 /// start (the project's, else their home's), Codex CLI its home's: a
 /// `GEMINI_SYSTEM_MD` there gives the session a system prompt, a `BASH_ENV`
 /// a script before each shell command. A run can plant none of them for a
-/// later session, and is shown only the provider's credentials of the
-/// user's own.
+/// later session, is shown only the provider's credentials of the user's
+/// own, and what one already in the project says cannot move a sealed
+/// agent's configuration or system prompt.
 #[test]
 fn agents_env_files_cannot_be_planted_for_a_later_session() {
     if !fuse_available() {
@@ -522,6 +523,22 @@ fn agents_env_files_cannot_be_planted_for_a_later_session() {
     for home_env in [".codex/.env", ".qwen/.env"] {
         assert!(!w.home.join(home_env).exists(), "~/{home_env} was planted");
     }
+    // What a `.env` already in the project may say, a sealed Gemini CLI or
+    // Qwen Code cannot take from it: where its user configuration lives and
+    // its system prompt are held to their defaults, unless the caller set
+    // them.
+    let held = r#"echo "$GEMINI_CLI_HOME|$GEMINI_SYSTEM_MD|$QWEN_SYSTEM_MD""#;
+    let (code, out, err) = w.run_sh(held, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("{}|0|0\n", w.home.display()), "{err}");
+    let own = Path::new("/opt/prompts/system.md");
+    let (code, out, err) = w.run_sh(held, &[("GEMINI_SYSTEM_MD", own), ("QWEN_SYSTEM_MD", own)]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        format!("{}|{own}|{own}\n", w.home.display(), own = own.display()),
+        "{err}"
+    );
     // A directory of that name above the project (a Python virtual
     // environment) is no agent's file: shown as it is, and read-only, so
     // that no file takes its place.

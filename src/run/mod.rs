@@ -421,11 +421,35 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
         protected_in_home: machine.protected_in_home(),
         sinks: Vec::new(),
     };
+    // After the plan's inputs: held to their defaults, they mask nothing
+    // more than the table's default rows do.
+    hold_variables(&mut env);
     Ok(Target {
         identity,
         env,
         inputs,
     })
+}
+
+/// Gives each of [`HELD_VARIABLES`] the caller left unset (or empty) the
+/// agent's own default, so that no `.env` an agent reads as it starts can
+/// set it (docs/SECURITY.md).
+fn hold_variables(env: &mut Vec<(OsString, OsString)>) {
+    use seal_gate::surfaces::{HELD_VARIABLES, Held};
+    let home = env
+        .iter()
+        .find(|(k, v)| k == "HOME" && !v.is_empty())
+        .map(|(_, v)| PathBuf::from(v));
+    for (name, held) in HELD_VARIABLES {
+        if env.iter().any(|(k, v)| k == name && !v.is_empty()) {
+            continue;
+        }
+        let value = match held {
+            Held::Value(v) => Some(OsString::from(v)),
+            Held::Home => home.clone().map(PathBuf::into_os_string),
+        };
+        set_env(env, name, value);
+    }
 }
 
 fn set_env(env: &mut Vec<(OsString, OsString)>, key: &str, value: Option<OsString>) {

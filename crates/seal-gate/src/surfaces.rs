@@ -1951,6 +1951,32 @@ pub fn claude_project_dir_name(path: &std::path::Path) -> Option<String> {
     (name.chars().count() <= 200).then_some(name)
 }
 
+/// What `seal run` holds a variable of [`HELD_VARIABLES`] to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    /// The command's home directory.
+    Home,
+    /// This value.
+    Value(&'static str),
+}
+
+/// Variables Gemini CLI and Qwen Code take from the project's `.env` as
+/// they start (every variable of it that the environment does not have;
+/// Qwen Code also one it has empty) and that decide what they load: checked
+/// offline, a `.env` setting `GEMINI_CLI_HOME` made a sealed Gemini CLI load
+/// the user configuration of a directory `seal run` never masked, and
+/// `GEMINI_SYSTEM_MD` or `QWEN_SYSTEM_MD` replaced the system prompt with a
+/// file of its choosing. (Their other relocating variables, `QWEN_HOME` and
+/// the system settings paths, are read before the `.env`: a `.env` setting
+/// them changed nothing.) `seal run` gives each one the caller left unset
+/// the agent's own default, so the agent loads what it would without the
+/// `.env`, and no `.env` moves it.
+pub const HELD_VARIABLES: &[(&str, Held)] = &[
+    ("GEMINI_CLI_HOME", Held::Home),
+    ("GEMINI_SYSTEM_MD", Held::Value("0")),
+    ("QWEN_SYSTEM_MD", Held::Value("0")),
+];
+
 /// How the locations named in every parent directory of the project (agents
 /// walk up from the working directory for these) are shown: instruction files,
 /// agent directories, and the fixed part of every project row outside agent
