@@ -678,7 +678,7 @@ fn why_says_what_the_writable_view_refuses_there() {
         ),
         (
             ".github/workflows/ci.yml",
-            "a protected path of the machine policy",
+            "a protected path of the machine policy: immutable from inside; glob \".github/workflows/**\"",
         ),
         (".github", "may not be replaced or moved"),
     ] {

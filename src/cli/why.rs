@@ -21,7 +21,9 @@ use seal_core::fs::EntryKind;
 use seal_core::lockfile::{Lockfile, Policy};
 use seal_core::store::StoreError;
 use seal_gate::policy::{MachinePolicy, Source, lockfile_bytes};
-use seal_gate::{Change, Found, Gate, Kernel, Op, Place, Reason, Verdict, ViewPath, Who};
+use seal_gate::{
+    Change, ChangeReason, Found, Gate, Kernel, Op, Place, Reason, Verdict, ViewPath, Who,
+};
 
 pub fn run(ctx: &Context, path: &Path, json: bool) -> Result<Done, CliError> {
     let machine = super::machine_policy()?;
@@ -395,7 +397,22 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
             who,
         )
     };
-    let refused = |v: Verdict| (!v.yes).then(|| v.reason.describe().to_string());
+    // A refusal of the machine policy's globs names the glob too.
+    let glob = under
+        .machine
+        .protected_paths
+        .protection(view.names())
+        .1
+        .map(|g| format!("; glob {}", seal_core::escape::quoted(g.as_str())))
+        .unwrap_or_default();
+    let refused = |v: Verdict| {
+        (!v.yes).then(|| match v.reason {
+            Reason::Change(ChangeReason::MachineProtected | ChangeReason::MachineOnTheWay) => {
+                format!("{}{glob}", v.reason.describe())
+            }
+            _ => v.reason.describe().to_string(),
+        })
+    };
     let writes = match refused(change(Change::Modify)) {
         Some(why) => Some(format!("refused in the writable view ({why})")),
         None => refused(change(Change::MoveAway {
