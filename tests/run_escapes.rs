@@ -52,16 +52,9 @@ fn wait_for(path: &Path, child: &mut Child) {
 }
 
 fn finish(mut child: Child) -> (i32, String, String) {
-    let status =
-        run_world::wait_timeout(&mut child, Duration::from_secs(30)).expect("seal run did not end");
-    let mut out = String::new();
+    let (status, out) =
+        run_world::status_and_stdout(&mut child, Duration::from_secs(30), "seal run did not end");
     let mut err = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
     child
         .stderr
         .take()
