@@ -71,10 +71,11 @@ MAX_FILES = int(os.environ["MAX_FILES"])
 # segments is an agent directory, or it is an instruction file, an MCP or
 # plugin manifest, or below one of the listed .github / .vscode places.
 AGENT_DIRS = {
-    ".agents", ".amazonq", ".amp", ".claude", ".claude-plugin", ".clinerules",
-    ".codex", ".codex-plugin", ".continue", ".cursor", ".cursor-plugin",
-    ".gemini", ".junie", ".kilocode", ".kiro", ".opencode", ".openhands",
-    ".qwen", ".roo", ".windsurf", ".trae", ".augment",
+    ".agent", ".agents", ".amazonq", ".amp", ".claude", ".claude-plugin",
+    ".cline", ".clinerules", ".codex", ".codex-plugin", ".continue", ".cursor",
+    ".cursor-plugin", ".factory", ".factory-plugin", ".gemini", ".junie",
+    ".kilo", ".kilocode", ".kiro", ".opencode", ".openhands", ".qwen", ".roo",
+    ".windsurf", ".trae", ".augment",
 }
 INSTRUCTION_FILES = {
     ".goosehints", "AGENT.md", "AGENTS.md", "AGENTS.override.md", "CLAUDE.md",
@@ -82,11 +83,13 @@ INSTRUCTION_FILES = {
     # The other spellings Crush and Windsurf read.
     "agents.md", "Agents.md", "gemini.md", "CRUSH.md", "CRUSH.local.md",
     "Crush.md", "Crush.local.md", "crush.md", "crush.local.md",
+    # Roo Code and OpenCode read a local variant beside AGENTS.md.
+    "AGENTS.local.md",
 }
 SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",
     "opencode.json", "opencode.jsonc", ".crush.json", "crush.json",
-    ".aider.conf.yml", ".augment-guidelines",
+    ".aider.conf.yml", ".augment-guidelines", ".rules", "kilo.json", "kilo.jsonc",
 }
 GITHUB_PLACES = (
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/",
@@ -94,7 +97,8 @@ GITHUB_PLACES = (
     ".github/copilot/", ".github/extensions/", ".github/plugin/",
     ".github/chatmodes/",
 )
-IDX_PLACES = (".idx/airules.md", ".idx/mcp.json")
+# Firebase Studio's and JetBrains AI Assistant's places.
+OTHER_PLACES = (".idx/airules.md", ".idx/mcp.json", ".aiassistant/rules/")
 VSCODE_PLACES = (".vscode/mcp.json",)
 
 
@@ -108,7 +112,7 @@ def is_extension(rel):
         return True
     for i in range(len(parts)):
         tail = "/".join(parts[i:])
-        if any(tail == p or tail.startswith(p) for p in GITHUB_PLACES + VSCODE_PLACES + IDX_PLACES if p.endswith("/") or tail == p):
+        if any(tail == p or tail.startswith(p) for p in GITHUB_PLACES + VSCODE_PLACES + OTHER_PLACES if p.endswith("/") or tail == p):
             return True
     return False
 

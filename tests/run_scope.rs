@@ -672,6 +672,90 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     );
 }
 
+/// Surfaces first met in public repositories (2026-12-07): Factory Droid's
+/// `.factory` (hooks in its settings, MCP servers, droids), Antigravity's
+/// `.agent`, Zed's `.rules`, JetBrains AI Assistant's rules and
+/// `AGENTS.local.md`; and Factory Droid's user level in the home.
+#[test]
+fn factory_antigravity_zed_and_jetbrains_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    write(
+        &w.home.join(".factory/settings.json"),
+        r#"{"model": "m1", "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "evil"}]}]}}"#,
+    );
+    write(&w.home.join(".factory/droids/d.md"), "FACTORY USER DROID");
+    write(&w.home.join(".factory/AGENTS.md"), "FACTORY USER AGENTS");
+    write(&w.home.join(".factory/config.json"), "byok models stay");
+    let p = &w.project;
+    let unpinned = [
+        (".factory/settings.json", "UNPINNED FACTORY SETTINGS"),
+        ("svc/.factory/droids/r.md", "UNPINNED DROID"),
+        (".agent/workflows/w.md", "UNPINNED WORKFLOW"),
+        (".rules", "UNPINNED ZED"),
+        (".aiassistant/rules/r.md", "UNPINNED JETBRAINS"),
+        ("pkg/AGENTS.local.md", "UNPINNED LOCAL"),
+    ];
+    for (path, text) in unpinned {
+        write(&p.join(path), text);
+    }
+    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let script = format!(
+        r#"
+        echo "[$(cat ~/.factory/settings.json)][$(ls -A ~/.factory/droids)$(cat ~/.factory/AGENTS.md)][$(cat ~/.factory/config.json)]"
+        for f in {}; do [ -e "$f" ] && echo "shown: $f"; done
+        echo end
+    "#,
+        names.join(" ")
+    );
+    let (code, out, err) = w.run_sh(&script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out, "[{\n  \"model\": \"m1\"\n}][][byok models stay]\nend\n",
+        "{err}"
+    );
+    let plant = r#"
+        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
+        try factory-hooks 'mkdir -p web/.factory && echo "{}" > web/.factory/hooks.json'
+        try factory-settings 'echo "{}" > .factory/settings.json'
+        try agent-rules 'mkdir -p .agent/rules && echo EVIL > .agent/rules/r.md'
+        try zed 'mkdir -p lib && echo EVIL > lib/.rules'
+        try jetbrains 'mkdir -p .aiassistant/rules && echo EVIL > .aiassistant/rules/x.md'
+        try local 'echo EVIL > AGENTS.local.md'
+        try home-factory 'echo "{\"hooks\": {}}" > ~/.factory/settings.json'
+        true
+    "#;
+    let (code, out, err) = w.run_sh(plant, &[]);
+    assert_eq!(code, 0, "{err}");
+    for line in out.lines() {
+        assert!(line.ends_with(":refused"), "{out}");
+    }
+    assert_eq!(out.lines().count(), 7, "{out}");
+    for planted in [
+        "web/.factory/hooks.json",
+        ".agent/rules/r.md",
+        "lib/.rules",
+        ".aiassistant/rules/x.md",
+        "AGENTS.local.md",
+    ] {
+        assert!(!p.join(planted).exists(), "{planted} was planted");
+    }
+    assert!(
+        std::fs::read_to_string(w.home.join(".factory/settings.json"))
+            .unwrap()
+            .contains("evil")
+    );
+    // Pinned, the same files are served.
+    let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
+    assert_eq!(code, 0, "pin: {err}");
+    let (code, out, err) = w.run_sh(&format!("cat {}", names.join(" ")), &[]);
+    assert_eq!(code, 0, "{err}");
+    let want: String = unpinned.iter().map(|(_, text)| *text).collect();
+    assert_eq!(out, want, "{err}");
+}
+
 /// A host directory of a skeleton outside the write scope (here one in the
 /// home) is bound read-only with every mount below it: a mount inside it
 /// cannot be written either, and the host keeps nothing of the attempt.

@@ -120,7 +120,7 @@ static MCP_SERVERS_JSON: ConfigReading =
 static HOOKS_JSON: ConfigReading = reading_of("hooks-json", Format::Json, &[&["hooks"]]);
 /// MCP servers and hooks: an Amazon Q Developer agent
 /// (`.amazonq/default.json`, its CLI's `.amazonq/cli-agents/*.json`),
-/// Augment's `.augment/settings.json`.
+/// Augment's `.augment/settings.json`, Factory Droid's settings.
 static SERVERS_AND_HOOKS: ConfigReading = reading_of(
     "servers-and-hooks",
     Format::Json,
@@ -235,6 +235,7 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".kiro/settings/mcp.json", &MCP_SERVERS_JSON),
     (".trae/mcp.json", &MCP_SERVERS_JSON),
     (".idx/mcp.json", &MCP_SERVERS_JSON),
+    (".factory/mcp.json", &MCP_SERVERS_JSON),
     (".augment/settings.json", &SERVERS_AND_HOOKS),
     (".amazonq/mcp.json", &MCP_SERVERS_JSON),
     (".amazonq/default.json", &SERVERS_AND_HOOKS),
@@ -242,6 +243,9 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     // Settings that hold hooks, MCP servers, plugins and commands.
     (".claude/settings.json", &CLAUDE_SETTINGS),
     (".claude/settings.local.json", &CLAUDE_SETTINGS),
+    // Factory Droid keeps Claude Code's hook shape in its settings.
+    (".factory/settings.json", &SERVERS_AND_HOOKS),
+    (".factory/settings.local.json", &SERVERS_AND_HOOKS),
     (".gemini/settings.json", &GEMINI_SETTINGS),
     // Qwen Code is a fork of Gemini CLI and keeps its settings' shape.
     (".qwen/settings.json", &GEMINI_SETTINGS),
@@ -262,6 +266,8 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".github/hooks/*", &HOOKS_JSON),
     (".claude/plugins/*/hooks/hooks.json", &HOOKS_JSON),
     (".openhands/hooks.json", &HOOKS_JSON),
+    (".factory/hooks.json", &HOOKS_JSON),
+    (".factory/hooks/hooks.json", &HOOKS_JSON),
     (".kiro/hooks/*", &KIRO_HOOK),
     // Plugin manifests (Claude Code, Copilot CLI, Cursor, Codex CLI): the
     // plugin, its hooks and MCP servers; marketplaces: the plugins they

@@ -634,6 +634,23 @@ pub static AMP_SETTINGS: FilterRule = FilterRule {
     source: "research",
 };
 
+/// Factory Droid's `settings.json` and `settings.local.json` (user level):
+/// its hooks live there among the preferences. Kept: the documented session
+/// defaults (model, reasoning effort, interaction mode and autonomy).
+pub static FACTORY_SETTINGS: FilterRule = FilterRule {
+    id: "factory-settings",
+    format: Format::Json,
+    keep: &[&[
+        k(&["model"]),
+        k(&["reasoningEffort"]),
+        k(&["sessionDefaultSettings"]),
+    ]],
+    writable: false,
+    agents: "Factory Droid",
+    versions: "unconfirmed",
+    source: "factory",
+};
+
 /// Every filter rule (for documentation and tests).
 pub static FILTER_RULES: &[&FilterRule] = &[
     &CLAUDE_STATE,
@@ -650,6 +667,7 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &CONTINUE_YAML,
     &CONTINUE_JSON,
     &AMP_SETTINGS,
+    &FACTORY_SETTINGS,
     &AGENT_ENV,
 ];
 

@@ -29,8 +29,9 @@
 
 pub use crate::filters::{
     AGENT_ENV, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CODEX_SYSTEM_CONFIG,
-    CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS, FILTER_RULES, FilterRule,
-    Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, QWEN_SETTINGS,
+    CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS, FACTORY_SETTINGS, FILTER_RULES,
+    FilterRule, Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
+    QWEN_SETTINGS,
 };
 use seal_core::pattern::Pattern;
 
@@ -537,6 +538,64 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "Crush (Agent Skills; unconfirmed)",
         "research",
     ),
+    // Factory Droid: hooks in its settings (or `hooks.json`), MCP
+    // servers, custom droids, commands and skills.
+    row(
+        ".factory/settings.json",
+        Unit::File,
+        "Factory Droid (hooks)",
+        "factory",
+    ),
+    row(
+        ".factory/settings.local.json",
+        Unit::File,
+        "Factory Droid (hooks)",
+        "factory",
+    ),
+    row(
+        ".factory/hooks.json",
+        Unit::File,
+        "Factory Droid (hooks)",
+        "factory",
+    ),
+    row(
+        ".factory/mcp.json",
+        Unit::File,
+        "Factory Droid (MCP servers)",
+        "factory",
+    ),
+    row(
+        ".factory/droids",
+        Unit::Dir,
+        "Factory Droid (custom droids)",
+        "factory",
+    ),
+    row(
+        ".factory/commands",
+        Unit::Dir,
+        "Factory Droid (custom commands)",
+        "factory",
+    ),
+    row(".factory/skills/*", Unit::Dir, "Factory Droid", "factory"),
+    // Google Antigravity: `.agent`, the singular it still reads beside
+    // `.agents`.
+    row(".agent/rules", Unit::Dir, "Antigravity", "antigravity"),
+    row(
+        ".agent/workflows",
+        Unit::Dir,
+        "Antigravity (workflows; a `// turbo` step runs without asking)",
+        "antigravity",
+    ),
+    row(".agent/skills/*", Unit::Dir, "Antigravity", "antigravity"),
+    // Zed: the first of its project rule files.
+    row(".rules", Unit::File, "Zed", "zed-rules"),
+    // JetBrains AI Assistant
+    row(
+        ".aiassistant/rules",
+        Unit::Dir,
+        "JetBrains AI Assistant",
+        "jetbrains-rules",
+    ),
     // Plugin and marketplace manifests
     row(
         ".claude-plugin",
@@ -556,11 +615,18 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "Codex CLI (plugin manifest, since 0.117)",
         "codex-plugins",
     ),
+    row(
+        ".factory-plugin",
+        Unit::Dir,
+        "Factory Droid (plugin and marketplace manifests; unconfirmed)",
+        "research",
+    ),
 ];
 
 /// Directories that belong to an agent as a whole: any entry directly inside
 /// one that no specific row claims is an artifact of its own.
 pub static AGENT_DIRS: &[&str] = &[
+    ".agent",
     ".agents",
     ".amazonq",
     ".amp",
@@ -569,6 +635,7 @@ pub static AGENT_DIRS: &[&str] = &[
     ".codex",
     ".continue",
     ".cursor",
+    ".factory",
     ".gemini",
     ".junie",
     ".kilocode",
@@ -668,6 +735,7 @@ fn housekeeping(dir: &str) -> &'static [&'static str] {
 pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     ".goosehints",
     "AGENT.md",
+    "AGENTS.local.md",
     "AGENTS.md",
     "AGENTS.override.md",
     "Agents.md",
@@ -1182,6 +1250,23 @@ mod tests {
         ));
         assert_eq!(root_len(".github/chatmodes/plan.chatmode.md"), Some(3));
         assert_eq!(class(".github/workflows/ci.yml"), SurfaceClass::Outside);
+        // Found in public repositories (2026-12-07): Factory Droid's
+        // hooks, MCP servers, droids and skills, Antigravity's `.agent`,
+        // Zed's `.rules`, JetBrains' rules, `AGENTS.local.md`.
+        assert_eq!(root_len(".factory/settings.json"), Some(2));
+        assert_eq!(root_len("svc/.factory/mcp.json"), Some(3));
+        assert_eq!(root_len(".factory/droids/reviewer.md"), Some(2));
+        assert_eq!(root_len(".factory/skills/s/SKILL.md"), Some(3));
+        assert_eq!(root_len(".factory/hooks/hooks.json"), Some(2));
+        assert_eq!(root_len(".factory-plugin/marketplace.json"), Some(1));
+        assert_eq!(root_len(".agent/rules/rules.md"), Some(2));
+        assert_eq!(root_len(".agent/workflows/deploy.md"), Some(2));
+        assert_eq!(root_len(".agent/skills/s/SKILL.md"), Some(3));
+        assert_eq!(root_len("app/.rules"), Some(2));
+        assert_eq!(root_len(".aiassistant/rules/style.md"), Some(2));
+        assert_eq!(class(".aiassistant/other.xml"), SurfaceClass::Outside);
+        assert_eq!(root_len("pkg/AGENTS.local.md"), Some(2));
+        assert_eq!(class("pkg/.rules.bak"), SurfaceClass::Outside);
     }
 
     #[test]
@@ -1771,6 +1856,71 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "Augment Code (user guidelines)",
         "augment-rules",
     ),
+    // Factory Droid's user level: single locations, so the rest of
+    // `~/.factory` (credentials, sessions) stays as it is, read-only.
+    ext(
+        Base::Home,
+        ".factory/AGENTS.md",
+        Show::EmptyFile,
+        "Factory Droid (user instructions)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".factory/settings.json",
+        Show::Filtered(&FACTORY_SETTINGS),
+        "Factory Droid (hooks among the preferences)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".factory/settings.local.json",
+        Show::Filtered(&FACTORY_SETTINGS),
+        "Factory Droid (hooks among the preferences)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".factory/hooks.json",
+        Show::Filtered(&HOOKS_JSON),
+        "Factory Droid (hooks)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".factory/mcp.json",
+        Show::Filtered(&MCP_SERVERS_JSON),
+        "Factory Droid (MCP servers)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".factory/hooks",
+        Show::EmptyDir,
+        "Factory Droid (hooks, the legacy place)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".factory/droids",
+        Show::EmptyDir,
+        "Factory Droid (custom droids)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".factory/commands",
+        Show::EmptyDir,
+        "Factory Droid (custom commands)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".factory/skills",
+        Show::EmptyDir,
+        "Factory Droid (skills)",
+        "factory",
+    ),
     ext(
         Base::XdgConfig,
         "goose/.goosehints",
@@ -1913,7 +2063,9 @@ pub(crate) static AGENT_COMMANDS: &[(&str, &str)] = &[
     ("amp", "Amp"),
     ("cn", "Continue CLI"),
     ("cline", "Cline CLI"),
+    ("kilo", "Kilo Code CLI"),
     ("kilocode", "Kilo Code CLI"),
+    ("droid", "Factory Droid"),
     ("kiro-cli", "Kiro CLI"),
     ("q", "Amazon Q Developer CLI"),
 ];

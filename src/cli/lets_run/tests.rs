@@ -654,3 +654,33 @@ fn aider_conf_lint_and_test_commands() {
         .is_empty()
     );
 }
+
+/// Factory Droid's project configuration: hooks in its settings (Claude
+/// Code's shape) or its hook files, and its MCP servers.
+#[test]
+fn factory_droid_settings_hooks_and_servers() {
+    let hooks = r#"{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "prs hook pre"}]}]}}"#;
+    for path in [
+        ".factory/settings.json",
+        "svc/.factory/settings.local.json",
+        ".factory/hooks.json",
+        ".factory/hooks/hooks.json",
+    ] {
+        assert_eq!(
+            runs(path, hooks),
+            vec![row(Kind::Hook, "PreToolUse (*)", cmd("prs hook pre"))],
+            "{path}"
+        );
+    }
+    assert_eq!(
+        runs(
+            ".factory/mcp.json",
+            r#"{"mcpServers": {"graph": {"command": "code-review-graph", "args": ["serve"]}}}"#
+        ),
+        vec![row(
+            Kind::McpServer,
+            "graph",
+            cmd("code-review-graph serve")
+        )]
+    );
+}
