@@ -674,10 +674,12 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
 
 /// Surfaces first met in public repositories (2026-12-07): Factory Droid's
 /// `.factory` (hooks in its settings, MCP servers, droids), Antigravity's
-/// `.agent`, Zed's `.rules`, JetBrains AI Assistant's rules and
-/// `AGENTS.local.md`; and Factory Droid's user level in the home.
+/// `.agent`, Zed's `.rules`, JetBrains AI Assistant's rules,
+/// `AGENTS.local.md` and Cline's `.cline`; and Factory Droid's and Cline's
+/// user levels in the home (Cline's directory is its state too: written
+/// through, but for its extensions).
 #[test]
-fn factory_antigravity_zed_and_jetbrains_locations_are_sealed() {
+fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
     if !fuse_available() {
         return;
     }
@@ -689,6 +691,14 @@ fn factory_antigravity_zed_and_jetbrains_locations_are_sealed() {
     write(&w.home.join(".factory/droids/d.md"), "FACTORY USER DROID");
     write(&w.home.join(".factory/AGENTS.md"), "FACTORY USER AGENTS");
     write(&w.home.join(".factory/config.json"), "byok models stay");
+    write(&w.home.join(".cline/rules/r.md"), "CLINE USER RULE");
+    write(&w.home.join(".cline/plugins/p.js"), "CLINE USER PLUGIN");
+    write(
+        &w.home.join(".cline/data/settings/cline_mcp_settings.json"),
+        r#"{"mcpServers": {"s": {"command": "x"}}}"#,
+    );
+    write(&w.home.join("Documents/Cline/Hooks/TaskStart"), "echo hook");
+    write(&w.home.join(".agents/AGENTS.md"), "AGENTS USER");
     let p = &w.project;
     let unpinned = [
         (".factory/settings.json", "UNPINNED FACTORY SETTINGS"),
@@ -697,6 +707,8 @@ fn factory_antigravity_zed_and_jetbrains_locations_are_sealed() {
         (".rules", "UNPINNED ZED"),
         (".aiassistant/rules/r.md", "UNPINNED JETBRAINS"),
         ("pkg/AGENTS.local.md", "UNPINNED LOCAL"),
+        (".cline/rules/r.md", "UNPINNED CLINE RULE"),
+        ("web/.cline/plugins/p.js", "UNPINNED CLINE PLUGIN"),
     ];
     for (path, text) in unpinned {
         write(&p.join(path), text);
@@ -705,6 +717,9 @@ fn factory_antigravity_zed_and_jetbrains_locations_are_sealed() {
     let script = format!(
         r#"
         echo "[$(cat ~/.factory/settings.json)][$(ls -A ~/.factory/droids)$(cat ~/.factory/AGENTS.md)][$(cat ~/.factory/config.json)]"
+        echo "[$(ls -A ~/.cline/rules)$(ls -A ~/.cline/plugins)$(ls -A ~/Documents/Cline/Hooks)$(cat ~/.cline/data/settings/cline_mcp_settings.json ~/.agents/AGENTS.md)]"
+        echo "$CLINE_SESSION_BACKEND_MODE"
+        mkdir -p ~/.cline/data/db && echo state > ~/.cline/data/db/sessions.db
         for f in {}; do [ -e "$f" ] && echo "shown: $f"; done
         echo end
     "#,
@@ -713,7 +728,7 @@ fn factory_antigravity_zed_and_jetbrains_locations_are_sealed() {
     let (code, out, err) = w.run_sh(&script, &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
-        out, "[{\n  \"model\": \"m1\"\n}][][byok models stay]\nend\n",
+        out, "[{\n  \"model\": \"m1\"\n}][][byok models stay]\n[{}]\nlocal\nend\n",
         "{err}"
     );
     let plant = r#"
@@ -725,6 +740,8 @@ fn factory_antigravity_zed_and_jetbrains_locations_are_sealed() {
         try jetbrains 'mkdir -p .aiassistant/rules && echo EVIL > .aiassistant/rules/x.md'
         try local 'echo EVIL > AGENTS.local.md'
         try home-factory 'echo "{\"hooks\": {}}" > ~/.factory/settings.json'
+        try cline-hook 'mkdir -p .cline/hooks && echo evil > .cline/hooks/TaskStart'
+        try home-cline 'echo EVIL > ~/.cline/rules/evil.md'
         true
     "#;
     let (code, out, err) = w.run_sh(plant, &[]);
@@ -732,16 +749,31 @@ fn factory_antigravity_zed_and_jetbrains_locations_are_sealed() {
     for line in out.lines() {
         assert!(line.ends_with(":refused"), "{out}");
     }
-    assert_eq!(out.lines().count(), 7, "{out}");
+    assert_eq!(out.lines().count(), 9, "{out}");
     for planted in [
         "web/.factory/hooks.json",
         ".agent/rules/r.md",
         "lib/.rules",
         ".aiassistant/rules/x.md",
         "AGENTS.local.md",
+        ".cline/hooks/TaskStart",
     ] {
         assert!(!p.join(planted).exists(), "{planted} was planted");
     }
+    assert!(!w.home.join(".cline/rules/evil.md").exists());
+    // Cline's state went through to the host.
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".cline/data/db/sessions.db")).unwrap(),
+        "state\n"
+    );
+    // Cline's hub mode would run the session outside the run: held to
+    // `local` whatever the caller set.
+    let (code, out, err) = w.run_sh(
+        "echo $CLINE_SESSION_BACKEND_MODE",
+        &[("CLINE_SESSION_BACKEND_MODE", Path::new("auto"))],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "local\n", "{err}");
     assert!(
         std::fs::read_to_string(w.home.join(".factory/settings.json"))
             .unwrap()

@@ -433,7 +433,8 @@ pub fn target_user(user: Option<&str>, project_path: &Path) -> Result<Target, Ru
 
 /// Gives each of [`HELD_VARIABLES`] the caller left unset (or empty) the
 /// agent's own default, so that no `.env` an agent reads as it starts can
-/// set it (docs/SECURITY.md).
+/// set it, and each held [`Held::Always`] its value whatever the caller set
+/// (docs/SECURITY.md).
 fn hold_variables(env: &mut Vec<(OsString, OsString)>) {
     use seal_gate::surfaces::{HELD_VARIABLES, Held};
     let home = env
@@ -441,11 +442,12 @@ fn hold_variables(env: &mut Vec<(OsString, OsString)>) {
         .find(|(k, v)| k == "HOME" && !v.is_empty())
         .map(|(_, v)| PathBuf::from(v));
     for (name, held) in HELD_VARIABLES {
-        if env.iter().any(|(k, v)| k == name && !v.is_empty()) {
+        let always = matches!(held, Held::Always(_));
+        if !always && env.iter().any(|(k, v)| k == name && !v.is_empty()) {
             continue;
         }
         let value = match held {
-            Held::Value(v) => Some(OsString::from(v)),
+            Held::Value(v) | Held::Always(v) => Some(OsString::from(v)),
             Held::Home => home.clone().map(PathBuf::into_os_string),
         };
         set_env(env, name, value);

@@ -256,6 +256,24 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
     ),
     row(".windsurfrules", Unit::File, "Windsurf", "windsurf-rules"),
     row(".clinerules", Unit::Either, "Cline", "cline-rules"),
+    // Cline's own directory (Cline CLI 3: rules, workflows, hooks it runs,
+    // skills, plugins: JavaScript it runs).
+    row(".cline/rules", Unit::Dir, "Cline", "cline-cli"),
+    row(".cline/workflows", Unit::Dir, "Cline", "cline-cli"),
+    row(
+        ".cline/hooks",
+        Unit::Dir,
+        "Cline (hooks: programs it runs)",
+        "cline-cli",
+    ),
+    row(".cline/skills/*", Unit::Dir, "Cline", "cline-cli"),
+    row(
+        ".cline/plugins",
+        Unit::Dir,
+        "Cline (plugins: JavaScript it runs)",
+        "cline-cli",
+    ),
+    row(".cline/agents", Unit::Dir, "Cline", "cline-cli"),
     row(".continue/rules", Unit::Dir, "Continue", "continue-rules"),
     row(
         ".continue/mcpServers",
@@ -632,6 +650,7 @@ pub static AGENT_DIRS: &[&str] = &[
     ".amp",
     ".augment",
     ".claude",
+    ".cline",
     ".codex",
     ".continue",
     ".cursor",
@@ -1267,6 +1286,16 @@ mod tests {
         assert_eq!(class(".aiassistant/other.xml"), SurfaceClass::Outside);
         assert_eq!(root_len("pkg/AGENTS.local.md"), Some(2));
         assert_eq!(class("pkg/.rules.bak"), SurfaceClass::Outside);
+        assert_eq!(root_len(".cline/rules/r.md"), Some(2));
+        assert_eq!(root_len("web/.cline/skills/s/SKILL.md"), Some(4));
+        assert_eq!(root_len(".cline/plugins/p.js"), Some(2));
+        assert!(matches!(
+            class(".cline/team/managed.json"),
+            SurfaceClass::Artifact {
+                root_len: 2,
+                rule: SurfaceRule::AgentDir(".cline"),
+            }
+        ));
     }
 
     #[test]
@@ -1533,6 +1562,20 @@ const QWEN_USER: &[Loc] = &[
     filtered(".env", &AGENT_ENV),
 ];
 
+/// Cline CLI's directory (`~/.cline`, or `CLINE_DIR`): its extensions
+/// beside the state it writes as it runs (settings, credentials, a session
+/// database).
+const CLINE_USER: &[Loc] = &[
+    dir("rules"),
+    dir("workflows"),
+    dir("hooks"),
+    dir("skills"),
+    dir("plugins"),
+    dir("agents"),
+    dir("cron"),
+    filtered("data/settings/cline_mcp_settings.json", &MCP_SERVERS_JSON),
+];
+
 /// VS Code extensions' global storage that holds agent configuration.
 const ROO_STORAGE: &[Loc] = &[
     filtered("settings/mcp_settings.json", &MCP_SERVERS_JSON),
@@ -1641,6 +1684,14 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "opencode-config",
     ),
     group(Base::Home, ".qwen", QWEN_USER, "Qwen Code", "qwen-config"),
+    group(Base::Home, ".cline", CLINE_USER, "Cline", "cline-cli"),
+    group(
+        Base::EnvDir("CLINE_DIR"),
+        "",
+        CLINE_USER,
+        "Cline",
+        "cline-cli",
+    ),
     group(
         Base::EnvDir("QWEN_HOME"),
         "",
@@ -1972,6 +2023,41 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
     ),
     ext(
         Base::Home,
+        "Documents/Cline/Workflows",
+        Show::EmptyDir,
+        "Cline",
+        "cline-cli",
+    ),
+    ext(
+        Base::Home,
+        "Documents/Cline/Hooks",
+        Show::EmptyDir,
+        "Cline (hooks: programs it runs)",
+        "cline-cli",
+    ),
+    ext(
+        Base::Home,
+        "Documents/Cline/Plugins",
+        Show::EmptyDir,
+        "Cline (plugins: JavaScript it runs)",
+        "cline-cli",
+    ),
+    ext(
+        Base::Home,
+        ".agents/AGENTS.md",
+        Show::EmptyFile,
+        "Cline (the user's instructions)",
+        "cline-cli",
+    ),
+    ext(
+        Base::Home,
+        ".agents/plugins",
+        Show::EmptyDir,
+        "Cline (plugins: skills, MCP servers)",
+        "cline-cli",
+    ),
+    ext(
+        Base::Home,
         ".roo",
         Show::EmptyDir,
         "Roo Code (global rules, rules-<mode> directories)",
@@ -2110,6 +2196,9 @@ pub enum Held {
     Home,
     /// This value.
     Value(&'static str),
+    /// This value, whatever the caller set: any other takes the command
+    /// out of the run.
+    Always(&'static str),
 }
 
 /// Variables Gemini CLI and Qwen Code take from the project's `.env` as
@@ -2123,10 +2212,19 @@ pub enum Held {
 /// them changed nothing.) `seal run` gives each one the caller left unset
 /// the agent's own default, so the agent loads what it would without the
 /// `.env`, and no `.env` moves it.
+///
+/// Cline CLI hands its session to a hub process it finds running on the
+/// machine (`~/.cline/data/locks/hub`, a local WebSocket), which would run it
+/// outside the run, every extension there loaded: `seal run` gives it
+/// `CLINE_SESSION_BACKEND_MODE=local`, its session in its own process
+/// (checked offline with Cline CLI 3.0.65: a hub a native run left behind
+/// took a sealed session whole without it, and with the caller's own
+/// `auto`), whatever the caller set.
 pub const HELD_VARIABLES: &[(&str, Held)] = &[
     ("GEMINI_CLI_HOME", Held::Home),
     ("GEMINI_SYSTEM_MD", Held::Value("0")),
     ("QWEN_SYSTEM_MD", Held::Value("0")),
+    ("CLINE_SESSION_BACKEND_MODE", Held::Always("local")),
 ];
 
 /// How the locations named in every parent directory of the project (agents
