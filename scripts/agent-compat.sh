@@ -33,7 +33,7 @@
 #
 # Usage: [SEAL=/path/to/seal] scripts/agent-compat.sh [OPTIONS]
 #   --agent NAME     test one agent: a family (claude, codex, gemini, copilot,
-#                    opencode, qwen: every version of it) or FAMILY@VERSION;
+#                    opencode, qwen, cline: every version of it) or FAMILY@VERSION;
 #                    repeatable
 #   --control-only   run the agents directly only (debug the fixture, not seal)
 #   --table          with the control runs only, print the oracle (markdown, as
@@ -115,6 +115,14 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/sealfs-agents.XXXXXX")
 chmod 755 "$work"
 server_pid=""
 cleanup() {
+  # Cline CLI's hub daemon (if a run started one despite
+  # CLINE_SESSION_BACKEND_MODE=local) outlives the run: only ours, by HOME.
+  local p
+  for p in /proc/[0-9]*; do
+    grep -qaF -- --cline-hub-daemon "$p/cmdline" 2>/dev/null &&
+      tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "HOME=$work/home" &&
+      kill "${p#/proc/}" 2>/dev/null || true
+  done
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
   if [ "$keep" = 1 ]; then echo "kept: $work" >&2; else rm -rf "$work"; fi
 }
@@ -311,7 +319,7 @@ hook_json() {
   json_merge "$file" "{\"hooks\": {$events}}"
 }
 
-# project_surfaces CLASS DIR TAG: every project-level surface of the six
+# project_surfaces CLASS DIR TAG: every project-level surface of the
 # agents (docs/SURFACES.md), at DIR: a project root, a nested package or a
 # parent directory. TAG names the skills and agents (they must be unique
 # by name across the world for agents that merge them).
@@ -344,6 +352,11 @@ project_surfaces() {
   mcp_json "$c" "$d/.mcp.json"
   mcp_json "$c" "$d/.github/mcp.json"
   mcp_json "$c" "$d/.vscode/mcp.json" servers
+  instructions "$c" "$d/.clinerules/$t-clinerule.md"
+  instructions "$c" "$d/.cline/rules/$t-cline-rule.md"
+  skill "$c" "$d/.cline/skills/$t-cline-skill"
+  cline_hook "$c" "$d/.cline/hooks/TaskStart"
+  cline_plugin "$c" "$d/.cline/plugins/$t-cline-plugin.js"
 }
 
 # The project root's own surfaces beyond the shared ones: instruction files,
@@ -373,6 +386,7 @@ EOF
   json_merge "$d/opencode.json" "{\"agent\": {\"p-json-agent\": {\"description\": \"Project agent. $m\", \"prompt\": \"$m\", \"mode\": \"subagent\"}}}"
   opencode_mcp $c "$d/opencode.json"
   plugin_js $c "$d/.opencode/plugins/p-plugin.js"
+  cline_hook $c "$d/.clinerules/hooks/TaskStart"
 }
 # opencode_mcp CLASS FILE: an OpenCode MCP server (its own format) that leaves a trace.
 opencode_mcp() {
@@ -387,6 +401,24 @@ plugin_js() {
   id=$(trace "$1" "$2" plugin) && id=${id##*/}
   printf 'import { appendFileSync } from "node:fs";\nexport const SealtestPlugin = async () => {\n  appendFileSync("%s/%s", "ran\\n");\n  return {};\n};\n' \
     "$traces" "$id" >"$2"
+}
+
+# cline_hook CLASS FILE: a Cline hook, a program named after its event
+# (TaskStart), that leaves a trace and answers with an empty JSON object.
+cline_hook() {
+  mkdir -p "$(dirname "$2")"
+  printf '#!/bin/sh\n%s\necho "{}"\n' "$(trace "$1" "$2" "$(basename "$2")")" >"$2"
+  chmod +x "$2"
+}
+# cline_plugin CLASS FILE: a Cline plugin (a module it imports and runs)
+# that leaves a trace when loaded and registers a rule holding a marker.
+cline_plugin() {
+  mkdir -p "$(dirname "$2")"
+  local id m
+  id=$(trace "$1" "$2" plugin) && id=${id##*/}
+  m=$(marker "$1" "$2")
+  printf 'import { appendFileSync } from "node:fs";\nappendFileSync("%s/%s", "ran\\n");\nexport default {\n  name: "%s",\n  manifest: { capabilities: ["rules"] },\n  setup(api) { api.registerRule({ id: "%s", source: "plugin", content: "Plugin rule. %s" }); },\n};\n' \
+    "$traces" "$id" "$(basename "$2" .js)" "$m" "$m" >"$2"
 }
 
 # --- user-level worlds: per family, settings_FAMILY DIR TAG writes what is
@@ -508,6 +540,18 @@ user_qwen() {
   mcp_json "$c" "$dir/settings.json"
   hook_json "$c" "$dir/settings.json" SessionStart
 }
+settings_cline() { # DIR is ~/.cline or $CLINE_DIR: what `cline auth` writes (it drops a provider without updatedAt)
+  json_merge "$1/data/settings/providers.json" "{\"version\": 1, \"lastUsedProvider\": \"openai-compatible\", \"modes\": {}, \"providers\": {\"openai-compatible\": {\"settings\": {\"provider\": \"openai-compatible\", \"apiKey\": \"sealtest-key\", \"model\": \"sealtest-cline-$2-model\", \"baseUrl\": \"$url/sealtest-cline-$2/v1\"}, \"updatedAt\": \"2026-12-01T00:00:00.000Z\", \"tokenSource\": \"manual\"}}}"
+  json_merge "$1/data/settings/global-settings.json" '{"telemetryOptOut": true, "autoUpdateEnabled": false}'
+}
+user_cline() {
+  local c=$1 dir=$2 t=$3
+  instructions "$c" "$dir/rules/$t-cline-rule.md"
+  skill "$c" "$dir/skills/$t-cline-skill"
+  cline_hook "$c" "$dir/hooks/TaskStart"
+  cline_plugin "$c" "$dir/plugins/$t-cline-plugin.js"
+  mcp_json "$c" "$dir/data/settings/cline_mcp_settings.json"
+}
 # user_config_dir FAMILY home|reloc: where user_FAMILY plants.
 user_config_dir() {
   local base
@@ -519,6 +563,7 @@ user_config_dir() {
     copilot:home) echo "$home/.copilot" ;;
     opencode:home) echo "$home/.config/opencode" ;;
     qwen:home) echo "$home/.qwen" ;;
+    cline:home) echo "$home/.cline" ;;
     *:reloc) echo "$base" ;;
   esac
 }
@@ -570,6 +615,7 @@ skill project "$project/.gemini/skills/t-gemini-skill"
 skill project "$project/.github/skills/t-github-skill"
 skill project "$project/.opencode/skills/t-opencode-skill"
 skill project "$project/.qwen/skills/t-qwen-skill"
+skill project "$project/.cline/skills/t-cline-skill"
 instructions project "$project/CLAUDE.local.md"
 project_surfaces parent "$workspace" parent
 git -C "$workspace" init -q
@@ -585,10 +631,15 @@ tamper() {
   sed -i "s|\tproject\t\(.*\)\t$1\$|\tproject-tampered\t\1\t$1|" "$manifest"
 }
 for f in .claude/skills/t-claude-skill .agents/skills/t-agents-skill .gemini/skills/t-gemini-skill \
-  .github/skills/t-github-skill .opencode/skills/t-opencode-skill .qwen/skills/t-qwen-skill; do
+  .github/skills/t-github-skill .opencode/skills/t-opencode-skill .qwen/skills/t-qwen-skill \
+  .cline/skills/t-cline-skill; do
   tamper "$project/$f/SKILL.md"
 done
 tamper "$project/CLAUDE.local.md"
+# Cline loads its project skills, hooks and plugins from the git root (the
+# parent), but its rules from where it starts: a tampered rules directory in
+# the nested package, a rule added to the root's .clinerules.
+tamper "$nested/.cline/rules/n-cline-rule.md"
 # Added after `seal init`: never pinned.
 skill project-unpinned "$project/.claude/skills/u-claude-skill"
 skill project-unpinned "$project/.agents/skills/u-agents-skill"
@@ -596,12 +647,14 @@ skill project-unpinned "$project/.gemini/skills/u-gemini-skill"
 skill project-unpinned "$project/.github/skills/u-github-skill"
 skill project-unpinned "$project/.opencode/skills/u-opencode-skill"
 skill project-unpinned "$project/.qwen/skills/u-qwen-skill"
+skill project-unpinned "$project/.cline/skills/u-cline-skill"
+instructions project-unpinned "$project/.clinerules/u-clinerule.md"
 described project-unpinned "$project/.claude/commands/u-claude-command.md"
 described project-unpinned "$project/.github/prompts/u-prompt.prompt.md"
 hook_json project-unpinned "$project/.claude/settings.local.json" SessionStart
 
 step "a home directory: each agent run once, then user-level extensions and settings"
-all_families=(claude codex gemini copilot opencode qwen) # agents read each other's dirs
+all_families=(claude codex gemini copilot opencode qwen cline) # agents read each other's dirs
 for family in "${all_families[@]}"; do
   for where in home reloc; do
     tag=user && [ $where = reloc ] && tag=reloc
@@ -625,6 +678,17 @@ for family in "${all_families[@]}"; do
   "user_$family" relocated "$(user_config_dir "$family" reloc)" reloc "$(reloc_dir claude)/.claude.json"
 done
 skill user "$home/.agents/skills/user-agents-skill"
+# Cline's home-only places, which CLINE_DIR does not move: ~/Documents/Cline,
+# ~/.agents/AGENTS.md, an agent plugin (a skill, an MCP server).
+instructions user "$home/Documents/Cline/Rules/user-doc-rule.md"
+cline_hook user "$home/Documents/Cline/Hooks/TaskStart"
+cline_plugin user "$home/Documents/Cline/Plugins/user-doc-plugin.js"
+instructions user "$home/.agents/AGENTS.md"
+# (Cline skips an agent plugin's plugin.json and mcp.json without a $schema.)
+json_merge "$home/.agents/plugins/user-agent-plugin/plugin.json" '{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "user-agent-plugin", "version": "1.0.0"}'
+skill user "$home/.agents/plugins/user-agent-plugin/skills/user-plugin-skill"
+json_merge "$home/.agents/plugins/user-agent-plugin/mcp.json" '{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"}'
+mcp_json user "$home/.agents/plugins/user-agent-plugin/mcp.json"
 rm -f "$traces"/*
 echo "  $(grep -c '	marker	' "$manifest") markers and $(grep -c '	trace	' "$manifest") traces planted" >&2
 
@@ -642,7 +706,9 @@ checks="$work/checks.tsv"
       gemini "$sc" model "model.name from $tag settings.json" "sealtest-gemini-$tag-model" \
       opencode "$sc" model "model from $tag opencode.json" "sealtest-opencode-$tag-model" \
       opencode "$sc" path "provider baseURL from $tag opencode.json" "/sealtest-opencode-$tag/v1/chat/completions" \
-      qwen "$sc" model "model.name from $tag settings.json" "sealtest-qwen-$tag-model"
+      qwen "$sc" model "model.name from $tag settings.json" "sealtest-qwen-$tag-model" \
+      cline "$sc" model "model from $tag providers.json" "sealtest-cline-$tag-model" \
+      cline "$sc" path "baseUrl from $tag providers.json" "/sealtest-cline-$tag/v1/chat/completions"
   done
   printf '%s\t%s\t%s\t%s\t%s\n' \
     copilot any model "model from COPILOT_MODEL" sealtest-copilot-model \

@@ -18,6 +18,7 @@ gemini   0.61.0   @google/gemini-cli         gemini    GEMINI_CLI_HOME      ~/.g
 copilot  1.0.102  @github/copilot            copilot   COPILOT_HOME         ~/.copilot,~/.agents        -
 opencode 1.18.33  opencode-ai                opencode  OPENCODE_CONFIG_DIR  ~/.config/opencode,~/.claude -
 qwen     0.24.4   @qwen-code/qwen-code       qwen      QWEN_HOME            ~/.qwen                     -
+cline    3.0.65   cline                      cline     CLINE_DIR            ~/.cline,~/Documents/Cline  @cline/cli-%p@%v
 '
 # Aider comes from PyPI, not npm: scripts/agent-work.sh installs this
 # version into a virtual environment in the same cache.
@@ -26,7 +27,10 @@ AIDER_VERSION=0.86.2
 # FAMILY TITLE | how it runs offline: its environment, then its command line
 #   @URL@ is the fake server (http://127.0.0.1:PORT), @PROMPT@ the prompt.
 #   Model and provider come from the user config where the agent has such a
-#   setting (Codex, Gemini, OpenCode, Qwen, Claude's model), else from here.
+#   setting (Codex, Gemini, OpenCode, Qwen, Cline, Claude's model), else from here.
+#   Cline: CLINE_SESSION_BACKEND_MODE=local runs the session in its own
+#   process (else it starts a hub daemon that outlives the run); E2E_TEST
+#   turns off its feature-flag client (PostHog at data.cline.bot).
 OFFLINE_TABLE='
 claude   Claude Code | ANTHROPIC_API_KEY=sealtest-key ANTHROPIC_BASE_URL=@URL@ CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_MAX_RETRIES=0 IS_SANDBOX=1 | claude -p @PROMPT@ --output-format stream-json --verbose --dangerously-skip-permissions
 codex    Codex CLI   | SEALTEST_PROVIDER_KEY=sealtest-key | codex exec -c features.plugins=false -c analytics.enabled=false -c feedback.enabled=false --skip-git-repo-check --dangerously-bypass-hook-trust @PROMPT@
@@ -34,6 +38,7 @@ gemini   Gemini CLI  | GEMINI_API_KEY=sealtest-key GOOGLE_GEMINI_BASE_URL=@URL@ 
 copilot  Copilot CLI | COPILOT_OFFLINE=true COPILOT_AUTO_UPDATE=false COPILOT_PROVIDER_BASE_URL=@URL@/sealtest-copilot/v1 COPILOT_PROVIDER_API_KEY=sealtest-key COPILOT_MODEL=sealtest-copilot-model | copilot --trust-folder --allow-all-tools --no-auto-update -p @PROMPT@
 opencode OpenCode    | OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1 | opencode run @PROMPT@
 qwen     Qwen Code   | OPENAI_API_KEY=sealtest-key OPENAI_BASE_URL=@URL@/sealtest-qwen/v1 | qwen -p @PROMPT@
+cline    Cline CLI   | CLINE_SESSION_BACKEND_MODE=local E2E_TEST=true | cline @PROMPT@
 '
 # agent_rows [FILTER...]: the AGENT_TABLE rows, as "FAMILY@VERSION FAMILY
 # VERSION PACKAGE BIN VAR CONFIG NATIVE", of the agents FILTER names.
