@@ -675,11 +675,12 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
 /// Surfaces first met in public repositories (2026-12-07): Factory Droid's
 /// `.factory` (hooks in its settings, MCP servers, droids), Antigravity's
 /// `.agent`, Zed's `.rules`, JetBrains AI Assistant's rules,
-/// `AGENTS.local.md` and Cline's `.cline`; and Factory Droid's and Cline's
-/// user levels in the home (Cline's directory is its state too: written
-/// through, but for its extensions).
+/// `AGENTS.local.md`, Cline's `.cline` and Kilo Code's `.kilo`, `kilo.json`
+/// and `CONTEXT.md`; and Factory Droid's, Cline's and Kilo Code's user
+/// levels in the home (Cline's and Kilo's directories are their state too:
+/// written through, but for their extensions).
 #[test]
-fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
+fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
     if !fuse_available() {
         return;
     }
@@ -699,6 +700,12 @@ fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
     );
     write(&w.home.join("Documents/Cline/Hooks/TaskStart"), "echo hook");
     write(&w.home.join(".agents/AGENTS.md"), "AGENTS USER");
+    write(&w.home.join(".config/kilo/agent/a.md"), "KILO USER AGENT");
+    write(
+        &w.home.join(".config/kilo/kilo.json"),
+        r#"{"model": "p/m", "mcp": {"s": {"type": "local", "command": ["x"]}}}"#,
+    );
+    write(&w.home.join(".kilo/rules/r.md"), "KILO HOME RULE");
     let p = &w.project;
     let unpinned = [
         (".factory/settings.json", "UNPINNED FACTORY SETTINGS"),
@@ -709,6 +716,10 @@ fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
         ("pkg/AGENTS.local.md", "UNPINNED LOCAL"),
         (".cline/rules/r.md", "UNPINNED CLINE RULE"),
         ("web/.cline/plugins/p.js", "UNPINNED CLINE PLUGIN"),
+        (".kilo/agent/a.md", "UNPINNED KILO AGENT"),
+        ("kilo.json", "UNPINNED KILO CONFIG"),
+        ("CONTEXT.md", "UNPINNED CONTEXT"),
+        (".kilocoderules", "UNPINNED KILO RULES"),
     ];
     for (path, text) in unpinned {
         write(&p.join(path), text);
@@ -719,6 +730,8 @@ fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
         echo "[$(cat ~/.factory/settings.json)][$(ls -A ~/.factory/droids)$(cat ~/.factory/AGENTS.md)][$(cat ~/.factory/config.json)]"
         echo "[$(ls -A ~/.cline/rules)$(ls -A ~/.cline/plugins)$(ls -A ~/Documents/Cline/Hooks)$(cat ~/.cline/data/settings/cline_mcp_settings.json ~/.agents/AGENTS.md)]"
         echo "$CLINE_SESSION_BACKEND_MODE"
+        echo "[$(ls -A ~/.config/kilo/agent)$(ls -A ~/.kilo/rules)$(cat ~/.config/kilo/kilo.json)]"
+        mkdir -p ~/.local/share/kilo && echo state > ~/.local/share/kilo/kilo.db
         mkdir -p ~/.cline/data/db && echo state > ~/.cline/data/db/sessions.db
         for f in {}; do [ -e "$f" ] && echo "shown: $f"; done
         echo end
@@ -728,7 +741,8 @@ fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
     let (code, out, err) = w.run_sh(&script, &[]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
-        out, "[{\n  \"model\": \"m1\"\n}][][byok models stay]\n[{}]\nlocal\nend\n",
+        out,
+        "[{\n  \"model\": \"m1\"\n}][][byok models stay]\n[{}]\nlocal\n[{\n  \"model\": \"p/m\"\n}]\nend\n",
         "{err}"
     );
     let plant = r#"
@@ -742,6 +756,8 @@ fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
         try home-factory 'echo "{\"hooks\": {}}" > ~/.factory/settings.json'
         try cline-hook 'mkdir -p .cline/hooks && echo evil > .cline/hooks/TaskStart'
         try home-cline 'echo EVIL > ~/.cline/rules/evil.md'
+        try kilo-plugin 'mkdir -p .kilo/plugins && echo evil > .kilo/plugins/p.js'
+        try home-kilo 'mkdir -p ~/.config/kilo/plugin && echo evil > ~/.config/kilo/plugin/p.js'
         true
     "#;
     let (code, out, err) = w.run_sh(plant, &[]);
@@ -749,7 +765,7 @@ fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
     for line in out.lines() {
         assert!(line.ends_with(":refused"), "{out}");
     }
-    assert_eq!(out.lines().count(), 9, "{out}");
+    assert_eq!(out.lines().count(), 11, "{out}");
     for planted in [
         "web/.factory/hooks.json",
         ".agent/rules/r.md",
@@ -761,6 +777,12 @@ fn factory_cline_antigravity_zed_and_jetbrains_locations_are_sealed() {
         assert!(!p.join(planted).exists(), "{planted} was planted");
     }
     assert!(!w.home.join(".cline/rules/evil.md").exists());
+    assert!(!p.join(".kilo/plugins/p.js").exists());
+    assert!(!w.home.join(".config/kilo/plugin/p.js").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".local/share/kilo/kilo.db")).unwrap(),
+        "state\n"
+    );
     // Cline's state went through to the host.
     assert_eq!(
         std::fs::read_to_string(w.home.join(".cline/data/db/sessions.db")).unwrap(),

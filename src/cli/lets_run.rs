@@ -232,6 +232,7 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".continue/mcpServers/*", &MCP_SERVERS_JSON),
     (".roo/mcp.json", &MCP_SERVERS_JSON),
     (".kilocode/mcp.json", &MCP_SERVERS_JSON),
+    (".kilo/mcp.json", &MCP_SERVERS_JSON),
     (".kiro/settings/mcp.json", &MCP_SERVERS_JSON),
     (".trae/mcp.json", &MCP_SERVERS_JSON),
     (".idx/mcp.json", &MCP_SERVERS_JSON),
@@ -254,6 +255,9 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".codex/config.toml", &CODEX_CONFIG),
     ("opencode.json", &OPENCODE_CONFIG),
     ("opencode.jsonc", &OPENCODE_CONFIG),
+    // Kilo Code (a fork of OpenCode) keeps its configuration's shape.
+    ("kilo.json", &OPENCODE_CONFIG),
+    ("kilo.jsonc", &OPENCODE_CONFIG),
     (".crush.json", &CRUSH_CONFIG),
     ("crush.json", &CRUSH_CONFIG),
     (".aider.conf.yml", &AIDER_CONF),
@@ -293,8 +297,19 @@ pub static PLUGIN_MANIFEST: ConfigReading = reading_of(
 pub static MARKETPLACE: ConfigReading =
     reading_of("plugin-marketplace", Format::Json, &[&["plugins"]]);
 
-/// Directories whose files are code an agent loads as plugins or tools.
-const PLUGIN_DIRS: &[&str] = &[".opencode/plugins", ".opencode/tools"];
+/// Directories whose files are code an agent loads as plugins or tools:
+/// OpenCode's, Kilo Code's (its fork, singular or plural) and Cline's.
+const PLUGIN_DIRS: &[&str] = &[
+    ".opencode/plugins",
+    ".opencode/tools",
+    ".kilo/plugin",
+    ".kilo/plugins",
+    ".kilo/tool",
+    ".kilo/tools",
+    ".kilocode/plugin",
+    ".kilocode/plugins",
+    ".cline/plugins",
+];
 
 /// Copilot CLI extensions: `.github/extensions/NAME/extension.mjs` is
 /// Node.js code run alongside the session (its other files are what it

@@ -48,7 +48,13 @@ pub const HOME_CACHES: &[&str] = &[
 /// Agent state directories the external table does not name (it names the
 /// agents' configuration directories): where agents keep sessions, logs and
 /// databases.
-pub const HOME_AGENT_STATE: &[&str] = &[".local/share/opencode", ".local/state/opencode"];
+pub const HOME_AGENT_STATE: &[&str] = &[
+    ".local/share/opencode",
+    ".local/state/opencode",
+    ".local/share/kilo",
+    ".local/state/kilo",
+    ".local/state/kilo-sandbox-policy",
+];
 
 /// What the run lets the command do at a place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

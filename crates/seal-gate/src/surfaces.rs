@@ -362,6 +362,32 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "Kilo Code (unconfirmed)",
         "research",
     ),
+    // Kilo Code CLI (a fork of OpenCode): `.kilo` (and `.kilocode`, an
+    // agent directory already) with OpenCode's names, its rules, workflows
+    // and a legacy `mcp.json`; `kilo.json(c)` at any depth; the
+    // `.kilocoderules` files Kilo Code reads as Roo reads `.roorules`.
+    row(".kilo/rules*", Unit::Dir, "Kilo Code", "kilo-cli"),
+    row(".kilo/skills/*", Unit::Dir, "Kilo Code", "kilo-cli"),
+    row(".kilo/skill/*", Unit::Dir, "Kilo Code", "kilo-cli"),
+    row(
+        "kilo.json",
+        Unit::File,
+        "Kilo Code (agents, instructions, MCP servers, plugins)",
+        "kilo-cli",
+    ),
+    row(
+        "kilo.jsonc",
+        Unit::File,
+        "Kilo Code (agents, instructions, MCP servers, plugins)",
+        "kilo-cli",
+    ),
+    row(".kilocoderules", Unit::File, "Kilo Code", "kilo-cli"),
+    row(
+        ".kilocoderules-*",
+        Unit::File,
+        "Kilo Code (per-mode rules)",
+        "kilo-cli",
+    ),
     // VS Code agent mode
     row(
         ".vscode/mcp.json",
@@ -657,6 +683,7 @@ pub static AGENT_DIRS: &[&str] = &[
     ".factory",
     ".gemini",
     ".junie",
+    ".kilo",
     ".kilocode",
     ".kiro",
     ".opencode",
@@ -760,6 +787,7 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "Agents.md",
     "CLAUDE.local.md",
     "CLAUDE.md",
+    "CONTEXT.md",
     "CRUSH.local.md",
     "CRUSH.md",
     "Crush.local.md",
@@ -1286,6 +1314,13 @@ mod tests {
         assert_eq!(class(".aiassistant/other.xml"), SurfaceClass::Outside);
         assert_eq!(root_len("pkg/AGENTS.local.md"), Some(2));
         assert_eq!(class("pkg/.rules.bak"), SurfaceClass::Outside);
+        assert_eq!(root_len(".kilo/agent/reviewer.md"), Some(2));
+        assert_eq!(root_len(".kilo/rules-code/r.md"), Some(2));
+        assert_eq!(root_len("app/.kilo/skill/s/SKILL.md"), Some(4));
+        assert_eq!(root_len("pkg/kilo.jsonc"), Some(2));
+        assert_eq!(root_len(".kilocoderules-debug"), Some(1));
+        assert_eq!(root_len("docs/CONTEXT.md"), Some(2));
+        assert_eq!(class("kilo.json.bak"), SurfaceClass::Outside);
         assert_eq!(root_len(".cline/rules/r.md"), Some(2));
         assert_eq!(root_len("web/.cline/skills/s/SKILL.md"), Some(4));
         assert_eq!(root_len(".cline/plugins/p.js"), Some(2));
@@ -1576,6 +1611,36 @@ const CLINE_USER: &[Loc] = &[
     filtered("data/settings/cline_mcp_settings.json", &MCP_SERVERS_JSON),
 ];
 
+/// Kilo Code CLI's configuration directories (`~/.config/kilo`,
+/// `KILO_CONFIG_DIR`, `~/.kilo`, `~/.kilocode`): OpenCode's names, singular
+/// and plural, its own files, rules and workflows. Kilo writes a
+/// `.gitignore` into each as it starts (its state lives in
+/// `~/.local/share/kilo` and `~/.local/state/kilo`).
+const KILO_USER: &[Loc] = &[
+    file("AGENTS.md"),
+    filtered("kilo.json", &OPENCODE_CONFIG),
+    filtered("kilo.jsonc", &OPENCODE_CONFIG),
+    filtered("opencode.json", &OPENCODE_CONFIG),
+    filtered("opencode.jsonc", &OPENCODE_CONFIG),
+    filtered("config.json", &OPENCODE_CONFIG),
+    dir("agent"),
+    dir("agents"),
+    dir("command"),
+    dir("commands"),
+    dir("mode"),
+    dir("modes"),
+    dir("plugin"),
+    dir("plugins"),
+    dir("skill"),
+    dir("skills"),
+    dir("tool"),
+    dir("tools"),
+    dir("rules"),
+    dir("workflows"),
+    file("mcp.json"),
+    file("cli/global/settings/custom_modes.yaml"),
+];
+
 /// VS Code extensions' global storage that holds agent configuration.
 const ROO_STORAGE: &[Loc] = &[
     filtered("settings/mcp_settings.json", &MCP_SERVERS_JSON),
@@ -1685,6 +1750,16 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
     ),
     group(Base::Home, ".qwen", QWEN_USER, "Qwen Code", "qwen-config"),
     group(Base::Home, ".cline", CLINE_USER, "Cline", "cline-cli"),
+    group(Base::XdgConfig, "kilo", KILO_USER, "Kilo Code", "kilo-cli"),
+    group(
+        Base::EnvDir("KILO_CONFIG_DIR"),
+        "",
+        KILO_USER,
+        "Kilo Code",
+        "kilo-cli",
+    ),
+    group(Base::Home, ".kilo", KILO_USER, "Kilo Code", "kilo-cli"),
+    group(Base::Home, ".kilocode", KILO_USER, "Kilo Code", "kilo-cli"),
     group(
         Base::EnvDir("CLINE_DIR"),
         "",
@@ -2065,17 +2140,10 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
     ),
     ext(
         Base::Home,
-        ".kilocode/rules",
-        Show::EmptyDir,
-        "Kilo Code (global rules)",
-        "kilo-rules",
-    ),
-    ext(
-        Base::Home,
-        ".kilocode/workflows",
-        Show::EmptyDir,
-        "Kilo Code (global workflows)",
-        "kilo-rules",
+        ".kilocodemodes",
+        Show::EmptyFile,
+        "Kilo Code (the user's modes)",
+        "kilo-cli",
     ),
     ext(
         Base::EnvFile("QWEN_CODE_SYSTEM_SETTINGS_PATH"),
@@ -2125,6 +2193,13 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         Show::EmptyDir,
         "OpenCode",
         "opencode-config",
+    ),
+    ext(
+        Base::Root,
+        "/etc/kilo",
+        Show::EmptyDir,
+        "Kilo Code (managed configuration)",
+        "kilo-cli",
     ),
     ext(
         Base::Root,
@@ -2279,6 +2354,8 @@ static PARENT_FILTERS: &[(&str, &FilterRule)] = &[
     (".github/copilot/settings.json", &COPILOT_SETTINGS),
     ("opencode.json", &OPENCODE_CONFIG),
     ("opencode.jsonc", &OPENCODE_CONFIG),
+    ("kilo.json", &OPENCODE_CONFIG),
+    ("kilo.jsonc", &OPENCODE_CONFIG),
 ];
 
 #[cfg(test)]

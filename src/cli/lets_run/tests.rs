@@ -286,6 +286,33 @@ fn opencode_config_servers_plugins_formatters_and_hooks() {
     ];
     assert_eq!(runs("opencode.jsonc", config), expected);
     assert_eq!(runs("opencode.json", config), expected);
+    // Kilo Code, a fork of OpenCode, keeps the shape, at the root and in
+    // its `.kilo`.
+    for path in ["kilo.json", "pkg/kilo.jsonc", ".kilo/kilo.jsonc"] {
+        assert_eq!(runs(path, config), expected, "{path}");
+    }
+}
+
+/// Plugins OpenCode's fork Kilo Code and Cline load are code they run.
+#[test]
+fn kilo_and_cline_plugins_are_code() {
+    for path in [
+        ".kilo/plugin/p.js",
+        "web/.kilo/plugins/p.ts",
+        ".kilocode/plugins/p.js",
+        ".cline/plugins/p.js",
+    ] {
+        assert_eq!(
+            runs(path, "export default {}\n"),
+            vec![row(Kind::Plugin, "", code(path))],
+            "{path}"
+        );
+    }
+    assert!(runs(".kilo/mcp.json", MCP).contains(&row(
+        Kind::McpServer,
+        "evil",
+        cmd("evil --serve 'a b'")
+    )));
 }
 
 #[test]
