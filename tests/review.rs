@@ -939,6 +939,51 @@ const FORMATS: &[(&str, &str, &str)] = &[
         ".openhands/hooks/mark-openhands-gate.sh",
         "#!/bin/sh\nexit 0\n",
     ),
+    (
+        ".factory/settings.json",
+        ".factory/settings.json",
+        r#"{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "mark-factory-settings"}]}]}}"#,
+    ),
+    (
+        ".factory/settings.local.json",
+        ".factory/settings.local.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mark-factory-local"}]}]}}"#,
+    ),
+    (
+        ".factory/hooks.json",
+        ".factory/hooks.json",
+        r#"{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "mark-factory-hooks"}]}]}}"#,
+    ),
+    (
+        ".factory/mcp.json",
+        ".factory/mcp.json",
+        r#"{"mcpServers": {"s": {"command": "mark-factory-mcp"}}}"#,
+    ),
+    (
+        ".factory-plugin",
+        ".factory-plugin/plugin.json",
+        r#"{"name": "p", "mcpServers": {"s": {"command": "mark-factory-plugin"}}}"#,
+    ),
+    (
+        ".cline/hooks",
+        ".cline/hooks/mark-cline-hook",
+        "#!/bin/sh\necho {}\n",
+    ),
+    (
+        ".cline/plugins",
+        ".cline/plugins/mark-cline-plugin.js",
+        "export default {}\n",
+    ),
+    (
+        "kilo.json",
+        "kilo.json",
+        r#"{"mcp": {"s": {"type": "local", "command": ["mark-kjs-config"]}}}"#,
+    ),
+    (
+        "kilo.jsonc",
+        "kilo.jsonc",
+        r#"{"plugin": ["mark-kjs-plugin"]}"#,
+    ),
 ];
 
 /// The marker each fixture's entry carries.
@@ -967,6 +1012,7 @@ fn init_and_pin_list_the_commands_of_every_mcp_hook_and_plugin_format_of_the_sur
         "plugin",
         "config.toml",
         "opencode.json",
+        "kilo.json",
         "tools",
         "extensions",
     ];

@@ -279,9 +279,11 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".claude-plugin/plugin.json", &PLUGIN_MANIFEST),
     (".codex-plugin/plugin.json", &PLUGIN_MANIFEST),
     (".cursor-plugin/plugin.json", &PLUGIN_MANIFEST),
+    (".factory-plugin/plugin.json", &PLUGIN_MANIFEST),
     (".github/plugin/plugin.json", &PLUGIN_MANIFEST),
     (".claude-plugin/marketplace.json", &MARKETPLACE),
     (".cursor-plugin/marketplace.json", &MARKETPLACE),
+    (".factory-plugin/marketplace.json", &MARKETPLACE),
     (".github/plugin/marketplace.json", &MARKETPLACE),
 ];
 
