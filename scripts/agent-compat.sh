@@ -33,7 +33,8 @@
 #
 # Usage: [SEAL=/path/to/seal] scripts/agent-compat.sh [OPTIONS]
 #   --agent NAME     test one agent: a family (claude, codex, gemini, copilot,
-#                    opencode, qwen, cline: every version of it) or FAMILY@VERSION;
+#                    opencode, qwen, cline, kilo: every version of it) or
+#                    FAMILY@VERSION;
 #                    repeatable
 #   --control-only   run the agents directly only (debug the fixture, not seal)
 #   --table          with the control runs only, print the oracle (markdown, as
@@ -357,6 +358,16 @@ project_surfaces() {
   skill "$c" "$d/.cline/skills/$t-cline-skill"
   cline_hook "$c" "$d/.cline/hooks/TaskStart"
   cline_plugin "$c" "$d/.cline/plugins/$t-cline-plugin.js"
+  instructions "$c" "$d/CONTEXT.md"
+  instructions "$c" "$d/.kilocoderules"
+  instructions "$c" "$d/.kilo/rules/$t-kilo-rule.md"
+  instructions "$c" "$d/.kilocode/rules/$t-kilocode-rule.md"
+  described "$c" "$d/.kilo/agents/$t-kilo-agent.md"
+  skill "$c" "$d/.kilo/skills/$t-kilo-skill"
+  plugin_js "$c" "$d/.kilo/plugins/$t-kilo-plugin.js"
+  kilo_json "$c" "$d/kilo.json" "$t-kilo"
+  kilo_gitignore "$d/.kilo"
+  kilo_gitignore "$d/.kilocode"
 }
 
 # The project root's own surfaces beyond the shared ones: instruction files,
@@ -383,7 +394,8 @@ args = ["-c", "$(trace $c "$d/.codex/config.toml" mcp)"]
 EOF
   local m
   m=$(marker $c "$d/opencode.json")
-  json_merge "$d/opencode.json" "{\"agent\": {\"p-json-agent\": {\"description\": \"Project agent. $m\", \"prompt\": \"$m\", \"mode\": \"subagent\"}}}"
+  # With the $schema OpenCode's fork Kilo writes into it when absent.
+  json_merge "$d/opencode.json" "{\"\$schema\": \"https://opencode.ai/config.json\", \"agent\": {\"p-json-agent\": {\"description\": \"Project agent. $m\", \"prompt\": \"$m\", \"mode\": \"subagent\"}}}"
   opencode_mcp $c "$d/opencode.json"
   plugin_js $c "$d/.opencode/plugins/p-plugin.js"
   cline_hook $c "$d/.clinerules/hooks/TaskStart"
@@ -401,6 +413,22 @@ plugin_js() {
   id=$(trace "$1" "$2" plugin) && id=${id##*/}
   printf 'import { appendFileSync } from "node:fs";\nexport const SealtestPlugin = async () => {\n  appendFileSync("%s/%s", "ran\\n");\n  return {};\n};\n' \
     "$traces" "$id" >"$2"
+}
+
+# kilo_json CLASS FILE TAG: a Kilo config (OpenCode's shape) with an agent
+# holding a marker and an MCP server that leaves a trace. With the $schema
+# Kilo would otherwise write into the file it loads.
+kilo_json() {
+  local m
+  m=$(marker "$1" "$2")
+  json_merge "$2" "{\"\$schema\": \"https://app.kilo.ai/config.json\", \"agent\": {\"$3-json-agent\": {\"description\": \"My agent. $m\", \"prompt\": \"$m\", \"mode\": \"subagent\"}}}"
+  opencode_mcp "$1" "$2"
+}
+# kilo_gitignore DIR: the .gitignore Kilo writes into each config directory
+# it loads, written first so that a native run leaves a pinned one untouched.
+kilo_gitignore() {
+  mkdir -p "$1"
+  printf 'node_modules\npackage.json\npackage-lock.json\npnpm-lock.yaml\nbun.lock\nyarn.lock\n.gitignore\nagent-manager.json' >"$1/.gitignore"
 }
 
 # cline_hook CLASS FILE: a Cline hook, a program named after its event
@@ -552,6 +580,20 @@ user_cline() {
   cline_plugin "$c" "$dir/plugins/$t-cline-plugin.js"
   mcp_json "$c" "$dir/data/settings/cline_mcp_settings.json"
 }
+settings_kilo() { # DIR is ~/.config/kilo or $KILO_CONFIG_DIR. Without the kilo provider
+  # it asks api.kilo.ai for nothing; with permission.bash and the marker file
+  # it skips a one-time migration that rewrites this file.
+  json_merge "$1/kilo.json" "{\"\$schema\": \"https://app.kilo.ai/config.json\", \"autoupdate\": false, \"share\": \"disabled\", \"disabled_providers\": [\"kilo\"], \"permission\": {\"bash\": \"allow\"}, \"provider\": {\"sealtest-$2\": {\"npm\": \"@ai-sdk/openai-compatible\", \"name\": \"sealtest\", \"options\": {\"baseURL\": \"$url/sealtest-kilo-$2/v1\", \"apiKey\": \"sealtest-key\"}, \"models\": {\"sealtest-kilo-$2-model\": {\"name\": \"sealtest model\"}}}}, \"model\": \"sealtest-$2/sealtest-kilo-$2-model\"}"
+  : >"$1/.bash-permission-migrated"
+}
+user_kilo() {
+  local c=$1 dir=$2 t=$3
+  instructions "$c" "$dir/AGENTS.md"
+  described "$c" "$dir/agents/$t-kilo-agent.md"
+  skill "$c" "$dir/skills/$t-kilo-skill"
+  plugin_js "$c" "$dir/plugins/$t-kilo-plugin.js"
+  kilo_json "$c" "$dir/kilo.json" "$t-kilo"
+}
 # user_config_dir FAMILY home|reloc: where user_FAMILY plants.
 user_config_dir() {
   local base
@@ -564,6 +606,7 @@ user_config_dir() {
     opencode:home) echo "$home/.config/opencode" ;;
     qwen:home) echo "$home/.qwen" ;;
     cline:home) echo "$home/.cline" ;;
+    kilo:home) echo "$home/.config/kilo" ;;
     *:reloc) echo "$base" ;;
   esac
 }
@@ -616,6 +659,7 @@ skill project "$project/.github/skills/t-github-skill"
 skill project "$project/.opencode/skills/t-opencode-skill"
 skill project "$project/.qwen/skills/t-qwen-skill"
 skill project "$project/.cline/skills/t-cline-skill"
+skill project "$project/.kilo/skills/t-kilo-skill"
 instructions project "$project/CLAUDE.local.md"
 project_surfaces parent "$workspace" parent
 git -C "$workspace" init -q
@@ -632,7 +676,7 @@ tamper() {
 }
 for f in .claude/skills/t-claude-skill .agents/skills/t-agents-skill .gemini/skills/t-gemini-skill \
   .github/skills/t-github-skill .opencode/skills/t-opencode-skill .qwen/skills/t-qwen-skill \
-  .cline/skills/t-cline-skill; do
+  .cline/skills/t-cline-skill .kilo/skills/t-kilo-skill; do
   tamper "$project/$f/SKILL.md"
 done
 tamper "$project/CLAUDE.local.md"
@@ -649,12 +693,15 @@ skill project-unpinned "$project/.opencode/skills/u-opencode-skill"
 skill project-unpinned "$project/.qwen/skills/u-qwen-skill"
 skill project-unpinned "$project/.cline/skills/u-cline-skill"
 instructions project-unpinned "$project/.clinerules/u-clinerule.md"
+skill project-unpinned "$project/.kilo/skills/u-kilo-skill"
+plugin_js project-unpinned "$project/.kilo/plugins/u-kilo-plugin.js"
+instructions project-unpinned "$project/.kilocoderules-code"
 described project-unpinned "$project/.claude/commands/u-claude-command.md"
 described project-unpinned "$project/.github/prompts/u-prompt.prompt.md"
 hook_json project-unpinned "$project/.claude/settings.local.json" SessionStart
 
 step "a home directory: each agent run once, then user-level extensions and settings"
-all_families=(claude codex gemini copilot opencode qwen cline) # agents read each other's dirs
+all_families=(claude codex gemini copilot opencode qwen cline kilo) # agents read each other's dirs
 for family in "${all_families[@]}"; do
   for where in home reloc; do
     tag=user && [ $where = reloc ] && tag=reloc
@@ -689,6 +736,15 @@ json_merge "$home/.agents/plugins/user-agent-plugin/plugin.json" '{"$schema": "h
 skill user "$home/.agents/plugins/user-agent-plugin/skills/user-plugin-skill"
 json_merge "$home/.agents/plugins/user-agent-plugin/mcp.json" '{"$schema": "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"}'
 mcp_json user "$home/.agents/plugins/user-agent-plugin/mcp.json"
+# Kilo's home-only places beside ~/.config/kilo, which KILO_CONFIG_DIR does
+# not move: ~/.kilo and ~/.kilocode (the same names, and rules).
+for dir in "$home/.kilo" "$home/.kilocode"; do
+  t=home-${dir##*/.}
+  instructions user "$dir/rules/$t-rule.md"
+  skill user "$dir/skills/$t-skill"
+  plugin_js user "$dir/plugins/$t-plugin.js"
+  kilo_json user "$dir/kilo.json" "$t"
+done
 rm -f "$traces"/*
 echo "  $(grep -c '	marker	' "$manifest") markers and $(grep -c '	trace	' "$manifest") traces planted" >&2
 
@@ -708,7 +764,9 @@ checks="$work/checks.tsv"
       opencode "$sc" path "provider baseURL from $tag opencode.json" "/sealtest-opencode-$tag/v1/chat/completions" \
       qwen "$sc" model "model.name from $tag settings.json" "sealtest-qwen-$tag-model" \
       cline "$sc" model "model from $tag providers.json" "sealtest-cline-$tag-model" \
-      cline "$sc" path "baseUrl from $tag providers.json" "/sealtest-cline-$tag/v1/chat/completions"
+      cline "$sc" path "baseUrl from $tag providers.json" "/sealtest-cline-$tag/v1/chat/completions" \
+      kilo "$sc" model "model from $tag kilo.json" "sealtest-kilo-$tag-model" \
+      kilo "$sc" path "provider baseURL from $tag kilo.json" "/sealtest-kilo-$tag/v1/chat/completions"
   done
   printf '%s\t%s\t%s\t%s\t%s\n' \
     copilot any model "model from COPILOT_MODEL" sealtest-copilot-model \
