@@ -796,6 +796,33 @@ fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "local\n", "{err}");
+    // Cline's relocating variables: a hooks directory, an MCP settings file
+    // and a data directory elsewhere are masked as its own are.
+    let elsewhere = w.home.join("elsewhere");
+    write(&elsewhere.join("hooks/TaskStart"), "echo hook");
+    write(
+        &elsewhere.join("mcp.json"),
+        r#"{"mcpServers": {"s": {"command": "x"}}}"#,
+    );
+    write(
+        &elsewhere.join("data/settings/cline_mcp_settings.json"),
+        r#"{"mcpServers": {"s": {"command": "x"}}}"#,
+    );
+    let (hooks, mcp, data) = (
+        elsewhere.join("hooks"),
+        elsewhere.join("mcp.json"),
+        elsewhere.join("data"),
+    );
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(ls -A "$CLINE_HOOKS_DIR")$(cat "$CLINE_MCP_SETTINGS_PATH" "$CLINE_DATA_DIR/settings/cline_mcp_settings.json")]""#,
+        &[
+            ("CLINE_HOOKS_DIR", &hooks),
+            ("CLINE_MCP_SETTINGS_PATH", &mcp),
+            ("CLINE_DATA_DIR", &data),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.replace('\n', ""), "[{}{}]", "{err}");
     assert!(
         std::fs::read_to_string(w.home.join(".factory/settings.json"))
             .unwrap()

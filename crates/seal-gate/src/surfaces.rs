@@ -1641,6 +1641,13 @@ const KILO_USER: &[Loc] = &[
     file("cli/global/settings/custom_modes.yaml"),
 ];
 
+/// Cline CLI's data directory moved by `CLINE_DATA_DIR`: its MCP settings
+/// beside its database and sessions.
+const CLINE_DATA: &[Loc] = &[filtered(
+    "settings/cline_mcp_settings.json",
+    &MCP_SERVERS_JSON,
+)];
+
 /// VS Code extensions' global storage that holds agent configuration.
 const ROO_STORAGE: &[Loc] = &[
     filtered("settings/mcp_settings.json", &MCP_SERVERS_JSON),
@@ -1764,6 +1771,13 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         Base::EnvDir("CLINE_DIR"),
         "",
         CLINE_USER,
+        "Cline",
+        "cline-cli",
+    ),
+    group(
+        Base::EnvDir("CLINE_DATA_DIR"),
+        "",
+        CLINE_DATA,
         "Cline",
         "cline-cli",
     ),
@@ -2095,6 +2109,20 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         Show::EmptyDir,
         "Cline",
         "cline-rules",
+    ),
+    ext(
+        Base::EnvDir("CLINE_HOOKS_DIR"),
+        "",
+        Show::EmptyDir,
+        "Cline (hooks: programs it runs)",
+        "cline-cli",
+    ),
+    ext(
+        Base::EnvFile("CLINE_MCP_SETTINGS_PATH"),
+        "",
+        Show::Filtered(&MCP_SERVERS_JSON),
+        "Cline (MCP servers)",
+        "cline-cli",
     ),
     ext(
         Base::Home,
