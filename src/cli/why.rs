@@ -398,17 +398,13 @@ fn explain_inside(ctx: &Context, under: &Under<'_>, project: &Path, rel: &Path) 
         )
     };
     // A refusal of the machine policy's globs names the glob too.
-    let glob = under
-        .machine
-        .protected_paths
-        .protection(view.names())
-        .1
-        .map(|g| format!("; glob {}", seal_core::escape::quoted(g.as_str())))
-        .unwrap_or_default();
     let refused = |v: Verdict| {
         (!v.yes).then(|| match v.reason {
             Reason::Change(ChangeReason::MachineProtected | ChangeReason::MachineOnTheWay) => {
-                format!("{}{glob}", v.reason.describe())
+                let glob = under.machine.protected_paths.protection(view.names()).1;
+                let glob =
+                    glob.map(|g| format!("; glob {}", seal_core::escape::quoted(g.as_str())));
+                format!("{}{}", v.reason.describe(), glob.unwrap_or_default())
             }
             _ => v.reason.describe().to_string(),
         })
