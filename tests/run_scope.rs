@@ -896,3 +896,92 @@ fn a_mount_inside_a_read_only_directory_of_the_home_is_read_only_too() {
         "seen"
     );
 }
+
+/// Continue CLI's places (checked offline with Continue CLI 1.5.47): the
+/// project's `CODEX.md` (the last of the instruction files it reads the
+/// first of) and `.continue/skills`; its user directory (`~/.continue`, or
+/// `CONTINUE_GLOBAL_DIR`) with `config.yaml` cut to its model settings and
+/// its rules, skills, permissions and hook settings masked, its sessions
+/// written through; and the two variables a project `.env` could set for it,
+/// held to their defaults.
+#[test]
+fn continue_cli_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let config = "name: Local\nversion: 1.0.0\nschema: v1\nmodels:\n- name: m\n  provider: openai\nmcpServers:\n- name: evil\n  command: sh\nrules:\n- CONTINUE CONFIG RULE\n";
+    write(&w.home.join(".continue/config.yaml"), config);
+    write(&w.home.join(".continue/rules/r.md"), "CONTINUE USER RULE");
+    write(
+        &w.home.join(".continue/skills/s/SKILL.md"),
+        "CONTINUE USER SKILL",
+    );
+    write(&w.home.join(".continue/permissions.yaml"), "allow: [Bash]");
+    write(&w.home.join(".continue/settings.json"), r#"{"hooks": {}}"#);
+    let p = &w.project;
+    let unpinned = [
+        ("CODEX.md", "UNPINNED CODEX"),
+        ("pkg/CODEX.md", "UNPINNED PKG CODEX"),
+        (".continue/skills/s/SKILL.md", "UNPINNED CONTINUE SKILL"),
+    ];
+    for (path, text) in unpinned {
+        write(&p.join(path), text);
+    }
+    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let script = format!(
+        r#"
+        cat ~/.continue/config.yaml
+        echo "[$(ls -A ~/.continue/rules)$(ls -A ~/.continue/skills)$(cat ~/.continue/permissions.yaml ~/.continue/settings.json)]"
+        echo "$CONTINUE_GLOBAL_DIR $CONTINUE_API_BASE"
+        mkdir -p ~/.continue/sessions && echo state > ~/.continue/sessions/s.json
+        for f in {}; do [ -e "$f" ] && echo "shown: $f"; done
+        echo end
+    "#,
+        names.join(" ")
+    );
+    let (code, out, err) = w.run_sh(&script, &[]);
+    assert_eq!(code, 0, "{err}");
+    let home = w.home.display();
+    assert_eq!(
+        out,
+        format!(
+            "name: Local\nversion: 1.0.0\nschema: v1\nmodels:\n- name: m\n  provider: openai\n\
+             []\n{home}/.continue https://api.continue.dev/\nend\n"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".continue/sessions/s.json")).unwrap(),
+        "state\n"
+    );
+    let plant = r#"
+        try codex-md 'echo EVIL > CODEX.md'
+        try continue-skill 'mkdir -p .continue/skills/e && echo EVIL > .continue/skills/e/SKILL.md'
+        try home-skill 'mkdir -p ~/.continue/skills/e && echo EVIL > ~/.continue/skills/e/SKILL.md'
+        try home-config 'echo "mcpServers: []" >> ~/.continue/config.yaml'
+    "#;
+    assert_plants_refused(&w, plant, 4);
+    assert!(!w.home.join(".continue/skills/e").exists());
+    assert_eq!(
+        std::fs::read_to_string(w.home.join(".continue/config.yaml")).unwrap(),
+        config
+    );
+    // A directory the caller names instead is masked as the home's is.
+    let elsewhere = w.home.join("elsewhere");
+    write(&elsewhere.join("config.yaml"), config);
+    write(&elsewhere.join("skills/s/SKILL.md"), "RELOCATED SKILL");
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(ls -A "$CONTINUE_GLOBAL_DIR/skills")$(grep -c evil "$CONTINUE_GLOBAL_DIR/config.yaml")]""#,
+        &[("CONTINUE_GLOBAL_DIR", &elsewhere)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[0]\n", "{err}");
+    // Pinned, the same files are served.
+    let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
+    assert_eq!(code, 0, "pin: {err}");
+    let (code, out, err) = w.run_sh(&format!("cat {}", names.join(" ")), &[]);
+    assert_eq!(code, 0, "{err}");
+    let want: String = unpinned.iter().map(|(_, text)| *text).collect();
+    assert_eq!(out, want, "{err}");
+}

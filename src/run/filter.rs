@@ -63,9 +63,7 @@ pub fn filter(rule: &FilterRule, input: &[u8]) -> Filtered {
             Format::Json => json_filter(rule, input),
             Format::Toml => toml_filter(rule, input),
             Format::Dotenv => dotenv_filter(rule, input),
-            Format::Yaml => Err(ParseError(
-                "YAML files are not filtered (no reader here reads YAML as the agent does)".into(),
-            )),
+            Format::Yaml => yaml_filter(rule, input),
         }
     };
     match result {
@@ -327,6 +325,102 @@ fn dotenv_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String
         }
     }
     Ok((kept.into_bytes(), removed))
+}
+
+// ---------------------------------------------------------------------------
+// YAML, by top-level entry
+
+/// Keeps the top-level entries `rule` keeps whole, each as the lines it was
+/// written in; nothing is parsed below the top level. No YAML reader here
+/// reads YAML as the agents' do (Continue's is js-yaml), so the copy holds
+/// only whole lines of the original, cut where every reader starts a
+/// top-level entry: a line at column 0 that is a plain `key:`. Every other
+/// line belongs to the entry above it, as for every reader: indented lines,
+/// blank lines, comments and `- ` items of a sequence written at the key's
+/// own column. A document any reader could cut elsewhere is not read at
+/// all: any other line at column 0 (a quoted or complex key, a flow
+/// collection, a document marker or directive, the continuation of a
+/// multi-line scalar), a tab in an indentation, a line break YAML 1.1 knows
+/// and 1.2 does not (U+0085, U+2028, U+2029) or a carriage return alone, a
+/// byte-order mark, or a key written twice. So whatever a reader makes of
+/// the copy, its top-level keys are among those kept, and each kept entry
+/// reads as it did in the original.
+fn yaml_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
+    let text = std::str::from_utf8(input).map_err(|_| ParseError("not UTF-8".into()))?;
+    if let Some(c) = text
+        .chars()
+        .find(|c| matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\0'))
+    {
+        return Err(ParseError(format!(
+            "it holds U+{:04X}, which YAML readers read differently",
+            c as u32
+        )));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let (mut kept, mut removed) = (String::new(), Vec::new());
+    // Whether the entry being read is kept (None before the first key).
+    let mut keeping: Option<bool> = None;
+    for (n, raw) in text.split_terminator('\n').enumerate() {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if line.contains('\r') {
+            return Err(ParseError(format!(
+                "line {} holds a carriage return alone",
+                n + 1
+            )));
+        }
+        let indent = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+        if indent.contains('\t') {
+            return Err(ParseError(format!("line {} is indented with a tab", n + 1)));
+        }
+        let bare = &line[indent.len()..];
+        let continues = !indent.is_empty()
+            || bare.is_empty()
+            || bare.starts_with('#')
+            || bare == "-"
+            || bare.starts_with("- ");
+        if continues {
+            if keeping.is_none() && !bare.is_empty() && !bare.starts_with('#') {
+                return Err(ParseError(format!(
+                    "line {} comes before any top-level key",
+                    n + 1
+                )));
+            }
+        } else if keeping.is_none() && line == "---" {
+            // The document's start marker: nothing of the document.
+            continue;
+        } else {
+            let Some(key) = yaml_key(line) else {
+                return Err(ParseError(format!(
+                    "line {} is not a plain top-level `key:` every YAML reader cuts alike",
+                    n + 1
+                )));
+            };
+            if !seen.insert(key) {
+                return Err(ParseError(format!("{key} is set twice")));
+            }
+            let keep = matches!(rule.verdict(&[key]), Verdict::Whole(None));
+            if !keep {
+                removed.push(key.to_string());
+            }
+            keeping = Some(keep);
+        }
+        if keeping == Some(true) {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    Ok((kept.into_bytes(), removed))
+}
+
+/// The key of a line that starts a top-level entry: a plain name, a colon,
+/// then the end of the line or a space.
+fn yaml_key(line: &str) -> Option<&str> {
+    let (key, rest) = line.split_once(':')?;
+    let key_ok = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    (key_ok && (rest.is_empty() || rest.starts_with(' '))).then_some(key)
 }
 
 // ---------------------------------------------------------------------------

@@ -449,6 +449,7 @@ fn hold_variables(env: &mut Vec<(OsString, OsString)>) {
         let value = match held {
             Held::Value(v) | Held::Always(v) => Some(OsString::from(v)),
             Held::Home => home.clone().map(PathBuf::into_os_string),
+            Held::InHome(dir) => home.as_ref().map(|h| h.join(dir).into_os_string()),
         };
         set_env(env, name, value);
     }

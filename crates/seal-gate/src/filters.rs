@@ -21,8 +21,8 @@ pub enum Format {
     /// JSON, also with comments and trailing commas (JSONC).
     Json,
     Toml,
-    /// Not filtered (no reader here that reads YAML exactly as the agent
-    /// does): shown empty.
+    /// YAML, cut by top-level entry only (no reader here reads YAML exactly
+    /// as the agents do): whole top-level entries are kept or dropped.
     Yaml,
     /// A dotenv file: `KEY=VALUE` lines an agent reads into its environment
     /// as it starts, kept only where every dotenv reader reads them alike.
@@ -551,15 +551,24 @@ pub static OPENCODE_CONFIG: FilterRule = FilterRule {
     source: "opencode-config",
 };
 
-/// Continue's `config.yaml`: not filtered, shown empty.
+/// Continue's `config.yaml`: its model settings, the four top-level entries
+/// Continue CLI needs to start (without `name` and `version` it refuses the
+/// file); its `rules`, `prompts`, `mcpServers`, `context`, `docs` and `data`
+/// are dropped. YAML is cut by top-level entry only (`src/run/filter.rs`),
+/// so only whole top-level keys can be kept.
 pub static CONTINUE_YAML: FilterRule = FilterRule {
     id: "continue-yaml",
     format: Format::Yaml,
-    keep: &[],
+    keep: &[&[
+        k(&["name"]),
+        k(&["version"]),
+        k(&["schema"]),
+        k(&["models"]),
+    ]],
     writable: false,
     agents: "Continue",
-    versions: "all",
-    source: "continue-rules",
+    versions: "Continue CLI 1.5",
+    source: "continue-cli",
 };
 
 /// The `.env` Gemini CLI, Qwen Code and Codex CLI read from their home

@@ -276,15 +276,21 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
     row(".cline/agents", Unit::Dir, "Cline", "cline-cli"),
     row(".continue/rules", Unit::Dir, "Continue", "continue-rules"),
     row(
+        ".continue/skills/*",
+        Unit::Dir,
+        "Continue CLI",
+        "continue-cli",
+    ),
+    row(
         ".continue/mcpServers",
         Unit::Dir,
-        "Continue",
+        "Continue (the IDE extension; not Continue CLI 1.5)",
         "continue-mcp",
     ),
     row(
         ".continue/prompts",
         Unit::Dir,
-        "Continue (unconfirmed)",
+        "Continue (the IDE extension, unconfirmed; not Continue CLI 1.5)",
         "research",
     ),
     row(
@@ -787,6 +793,7 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "Agents.md",
     "CLAUDE.local.md",
     "CLAUDE.md",
+    "CODEX.md",
     "CONTEXT.md",
     "CRUSH.local.md",
     "CRUSH.md",
@@ -1611,6 +1618,21 @@ const CLINE_USER: &[Loc] = &[
     filtered("data/settings/cline_mcp_settings.json", &MCP_SERVERS_JSON),
 ];
 
+/// Continue's directory (`~/.continue`, or `CONTINUE_GLOBAL_DIR`, which
+/// replaces it whole): its configuration, rules and skills beside the
+/// sessions, logs and index it writes. `permissions.yaml` lists the tools
+/// it may run unasked, `settings.json` its hooks.
+const CONTINUE_USER: &[Loc] = &[
+    filtered("config.yaml", &CONTINUE_YAML),
+    filtered("config.json", &CONTINUE_JSON),
+    dir("rules"),
+    dir("skills"),
+    dir("prompts"),
+    dir("mcpServers"),
+    file("permissions.yaml"),
+    file("settings.json"),
+];
+
 /// Kilo Code CLI's configuration directories (`~/.config/kilo`,
 /// `KILO_CONFIG_DIR`, `~/.kilo`, `~/.kilocode`): OpenCode's names, singular
 /// and plural, its own files, rules and workflows. Kilo writes a
@@ -1853,15 +1875,16 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
     group(
         Base::Home,
         ".continue",
-        &[
-            filtered("config.yaml", &CONTINUE_YAML),
-            filtered("config.json", &CONTINUE_JSON),
-            dir("rules"),
-            dir("prompts"),
-            dir("mcpServers"),
-        ],
+        CONTINUE_USER,
         "Continue",
-        "continue-rules",
+        "continue-cli",
+    ),
+    group(
+        Base::EnvDir("CONTINUE_GLOBAL_DIR"),
+        "",
+        CONTINUE_USER,
+        "Continue",
+        "continue-cli",
     ),
     group(
         Base::XdgConfig,
@@ -2297,6 +2320,8 @@ pub fn claude_project_dir_name(path: &std::path::Path) -> Option<String> {
 pub enum Held {
     /// The command's home directory.
     Home,
+    /// This directory of the command's home.
+    InHome(&'static str),
     /// This value.
     Value(&'static str),
     /// This value, whatever the caller set: any other takes the command
@@ -2328,6 +2353,11 @@ pub const HELD_VARIABLES: &[(&str, Held)] = &[
     ("GEMINI_SYSTEM_MD", Held::Value("0")),
     ("QWEN_SYSTEM_MD", Held::Value("0")),
     ("CLINE_SESSION_BACKEND_MODE", Held::Always("local")),
+    ("CONTINUE_GLOBAL_DIR", Held::InHome(".continue")),
+    (
+        "CONTINUE_API_BASE",
+        Held::Value("https://api.continue.dev/"),
+    ),
 ];
 
 /// How the locations named in every parent directory of the project (agents

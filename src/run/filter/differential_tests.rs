@@ -1,6 +1,7 @@
 //! A differential test of `seal run`'s configuration filters against
 //! reference parsers: dprint's `jsonc-parser` for JSON and JSONC, the `toml`
-//! crate (what Codex reads its configuration with) for TOML.
+//! crate (what Codex reads its configuration with) for TOML, `yaml-rust2` (a
+//! YAML 1.2 reader, as Continue's js-yaml is) for YAML.
 //!
 //! Documents are generated with comments of every kind, line terminators
 //! readers disagree on (a lone carriage return, U+2028, U+2029, U+0085, a
@@ -430,6 +431,124 @@ fn toml_copies_hold_only_kept_keys_for_a_reference_parser() {
                     toml::from_str::<toml::Table>(doc.trim_start_matches('\u{feff}')).is_ok(),
                     "the filter read what the reference does not: {doc:?}"
                 );
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+    }
+    let (masked, read) = (masked.get(), read.get());
+    assert!(masked > 20 && read > 20, "masked {masked}, read {read}");
+}
+
+/// A generated YAML document: top-level entries written every way the cut
+/// by top-level entry must get right (sequences at the key's column, block
+/// and quoted scalars running over lines, flow collections, anchors, merge
+/// keys, comments, document markers, tabs, carriage returns, YAML 1.1 line
+/// breaks), from the keys the rule keeps and others.
+fn yaml_document(rule: &FilterRule) -> impl Strategy<Value = String> {
+    let mut keys: Vec<String> = key_pool(rule);
+    keys.retain(|k| !k.contains('.'));
+    let key = prop::sample::select(keys);
+    let piece = (key.clone(), key, 0usize..22).prop_map(|(k, k2, shape)| match shape {
+        0 => format!("{k}: value"),
+        1 => format!("{k}:\n  - a: 1\n  - b"),
+        2 => format!("{k}:\n- item\n- {k2}: x"),
+        3 => format!("{k}: |\n  text\n  {k2}: x"),
+        4 => format!("{k}: \"multi\n{k2}: y\""),
+        5 => format!("{k}: [a,\n{k2}]"),
+        6 => "# comment".to_string(),
+        7 => String::new(),
+        8 => "---".to_string(),
+        9 => "...".to_string(),
+        10 => format!("{k}: &a x"),
+        11 => format!("{k}: *a"),
+        12 => format!("\"{k}\": x"),
+        13 => format!("? {k}\n: x"),
+        14 => format!("\t{k}: x"),
+        15 => format!("  {k2}: x"),
+        16 => format!("{k}: x\r{k2}: y"),
+        17 => format!("{k}: x\u{2028}{k2}: y"),
+        18 => format!("{{ {k}: x }}"),
+        19 => format!("<<: {{{k2}: x}}"),
+        20 => format!("{k}: >-\n  folded\n\n  {k2}: z"),
+        _ => format!("{k}:\n  nested: {{a: b,\n{k2}: d}}"),
+    });
+    (prop::collection::vec(piece, 1..6), any::<bool>())
+        .prop_map(|(pieces, crlf)| pieces.join(if crlf { "\r\n" } else { "\n" }) + "\n")
+}
+
+/// The top-level keys of each document the reference reads in `text`, and
+/// the value of each.
+fn yaml_entries(text: &str) -> Result<Vec<Vec<(String, yaml_rust2::Yaml)>>, String> {
+    use yaml_rust2::{Yaml, YamlLoader};
+    let docs = YamlLoader::load_from_str(text).map_err(|e| e.to_string())?;
+    Ok(docs
+        .into_iter()
+        .map(|doc| match doc {
+            Yaml::Hash(h) => h.into_iter().map(|(k, v)| (format!("{k:?}"), v)).collect(),
+            Yaml::Null => Vec::new(),
+            other => vec![(format!("{other:?}"), Yaml::Null)],
+        })
+        .collect())
+}
+
+#[test]
+fn yaml_copies_hold_only_kept_entries_for_a_reference_parser() {
+    let masked = std::cell::Cell::new(0u32);
+    let read = std::cell::Cell::new(0u32);
+    for rule in FILTER_RULES.iter().filter(|r| r.format == Format::Yaml) {
+        let kept: BTreeSet<String> = key_pool(rule)
+            .into_iter()
+            .filter(|k| kept_by(rule, &[k.clone()]))
+            .map(|k| format!("{:?}", yaml_rust2::Yaml::String(k)))
+            .collect();
+        let mut runner = TestRunner::new(Config {
+            cases: cases(),
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(&yaml_document(rule), |doc| {
+                let f = filter(rule, doc.as_bytes());
+                let copy = std::str::from_utf8(&f.bytes).unwrap();
+                if let Some(why) = &f.unparsed {
+                    masked.set(masked.get() + 1);
+                    prop_assert_eq!(copy, "", "{}: masked as empty ({})", rule.id, why);
+                    return Ok(());
+                }
+                read.set(read.get() + 1);
+                // Whatever the reference makes of the copy, only kept keys
+                // are at its top level.
+                if let Ok(docs) = yaml_entries(copy) {
+                    for (k, _) in docs.iter().flatten() {
+                        prop_assert!(kept.contains(k), "{}: {k} in {copy:?}", rule.id);
+                    }
+                }
+                // A document the reference reads is read alike in the copy:
+                // the same value for every kept key. Or the copy is refused
+                // whole (the agent then starts with no configuration): where
+                // a kept entry names an anchor of an entry dropped.
+                if let Ok(original) = yaml_entries(&doc) {
+                    let copied = match yaml_entries(copy) {
+                        Ok(copied) => copied,
+                        Err(e) if e.contains("unknown anchor") => return Ok(()),
+                        Err(e) => {
+                            return Err(TestCaseError::fail(format!(
+                                "copy unreadable: {e}: {copy:?} of {doc:?}"
+                            )));
+                        }
+                    };
+                    let want: Vec<_> = original
+                        .into_iter()
+                        .flatten()
+                        .filter(|(k, _)| kept.contains(k))
+                        .collect();
+                    prop_assert_eq!(
+                        copied.into_iter().flatten().collect::<Vec<_>>(),
+                        want,
+                        "{:?}",
+                        doc
+                    );
+                }
                 Ok(())
             })
             .unwrap_or_else(|e| panic!("{}: {e}", rule.id));
