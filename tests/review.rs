@@ -875,6 +875,16 @@ const FORMATS: &[(&str, &str, &str)] = &[
         "export default {}\n",
     ),
     (
+        ".pi/extensions/*",
+        ".pi/extensions/mark-pi-extension/index.ts",
+        "export default function () {}\n",
+    ),
+    (
+        ".pi/settings.json",
+        ".pi/settings.json",
+        r#"{"packages": ["npm:mark-pi-package"], "defaultModel": "m"}"#,
+    ),
+    (
         ".github/plugin",
         ".github/plugin/plugin.json",
         r#"{"name": "mark-github-plugin"}"#,

@@ -985,3 +985,106 @@ fn continue_cli_locations_are_sealed() {
     let want: String = unpinned.iter().map(|(_, text)| *text).collect();
     assert_eq!(out, want, "{err}");
 }
+
+/// Pi's places (checked offline with Pi 0.73.1): its project directory
+/// `.pi` (extensions it runs, settings naming packages, a system prompt)
+/// hidden until pinned and read-only after, with the lock directory it takes
+/// beside its settings in the run's scratch layer; `AGENTS.MD`; its agent
+/// directory (`~/.pi/agent`, or `PI_CODING_AGENT_DIR`) masked, its settings,
+/// models and credentials filtered (a `!` command never shown nor left
+/// behind), its sessions written through; and jiti's cache turned off.
+#[test]
+fn pi_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let agent = w.home.join(".pi/agent");
+    write(&agent.join("AGENTS.md"), "PI USER AGENTS");
+    write(&agent.join("extensions/e.ts"), "PI USER EXTENSION");
+    write(&agent.join("bin/rg"), "#!/bin/sh\necho PI USER BIN");
+    write(
+        &agent.join("settings.json"),
+        r#"{"defaultModel": "m", "packages": ["npm:evil"]}"#,
+    );
+    write(
+        &agent.join("models.json"),
+        r#"{"providers": {"p": {"baseUrl": "http://127.0.0.1:1", "apiKey": "!evil"}}}"#,
+    );
+    write(
+        &agent.join("auth.json"),
+        r#"{"a": {"type": "api_key", "key": "k"}, "b": {"type": "api_key", "key": "!evil"}}"#,
+    );
+    let p = &w.project;
+    let unpinned = [
+        (".pi/extensions/x/index.ts", "UNPINNED PI EXTENSION"),
+        (".pi/settings.json", "UNPINNED PI SETTINGS"),
+        (".pi/SYSTEM.md", "UNPINNED PI SYSTEM"),
+        ("pkg/AGENTS.MD", "UNPINNED AGENTS MD"),
+    ];
+    for (path, text) in unpinned {
+        write(&p.join(path), text);
+    }
+    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let script = format!(
+        r#"
+        a=~/.pi/agent
+        echo "[$(cat $a/AGENTS.md)$(ls -A $a/extensions)$(ls -A $a/bin)]"
+        cat $a/settings.json $a/models.json $a/auth.json; echo
+        echo "$JITI_FS_CACHE"
+        mkdir $a/settings.json.lock && rmdir $a/settings.json.lock || echo "no home lock"
+        mkdir .pi/settings.json.lock && rmdir .pi/settings.json.lock || echo "no project lock"
+        mkdir -p $a/sessions && echo state > $a/sessions/s.jsonl
+        echo '{{"defaultModel": "m2", "extensions": ["/evil.ts"]}}' > $a/settings.json
+        # Empty placeholders stand for the names Pi loads in `.pi`.
+        for f in {}; do [ -s "$f" ] && echo "shown: $f"; done
+        echo end
+    "#,
+        names.join(" ")
+    );
+    let (code, out, err) = w.run_sh(&script, &[("JITI_FS_CACHE", Path::new("true"))]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        r#"[]{"defaultModel":"m"}{"providers":{"p":{"baseUrl":"http://127.0.0.1:1"}}}{"a":{"type":"api_key","key":"k"}}falseend"#,
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(agent.join("sessions/s.jsonl")).unwrap(),
+        "state\n"
+    );
+    // The run's settings were merged back without what they load.
+    let settings = std::fs::read_to_string(agent.join("settings.json")).unwrap();
+    assert!(
+        settings.contains("m2") && settings.contains("npm:evil"),
+        "{settings}"
+    );
+    assert!(!settings.contains("evil.ts"), "{settings}");
+    let plant = r#"
+        try pi-extension 'mkdir -p .pi/extensions && echo evil > .pi/extensions/evil.ts'
+        try pi-npm 'mkdir -p .pi/npm/x && echo evil > .pi/npm/x/index.js'
+        try agents-md 'echo EVIL > AGENTS.MD'
+        try home-extension 'echo evil > ~/.pi/agent/extensions/evil.ts'
+        try home-bin 'echo evil > ~/.pi/agent/bin/fd'
+    "#;
+    assert_plants_refused(&w, plant, 5);
+    assert!(!agent.join("extensions/evil.ts").exists());
+    assert!(!agent.join("bin/fd").exists());
+    // A directory the caller names instead is masked as the home's is.
+    let elsewhere = w.home.join("elsewhere");
+    write(&elsewhere.join("extensions/e.ts"), "RELOCATED EXTENSION");
+    write(&elsewhere.join("SYSTEM.md"), "RELOCATED SYSTEM");
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(ls -A "$PI_CODING_AGENT_DIR/extensions")$(cat "$PI_CODING_AGENT_DIR/SYSTEM.md")]""#,
+        &[("PI_CODING_AGENT_DIR", &elsewhere)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[]\n", "{err}");
+    // Pinned, the same files are served.
+    let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
+    assert_eq!(code, 0, "pin: {err}");
+    let (code, out, err) = w.run_sh(&format!("cat {}", names.join(" ")), &[]);
+    assert_eq!(code, 0, "{err}");
+    let want: String = unpinned.iter().map(|(_, text)| *text).collect();
+    assert_eq!(out, want, "{err}");
+}

@@ -198,6 +198,20 @@ static OPENCODE_CONFIG: ConfigReading = reading_of(
         &["experimental", "hook"],
     ],
 );
+/// Pi's `.pi/settings.json`: the packages and extensions it loads (npm or
+/// git packages, file paths), the shell its tools run commands with and
+/// what it installs packages with.
+static PI_SETTINGS: ConfigReading = reading_of(
+    "pi-settings",
+    Format::Json,
+    &[
+        &["packages"],
+        &["extensions"],
+        &["shellPath"],
+        &["shellCommandPrefix"],
+        &["npmCommand"],
+    ],
+);
 /// Aider's `.aider.conf.yml`: the commands it runs to lint and to test
 /// (read line by line, [`in_aider_yaml`]).
 static AIDER_CONF: ConfigReading =
@@ -262,6 +276,7 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     ("crush.json", &CRUSH_CONFIG),
     (".aider.conf.yml", &AIDER_CONF),
     (".continue/config.json", &CONTINUE_JSON),
+    (".pi/settings.json", &PI_SETTINGS),
     // Hook files: Codex CLI, Cursor, Windsurf, Copilot, a Claude Code
     // plugin's.
     (".codex/hooks.json", &HOOKS_JSON),
@@ -311,6 +326,7 @@ const PLUGIN_DIRS: &[&str] = &[
     ".kilocode/plugin",
     ".kilocode/plugins",
     ".cline/plugins",
+    ".pi/extensions",
 ];
 
 /// Copilot CLI extensions: `.github/extensions/NAME/extension.mjs` is
@@ -363,9 +379,13 @@ fn reading(last: &str) -> Reading {
         | "modelContextProtocolServers"
         | "lspServers" => Reading::Servers,
         "hooks" | "hook" => Reading::Hooks,
-        "enabledPlugins" | "plugin" | "plugins" | "extraKnownMarketplaces" | "marketplaces" => {
-            Reading::Plugins
-        }
+        "enabledPlugins"
+        | "plugin"
+        | "plugins"
+        | "extraKnownMarketplaces"
+        | "marketplaces"
+        | "packages"
+        | "extensions" => Reading::Plugins,
         "statusLine"
         | "fileSuggestion"
         | "notify"
@@ -376,6 +396,9 @@ fn reading(last: &str) -> Reading {
         | "callCommand"
         | "toolDiscoveryCommand"
         | "toolCallCommand"
+        | "shellPath"
+        | "shellCommandPrefix"
+        | "npmCommand"
         | "command" => Reading::Commands,
         _ => Reading::Nothing,
     }

@@ -126,6 +126,20 @@ fn child_names(v: &Value) -> Vec<String> {
     members(v).iter().map(|m| m.key.clone()).collect()
 }
 
+/// Whether `v` holds, anywhere, a string the agent runs as a command
+/// ([`FilterRule::command_prefix`]).
+fn holds_command(rule: &FilterRule, v: &Value) -> bool {
+    let Some(prefix) = rule.command_prefix else {
+        return false;
+    };
+    match &v.kind {
+        Kind::String(s) => s.starts_with(prefix),
+        Kind::Array(items) => items.iter().any(|i| holds_command(rule, i)),
+        Kind::Object(members) => members.iter().any(|m| holds_command(rule, &m.value)),
+        _ => false,
+    }
+}
+
 /// What `rule` keeps of `v` (at `path`), noting what it drops.
 fn keep_json(
     rule: &FilterRule,
@@ -134,6 +148,10 @@ fn keep_json(
     removed: &mut Vec<String>,
 ) -> Option<Value> {
     match (verdict(rule, path), &v.kind) {
+        (Verdict::Whole(_), _) if holds_command(rule, v) => {
+            removed.push(format!("{} (a command)", describe(path, &[])));
+            None
+        }
         (Verdict::Whole(None), _) => Some(v.clone()),
         (Verdict::Whole(Some(prefix)), Kind::String(s)) if s.starts_with(prefix) => Some(v.clone()),
         (Verdict::Inside, Kind::Object(members)) => {
@@ -715,6 +733,7 @@ fn json_changes(
                 match r {
                     Some(r) => {
                         let allowed = match (prefix, &r.kind) {
+                            _ if holds_command(rule, r) => false,
                             (None, _) => true,
                             (Some(p), Kind::String(text)) => text.starts_with(p),
                             (Some(_), _) => false,

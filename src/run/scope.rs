@@ -49,6 +49,9 @@ pub const HOME_CACHES: &[&str] = &[
 /// agents' configuration directories): where agents keep sessions, logs and
 /// databases.
 pub const HOME_AGENT_STATE: &[&str] = &[
+    // Pi's agent directory is in the external table, but two levels down
+    // (`.pi/agent`), which the table's own writable places never are.
+    ".pi/agent",
     ".local/share/opencode",
     ".local/state/opencode",
     ".local/share/kilo",

@@ -57,6 +57,12 @@ pub struct FilterRule {
     /// back into the host file at the end. A file that is not writable is a
     /// read-only copy.
     pub writable: bool,
+    /// A string value starting with this is a shell command the agent runs
+    /// for its value (Pi's `!command` for an API key or a header): a kept
+    /// value holding such a string anywhere is dropped, from the copy and
+    /// from the merge-back, so a run can neither be shown one nor leave one
+    /// for a later session. JSON only.
+    pub command_prefix: Option<&'static str>,
     pub agents: &'static str,
     /// The versions whose files the list was written from.
     pub versions: &'static str,
@@ -184,6 +190,7 @@ pub static CLAUDE_STATE: FilterRule = FilterRule {
         k(&["projects", "*", "last*"]),
     ]],
     writable: true,
+    command_prefix: None,
     agents: "Claude Code",
     versions: "Claude Code 2.1",
     source: "claude-mcp",
@@ -273,6 +280,7 @@ pub static CLAUDE_SETTINGS: FilterRule = FilterRule {
         CLAUDE_ENV,
     ],
     writable: false,
+    command_prefix: None,
     agents: "Claude Code",
     versions: "Claude Code 2.1",
     source: "claude-settings",
@@ -348,6 +356,7 @@ pub static CODEX_CONFIG: FilterRule = FilterRule {
     format: Format::Toml,
     keep: &[CODEX_KEPT],
     writable: true,
+    command_prefix: None,
     agents: "Codex CLI",
     versions: "Codex CLI 0.171",
     source: "codex-config",
@@ -359,6 +368,7 @@ pub static CODEX_SYSTEM_CONFIG: FilterRule = FilterRule {
     format: Format::Toml,
     keep: &[CODEX_KEPT],
     writable: false,
+    command_prefix: None,
     agents: "Codex CLI",
     versions: "Codex CLI 0.171",
     source: "codex-config",
@@ -370,6 +380,7 @@ pub static HOOKS_JSON: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[&[k(&["version"])]],
     writable: false,
+    command_prefix: None,
     agents: "Codex CLI, Cursor",
     versions: "Codex CLI 0.171",
     source: "codex-config",
@@ -384,6 +395,7 @@ pub static MCP_SERVERS_JSON: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[],
     writable: false,
+    command_prefix: None,
     agents: "Claude Code, Copilot, Cursor, Windsurf, VS Code",
     versions: "all",
     source: "claude-mcp",
@@ -441,6 +453,7 @@ pub static GEMINI_SETTINGS: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[GEMINI_KEPT],
     writable: false,
+    command_prefix: None,
     agents: "Gemini CLI",
     versions: "Gemini CLI 0.61",
     source: "gemini-config",
@@ -453,6 +466,7 @@ pub static QWEN_SETTINGS: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[GEMINI_KEPT],
     writable: true,
+    command_prefix: None,
     agents: "Qwen Code",
     versions: "Qwen Code 0.24",
     source: "qwen-config",
@@ -493,6 +507,7 @@ pub static COPILOT_SETTINGS: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[COPILOT_KEPT],
     writable: false,
+    command_prefix: None,
     agents: "Copilot CLI",
     versions: "Copilot CLI 1.0",
     source: "copilot-cli",
@@ -504,6 +519,7 @@ pub static COPILOT_CONFIG: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[COPILOT_KEPT],
     writable: true,
+    command_prefix: None,
     agents: "Copilot CLI",
     versions: "Copilot CLI 1.0",
     source: "copilot-cli",
@@ -546,6 +562,7 @@ pub static OPENCODE_CONFIG: FilterRule = FilterRule {
         k(&["snapshot"]),
     ]],
     writable: false,
+    command_prefix: None,
     agents: "OpenCode",
     versions: "OpenCode 1.18",
     source: "opencode-config",
@@ -566,6 +583,7 @@ pub static CONTINUE_YAML: FilterRule = FilterRule {
         k(&["models"]),
     ]],
     writable: false,
+    command_prefix: None,
     agents: "Continue",
     versions: "Continue CLI 1.5",
     source: "continue-cli",
@@ -598,6 +616,7 @@ pub static AGENT_ENV: FilterRule = FilterRule {
         k(&["DASHSCOPE_API_KEY"]),
     ]],
     writable: false,
+    command_prefix: None,
     agents: "Gemini CLI, Qwen Code, Codex CLI",
     versions: "Gemini CLI 0.61, Qwen Code 0.24, Codex CLI 0.171",
     source: "agent-env",
@@ -619,6 +638,7 @@ pub static CONTINUE_JSON: FilterRule = FilterRule {
         k(&["disableSessionTitles"]),
     ]],
     writable: false,
+    command_prefix: None,
     agents: "Continue",
     versions: "Continue 1.0 (legacy config.json)",
     source: "continue-mcp",
@@ -638,6 +658,7 @@ pub static AMP_SETTINGS: FilterRule = FilterRule {
         k(&["amp.permissions"]),
     ]],
     writable: false,
+    command_prefix: None,
     agents: "Amp (unconfirmed)",
     versions: "unconfirmed",
     source: "research",
@@ -655,9 +676,91 @@ pub static FACTORY_SETTINGS: FilterRule = FilterRule {
         k(&["sessionDefaultSettings"]),
     ]],
     writable: false,
+    command_prefix: None,
     agents: "Factory Droid",
     versions: "unconfirmed",
     source: "factory",
+};
+
+/// Pi's `settings.json` (`~/.pi/agent`, or `PI_CODING_AGENT_DIR`), which it
+/// writes as it runs: its model and interface preferences. Dropped: the
+/// `packages`, `extensions`, `skills`, `prompts` and `themes` it loads, the
+/// shell it runs commands with (`shellPath`, `shellCommandPrefix`) and the
+/// `npmCommand` it installs packages with, `sessionDir`.
+pub static PI_SETTINGS: FilterRule = FilterRule {
+    id: "pi-settings",
+    format: Format::Json,
+    keep: &[&[
+        k(&["defaultProvider"]),
+        k(&["defaultModel"]),
+        k(&["defaultThinkingLevel"]),
+        k(&["enabledModels"]),
+        k(&["transport"]),
+        k(&["steeringMode"]),
+        k(&["followUpMode"]),
+        k(&["theme"]),
+        k(&["compaction"]),
+        k(&["branchSummary"]),
+        k(&["retry"]),
+        k(&["hideThinkingBlock"]),
+        k(&["quietStartup"]),
+        k(&["collapseChangelog"]),
+        k(&["enableInstallTelemetry"]),
+        k(&["enableSkillCommands"]),
+        k(&["terminal"]),
+        k(&["images"]),
+        k(&["doubleEscapeAction"]),
+        k(&["treeFilterMode"]),
+        k(&["thinkingBudgets"]),
+        k(&["editorPaddingX"]),
+        k(&["autocompleteMaxVisible"]),
+        k(&["showHardwareCursor"]),
+        k(&["markdown"]),
+        k(&["warnings"]),
+        k(&["lastChangelogVersion"]),
+    ]],
+    writable: true,
+    command_prefix: Some("!"),
+    agents: "Pi",
+    versions: "Pi 0.73",
+    source: "pi-coding-agent",
+};
+
+/// Pi's `models.json`: the providers and models it may use. An `apiKey` or
+/// a header value starting with `!` is a shell command Pi runs for the
+/// value: a provider entry holding one is dropped.
+pub static PI_MODELS: FilterRule = FilterRule {
+    id: "pi-models",
+    format: Format::Json,
+    keep: &[&[
+        k(&["providers", "*", "name"]),
+        k(&["providers", "*", "baseUrl"]),
+        k(&["providers", "*", "api"]),
+        k(&["providers", "*", "apiKey"]),
+        k(&["providers", "*", "authHeader"]),
+        k(&["providers", "*", "headers"]),
+        k(&["providers", "*", "compat"]),
+        k(&["providers", "*", "models"]),
+        k(&["providers", "*", "modelOverrides"]),
+    ]],
+    writable: false,
+    command_prefix: Some("!"),
+    agents: "Pi",
+    versions: "Pi 0.73",
+    source: "pi-coding-agent",
+};
+
+/// Pi's `auth.json`, the credentials it writes as it logs in: every
+/// provider's, but one whose key is a `!` command.
+pub static PI_AUTH: FilterRule = FilterRule {
+    id: "pi-auth",
+    format: Format::Json,
+    keep: &[&[k(&["*"])]],
+    writable: true,
+    command_prefix: Some("!"),
+    agents: "Pi",
+    versions: "Pi 0.73",
+    source: "pi-coding-agent",
 };
 
 /// Every filter rule (for documentation and tests).
@@ -677,6 +780,9 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &CONTINUE_JSON,
     &AMP_SETTINGS,
     &FACTORY_SETTINGS,
+    &PI_SETTINGS,
+    &PI_MODELS,
+    &PI_AUTH,
     &AGENT_ENV,
 ];
 

@@ -30,8 +30,8 @@
 pub use crate::filters::{
     AGENT_ENV, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CODEX_SYSTEM_CONFIG,
     CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS, FACTORY_SETTINGS, FILTER_RULES,
-    FilterRule, Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG,
-    QWEN_SETTINGS,
+    FilterRule, Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, PI_AUTH,
+    PI_MODELS, PI_SETTINGS, QWEN_SETTINGS,
 };
 use seal_core::pattern::Pattern;
 
@@ -280,6 +280,35 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         Unit::Dir,
         "Continue CLI",
         "continue-cli",
+    ),
+    row(
+        ".pi/extensions/*",
+        Unit::Dir,
+        "Pi (extensions: TypeScript it runs)",
+        "pi-coding-agent",
+    ),
+    row(".pi/skills/*", Unit::Dir, "Pi", "pi-coding-agent"),
+    row(".pi/prompts", Unit::Dir, "Pi", "pi-coding-agent"),
+    row(".pi/themes", Unit::Dir, "Pi", "pi-coding-agent"),
+    row(
+        ".pi/settings.json",
+        Unit::File,
+        "Pi (the packages, extensions and skills it loads, the shell it runs)",
+        "pi-coding-agent",
+    ),
+    row(".pi/SYSTEM.md", Unit::File, "Pi", "pi-coding-agent"),
+    row(".pi/APPEND_SYSTEM.md", Unit::File, "Pi", "pi-coding-agent"),
+    row(
+        ".pi/npm",
+        Unit::Dir,
+        "Pi (packages it installed for the project: code it runs)",
+        "pi-coding-agent",
+    ),
+    row(
+        ".pi/git",
+        Unit::Dir,
+        "Pi (packages it installed for the project: code it runs)",
+        "pi-coding-agent",
     ),
     row(
         ".continue/mcpServers",
@@ -694,6 +723,7 @@ pub static AGENT_DIRS: &[&str] = &[
     ".kiro",
     ".opencode",
     ".openhands",
+    ".pi",
     ".qwen",
     ".roo",
     ".trae",
@@ -727,36 +757,60 @@ pub struct ScratchDir {
 /// It loads `{agent,agents}`, `{command,commands}`, `{mode,modes}`,
 /// `{plugin,plugins}`, `{tool,tools}`, `{skill,skills}`, `themes` and
 /// `opencode.json{,c}` from such a directory (its `config/*.ts` loaders).
+/// Pi takes a lock on `.pi/settings.json` each time it reads it, as a
+/// directory beside it (`settings.json.lock`), and reads the settings as
+/// empty when it cannot. It loads the names of `loads` from `.pi`
+/// (Pi 0.73: its resource loader and package manager).
 /// (Qwen Code's rewrite of `.qwen/settings.json` is not housekeeping: that
 /// file is a surface, so it stays the verified one, and Qwen goes on when
 /// the write fails.)
-pub static SCRATCH_DIRS: &[ScratchDir] = &[ScratchDir {
-    dir: ".opencode",
-    housekeeping: &[
-        ".gitignore",
-        "bun.lock",
-        "node_modules",
-        "package-lock.json",
-        "package.json",
-    ],
-    loads: &[
-        ("agent", Unit::Dir),
-        ("agents", Unit::Dir),
-        ("command", Unit::Dir),
-        ("commands", Unit::Dir),
-        ("mode", Unit::Dir),
-        ("modes", Unit::Dir),
-        ("opencode.json", Unit::File),
-        ("opencode.jsonc", Unit::File),
-        ("plugin", Unit::Dir),
-        ("plugins", Unit::Dir),
-        ("skill", Unit::Dir),
-        ("skills", Unit::Dir),
-        ("themes", Unit::Dir),
-        ("tool", Unit::Dir),
-        ("tools", Unit::Dir),
-    ],
-}];
+pub static SCRATCH_DIRS: &[ScratchDir] = &[
+    ScratchDir {
+        dir: ".opencode",
+        housekeeping: &[
+            ".gitignore",
+            "bun.lock",
+            "node_modules",
+            "package-lock.json",
+            "package.json",
+        ],
+        loads: &[
+            ("agent", Unit::Dir),
+            ("agents", Unit::Dir),
+            ("command", Unit::Dir),
+            ("commands", Unit::Dir),
+            ("mode", Unit::Dir),
+            ("modes", Unit::Dir),
+            ("opencode.json", Unit::File),
+            ("opencode.jsonc", Unit::File),
+            ("plugin", Unit::Dir),
+            ("plugins", Unit::Dir),
+            ("skill", Unit::Dir),
+            ("skills", Unit::Dir),
+            ("themes", Unit::Dir),
+            ("tool", Unit::Dir),
+            ("tools", Unit::Dir),
+        ],
+    },
+    ScratchDir {
+        dir: ".pi",
+        housekeeping: &["settings.json.lock"],
+        loads: &[
+            ("APPEND_SYSTEM.md", Unit::File),
+            ("SYSTEM.md", Unit::File),
+            ("commands", Unit::Dir),
+            ("extensions", Unit::Dir),
+            ("git", Unit::Dir),
+            ("hooks", Unit::Dir),
+            ("npm", Unit::Dir),
+            ("prompts", Unit::Dir),
+            ("settings.json", Unit::File),
+            ("skills", Unit::Dir),
+            ("themes", Unit::Dir),
+            ("tools", Unit::Dir),
+        ],
+    },
+];
 
 /// Directories the search for [`SCRATCH_DIRS`] does not enter: trees a
 /// package manager or a build fills (often most of a project's files: a
@@ -787,10 +841,12 @@ fn housekeeping(dir: &str) -> &'static [&'static str] {
 pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     ".goosehints",
     "AGENT.md",
+    "AGENTS.MD",
     "AGENTS.local.md",
     "AGENTS.md",
     "AGENTS.override.md",
     "Agents.md",
+    "CLAUDE.MD",
     "CLAUDE.local.md",
     "CLAUDE.md",
     "CODEX.md",
@@ -1281,7 +1337,15 @@ mod tests {
         assert_eq!(class(".kiro/settings"), SurfaceClass::Container);
         assert_eq!(class("pkg/goosehints"), SurfaceClass::Outside);
         // Exact names: a spelling no agent reads is an ordinary file.
-        assert_eq!(class("AGENTS.MD"), SurfaceClass::Outside);
+        assert_eq!(class("AGENTS.Md"), SurfaceClass::Outside);
+        assert_eq!(root_len("pkg/AGENTS.MD"), Some(2));
+        assert_eq!(root_len("CLAUDE.MD"), Some(1));
+        // Pi's directory and its rows.
+        assert_eq!(root_len("pkg/.pi/extensions/x/index.ts"), Some(4));
+        assert_eq!(root_len(".pi/skills/s/SKILL.md"), Some(3));
+        assert_eq!(root_len(".pi/settings.json"), Some(2));
+        assert_eq!(root_len(".pi/npm/node_modules/p/index.js"), Some(2));
+        assert_eq!(class("pkg/pi/extensions/x.ts"), SurfaceClass::Outside);
         assert_eq!(class("Gemini.md"), SurfaceClass::Outside);
         // Crush's configuration at any depth; its data directory is not
         // an agent directory (its database and logs are ordinary files).
@@ -1633,6 +1697,32 @@ const CONTINUE_USER: &[Loc] = &[
     file("settings.json"),
 ];
 
+/// Pi's agent directory (`~/.pi/agent`, or `PI_CODING_AGENT_DIR`): its
+/// instructions, extensions (TypeScript it runs), packages, skills, prompts,
+/// themes and the programs its tools run first (`bin`), beside the
+/// sessions, credentials and locks it writes.
+const PI_USER: &[Loc] = &[
+    file("AGENTS.md"),
+    file("AGENTS.MD"),
+    file("CLAUDE.md"),
+    file("CLAUDE.MD"),
+    file("SYSTEM.md"),
+    file("APPEND_SYSTEM.md"),
+    dir("extensions"),
+    dir("skills"),
+    dir("prompts"),
+    dir("themes"),
+    dir("git"),
+    dir("npm"),
+    dir("bin"),
+    dir("tools"),
+    dir("hooks"),
+    dir("commands"),
+    filtered("settings.json", &PI_SETTINGS),
+    filtered("models.json", &PI_MODELS),
+    filtered("auth.json", &PI_AUTH),
+];
+
 /// Kilo Code CLI's configuration directories (`~/.config/kilo`,
 /// `KILO_CONFIG_DIR`, `~/.kilo`, `~/.kilocode`): OpenCode's names, singular
 /// and plural, its own files, rules and workflows. Kilo writes a
@@ -1878,6 +1968,14 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         CONTINUE_USER,
         "Continue",
         "continue-cli",
+    ),
+    group(Base::Home, ".pi/agent", PI_USER, "Pi", "pi-coding-agent"),
+    group(
+        Base::EnvDir("PI_CODING_AGENT_DIR"),
+        "",
+        PI_USER,
+        "Pi",
+        "pi-coding-agent",
     ),
     group(
         Base::EnvDir("CONTINUE_GLOBAL_DIR"),
@@ -2348,6 +2446,15 @@ pub enum Held {
 /// (checked offline with Cline CLI 3.0.65: a hub a native run left behind
 /// took a sealed session whole without it, and with the caller's own
 /// `auto`), whatever the caller set.
+///
+/// Pi compiles its TypeScript extensions with jiti, which keeps the output
+/// in a cache under `/tmp` (shared with the host, and writable in a run)
+/// and takes an entry that ends with the hash of the source: a run could
+/// rewrite the cached output of a pinned extension (its source is in the
+/// project) and every later session would run that instead. Checked offline
+/// with Pi 0.73.1: a sealed run planted one, and the next sealed and native
+/// runs ran it. `JITI_FS_CACHE=false` turns the cache off, whatever the
+/// caller set.
 pub const HELD_VARIABLES: &[(&str, Held)] = &[
     ("GEMINI_CLI_HOME", Held::Home),
     ("GEMINI_SYSTEM_MD", Held::Value("0")),
@@ -2358,6 +2465,7 @@ pub const HELD_VARIABLES: &[(&str, Held)] = &[
         "CONTINUE_API_BASE",
         Held::Value("https://api.continue.dev/"),
     ),
+    ("JITI_FS_CACHE", Held::Always("false")),
 ];
 
 /// How the locations named in every parent directory of the project (agents

