@@ -498,7 +498,7 @@ fn yaml_copies_hold_only_kept_entries_for_a_reference_parser() {
     for rule in FILTER_RULES.iter().filter(|r| r.format == Format::Yaml) {
         let kept: BTreeSet<String> = key_pool(rule)
             .into_iter()
-            .filter(|k| kept_by(rule, &[k.clone()]))
+            .filter(|k| kept_by(rule, std::slice::from_ref(k)))
             .map(|k| format!("{:?}", yaml_rust2::Yaml::String(k)))
             .collect();
         let mut runner = TestRunner::new(Config {
