@@ -33,8 +33,8 @@
 #
 # Usage: [SEAL=/path/to/seal] scripts/agent-compat.sh [OPTIONS]
 #   --agent NAME     test one agent: a family (claude, codex, gemini, copilot,
-#                    opencode, qwen, cline, kilo: every version of it) or
-#                    FAMILY@VERSION;
+#                    opencode, qwen, cline, kilo, continue: every version of
+#                    it) or FAMILY@VERSION;
 #                    repeatable
 #   --control-only   run the agents directly only (debug the fixture, not seal)
 #   --table          with the control runs only, print the oracle (markdown, as
@@ -368,6 +368,8 @@ project_surfaces() {
   kilo_json "$c" "$d/kilo.json" "$t-kilo"
   kilo_gitignore "$d/.kilo"
   kilo_gitignore "$d/.kilocode"
+  instructions "$c" "$d/.continue/rules/$t-continue-rule.md"
+  skill "$c" "$d/.continue/skills/$t-continue-skill"
 }
 
 # The project root's own surfaces beyond the shared ones: instruction files,
@@ -586,6 +588,36 @@ settings_kilo() { # DIR is ~/.config/kilo or $KILO_CONFIG_DIR. Without the kilo 
   json_merge "$1/kilo.json" "{\"\$schema\": \"https://app.kilo.ai/config.json\", \"autoupdate\": false, \"share\": \"disabled\", \"disabled_providers\": [\"kilo\"], \"permission\": {\"bash\": \"allow\"}, \"provider\": {\"sealtest-$2\": {\"npm\": \"@ai-sdk/openai-compatible\", \"name\": \"sealtest\", \"options\": {\"baseURL\": \"$url/sealtest-kilo-$2/v1\", \"apiKey\": \"sealtest-key\"}, \"models\": {\"sealtest-kilo-$2-model\": {\"name\": \"sealtest model\"}}}}, \"model\": \"sealtest-$2/sealtest-kilo-$2-model\"}"
   : >"$1/.bash-permission-migrated"
 }
+settings_continue() { # DIR is ~/.continue or $CONTINUE_GLOBAL_DIR: the keys seal run keeps
+  cat >"$1/config.yaml" <<EOF
+name: sealtest
+version: 1.0.0
+schema: v1
+models:
+  - name: sealtest-model
+    provider: openai
+    model: sealtest-cn-$2-model
+    apiBase: $url/sealtest-cn-$2/v1
+    apiKey: sealtest-key
+    roles: [chat]
+EOF
+}
+user_continue() {
+  local c=$1 dir=$2 t=$3 cmd
+  instructions "$c" "$dir/rules/$t-continue-rule.md"
+  skill "$c" "$dir/skills/$t-continue-skill"
+  # A rule and an MCP server in config.yaml. `cn -p` exits 1 when an MCP
+  # server fails to load: this one answers (tests/fixtures/mcp_trace_server.py).
+  cmd=$(trace "$c" "$dir/config.yaml" mcp)
+  cat >>"$dir/config.yaml" <<EOF
+rules:
+  - "My Continue rule. $(marker "$c" "$dir/config.yaml")"
+mcpServers:
+  - name: ${cmd##*/}
+    command: python3
+    args: ["$mcp_server", "$traces/${cmd##*/}"]
+EOF
+}
 user_kilo() {
   local c=$1 dir=$2 t=$3
   instructions "$c" "$dir/AGENTS.md"
@@ -607,6 +639,7 @@ user_config_dir() {
     qwen:home) echo "$home/.qwen" ;;
     cline:home) echo "$home/.cline" ;;
     kilo:home) echo "$home/.config/kilo" ;;
+    continue:home) echo "$home/.continue" ;;
     *:reloc) echo "$base" ;;
   esac
 }
@@ -620,6 +653,8 @@ for id in "${agents[@]}"; do
   dest="$home/.local/lib/sealtest-agents/$id"
   cp -al "${install_dir[$id]}" "$dest" 2>/dev/null || { rm -rf "$dest"; cp -a "${install_dir[$id]}" "$dest"; }
 done
+mcp_server="$home/.local/lib/sealtest-agents/mcp_trace_server.py" # user_continue's MCP servers
+cp "$fixtures/mcp_trace_server.py" "$mcp_server"
 
 # agent_env ID MODE: the environment of one run (an `env -i` command line,
 # a word a line): nothing from the caller; the proxy and the package
@@ -660,6 +695,7 @@ skill project "$project/.opencode/skills/t-opencode-skill"
 skill project "$project/.qwen/skills/t-qwen-skill"
 skill project "$project/.cline/skills/t-cline-skill"
 skill project "$project/.kilo/skills/t-kilo-skill"
+skill project "$project/.continue/skills/t-continue-skill"
 instructions project "$project/CLAUDE.local.md"
 project_surfaces parent "$workspace" parent
 git -C "$workspace" init -q
@@ -676,7 +712,7 @@ tamper() {
 }
 for f in .claude/skills/t-claude-skill .agents/skills/t-agents-skill .gemini/skills/t-gemini-skill \
   .github/skills/t-github-skill .opencode/skills/t-opencode-skill .qwen/skills/t-qwen-skill \
-  .cline/skills/t-cline-skill .kilo/skills/t-kilo-skill; do
+  .cline/skills/t-cline-skill .kilo/skills/t-kilo-skill .continue/skills/t-continue-skill; do
   tamper "$project/$f/SKILL.md"
 done
 tamper "$project/CLAUDE.local.md"
@@ -696,12 +732,28 @@ instructions project-unpinned "$project/.clinerules/u-clinerule.md"
 skill project-unpinned "$project/.kilo/skills/u-kilo-skill"
 plugin_js project-unpinned "$project/.kilo/plugins/u-kilo-plugin.js"
 instructions project-unpinned "$project/.kilocoderules-code"
+skill project-unpinned "$project/.continue/skills/u-continue-skill"
+# Continue CLI reads its rules from where it starts, at any depth: a rule
+# added to the nested package's pinned .continue/rules (the whole directory
+# is then unpinned), the root's left untouched. It reads only the first of
+# AGENTS.md, AGENT.md, CLAUDE.md, CODEX.md there: an unpinned CODEX.md
+# behind the pinned AGENTS.md arrives only if seal run hid that one.
+instructions project-unpinned "$nested/.continue/rules/deeper/u-continue-rule.md"
+instructions project-unpinned "$project/CODEX.md"
+instructions project-unpinned "$nested/CODEX.md"
+# Continue CLI reads the .env where it starts into its environment: the
+# nested package's moves its whole user directory into the package, a
+# complete one (the user's model, a rule, a skill, an MCP server). seal run
+# holds CONTINUE_GLOBAL_DIR at ~/.continue.
+printf 'CONTINUE_GLOBAL_DIR=.continue-global\n' >"$nested/.env"
+mkdir -p "$nested/.continue-global"
+settings_continue "$nested/.continue-global" user
 described project-unpinned "$project/.claude/commands/u-claude-command.md"
 described project-unpinned "$project/.github/prompts/u-prompt.prompt.md"
 hook_json project-unpinned "$project/.claude/settings.local.json" SessionStart
 
 step "a home directory: each agent run once, then user-level extensions and settings"
-all_families=(claude codex gemini copilot opencode qwen cline kilo) # agents read each other's dirs
+all_families=(claude codex gemini copilot opencode qwen cline kilo continue) # agents read each other's dirs
 for family in "${all_families[@]}"; do
   for where in home reloc; do
     tag=user && [ $where = reloc ] && tag=reloc
@@ -724,6 +776,7 @@ for family in "${all_families[@]}"; do
   "user_$family" user "$(user_config_dir "$family" home)" user "$home/.claude.json"
   "user_$family" relocated "$(user_config_dir "$family" reloc)" reloc "$(reloc_dir claude)/.claude.json"
 done
+user_continue project-unpinned "$nested/.continue-global" dotenv
 skill user "$home/.agents/skills/user-agents-skill"
 # Cline's home-only places, which CLINE_DIR does not move: ~/Documents/Cline,
 # ~/.agents/AGENTS.md, an agent plugin (a skill, an MCP server).
@@ -766,7 +819,9 @@ checks="$work/checks.tsv"
       cline "$sc" model "model from $tag providers.json" "sealtest-cline-$tag-model" \
       cline "$sc" path "baseUrl from $tag providers.json" "/sealtest-cline-$tag/v1/chat/completions" \
       kilo "$sc" model "model from $tag kilo.json" "sealtest-kilo-$tag-model" \
-      kilo "$sc" path "provider baseURL from $tag kilo.json" "/sealtest-kilo-$tag/v1/chat/completions"
+      kilo "$sc" path "provider baseURL from $tag kilo.json" "/sealtest-kilo-$tag/v1/chat/completions" \
+      continue "$sc" model "model from $tag config.yaml" "sealtest-cn-$tag-model" \
+      continue "$sc" path "apiBase from $tag config.yaml" "/sealtest-cn-$tag/v1/chat/completions"
   done
   printf '%s\t%s\t%s\t%s\t%s\n' \
     copilot any model "model from COPILOT_MODEL" sealtest-copilot-model \
