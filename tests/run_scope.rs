@@ -991,8 +991,8 @@ fn continue_cli_locations_are_sealed() {
 /// hidden until pinned and read-only after, with the lock directory it takes
 /// beside its settings in the run's scratch layer; `AGENTS.MD`; its agent
 /// directory (`~/.pi/agent`, or `PI_CODING_AGENT_DIR`) masked, its settings,
-/// models and credentials filtered (a `!` command never shown nor left
-/// behind), its sessions written through; and jiti's cache turned off.
+/// models and credentials filtered (a `!` command never left behind by a
+/// run), its sessions written through; and jiti's cache turned off.
 #[test]
 fn pi_locations_are_sealed() {
     if !fuse_available() {
@@ -1036,6 +1036,7 @@ fn pi_locations_are_sealed() {
         mkdir .pi/settings.json.lock && rmdir .pi/settings.json.lock || echo "no project lock"
         mkdir -p $a/sessions && echo state > $a/sessions/s.jsonl
         echo '{{"defaultModel": "m2", "extensions": ["/evil.ts"]}}' > $a/settings.json
+        echo '{{"a": {{"type": "api_key", "key": "k2"}}, "c": {{"type": "api_key", "key": "!planted"}}}}' > $a/auth.json
         # Empty placeholders stand for the names Pi loads in `.pi`.
         for f in {}; do [ -s "$f" ] && echo "shown: $f"; done
         echo end
@@ -1046,7 +1047,7 @@ fn pi_locations_are_sealed() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.replace(['\n', ' '], ""),
-        r#"[]{"defaultModel":"m"}{"providers":{"p":{"baseUrl":"http://127.0.0.1:1"}}}{"a":{"type":"api_key","key":"k"}}falseend"#,
+        r#"[]{"defaultModel":"m"}{"providers":{"p":{"baseUrl":"http://127.0.0.1:1","apiKey":"!evil"}}}{"a":{"type":"api_key","key":"k"},"b":{"type":"api_key","key":"!evil"}}falseend"#,
         "{err}"
     );
     assert_eq!(
@@ -1060,6 +1061,14 @@ fn pi_locations_are_sealed() {
         "{settings}"
     );
     assert!(!settings.contains("evil.ts"), "{settings}");
+    // The run's credentials too (it replaced the file: `b` is gone, as it
+    // would be natively), without the command it wrote.
+    let auth = std::fs::read_to_string(agent.join("auth.json")).unwrap();
+    assert!(auth.contains("k2"), "{auth}");
+    assert!(
+        !auth.contains("planted") && !auth.contains("\"c\""),
+        "{auth}"
+    );
     let plant = r#"
         try pi-extension 'mkdir -p .pi/extensions && echo evil > .pi/extensions/evil.ts'
         try pi-npm 'mkdir -p .pi/npm/x && echo evil > .pi/npm/x/index.js'
@@ -1075,11 +1084,15 @@ fn pi_locations_are_sealed() {
     write(&elsewhere.join("extensions/e.ts"), "RELOCATED EXTENSION");
     write(&elsewhere.join("SYSTEM.md"), "RELOCATED SYSTEM");
     let (code, out, err) = w.run_sh(
-        r#"echo "[$(ls -A "$PI_CODING_AGENT_DIR/extensions")$(cat "$PI_CODING_AGENT_DIR/SYSTEM.md")]""#,
+        r#"echo "[$(ls -A "$PI_CODING_AGENT_DIR/extensions")$(cat "$PI_CODING_AGENT_DIR/SYSTEM.md")]"
+        echo '{"a": {"type": "api_key", "key": "k"}, "c": {"type": "api_key", "key": "!planted"}}' > "$PI_CODING_AGENT_DIR/auth.json""#,
         &[("PI_CODING_AGENT_DIR", &elsewhere)],
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "[]\n", "{err}");
+    // Credentials it created are written back without the command.
+    let auth = std::fs::read_to_string(elsewhere.join("auth.json")).unwrap();
+    assert!(auth.contains("\"a\"") && !auth.contains("planted"), "{auth}");
     // Pinned, the same files are served.
     let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
     assert_eq!(code, 0, "pin: {err}");

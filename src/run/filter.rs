@@ -56,11 +56,23 @@ impl fmt::Display for ParseError {
 /// keeps; an empty document (with the reason) when it cannot be read as the
 /// agent reads it.
 pub fn filter(rule: &FilterRule, input: &[u8]) -> Filtered {
+    filter_side(rule, input, false)
+}
+
+/// [`filter`] for a document a run wrote (a configuration file it created):
+/// a kept value that holds a command ([`FilterRule::command_prefix`]) is
+/// dropped too. The user's own values of that kind stay in what a run is
+/// shown, as a read-only copy it cannot change.
+pub fn filter_from_run(rule: &FilterRule, input: &[u8]) -> Filtered {
+    filter_side(rule, input, true)
+}
+
+fn filter_side(rule: &FilterRule, input: &[u8], from_run: bool) -> Filtered {
     let result = if input.len() > MAX_BYTES {
         Err(ParseError(format!("larger than {MAX_BYTES} bytes")))
     } else {
         match rule.format {
-            Format::Json => json_filter(rule, input),
+            Format::Json => json_filter(rule, input, from_run),
             Format::Toml => toml_filter(rule, input),
             Format::Dotenv => dotenv_filter(rule, input),
             Format::Yaml => yaml_filter(rule, input),
@@ -140,15 +152,17 @@ fn holds_command(rule: &FilterRule, v: &Value) -> bool {
     }
 }
 
-/// What `rule` keeps of `v` (at `path`), noting what it drops.
+/// What `rule` keeps of `v` (at `path`), noting what it drops; `from_run`:
+/// what a run wrote, of which no command is kept.
 fn keep_json(
     rule: &FilterRule,
     v: &Value,
     path: &mut Vec<String>,
     removed: &mut Vec<String>,
+    from_run: bool,
 ) -> Option<Value> {
     match (verdict(rule, path), &v.kind) {
-        (Verdict::Whole(_), _) if holds_command(rule, v) => {
+        (Verdict::Whole(_), _) if from_run && holds_command(rule, v) => {
             removed.push(format!("{} (a command)", describe(path, &[])));
             None
         }
@@ -158,7 +172,7 @@ fn keep_json(
             let mut kept = Vec::new();
             for m in members {
                 path.push(m.key.clone());
-                if let Some(value) = keep_json(rule, &m.value, path, removed) {
+                if let Some(value) = keep_json(rule, &m.value, path, removed, from_run) {
                     kept.push(Member { value, ..m.clone() });
                 }
                 path.pop();
@@ -217,14 +231,18 @@ fn write_json(v: &Value, depth: usize, out: &mut String) {
     }
 }
 
-fn json_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
+fn json_filter(
+    rule: &FilterRule,
+    input: &[u8],
+    from_run: bool,
+) -> Result<(Vec<u8>, Vec<String>), ParseError> {
     let root = parse_jsonc(input)?;
     if !matches!(root.kind, Kind::Object(_)) {
         return Err(ParseError("the document is not an object".into()));
     }
     let mut removed = Vec::new();
-    let kept =
-        keep_json(rule, &root, &mut Vec::new(), &mut removed).expect("an object is kept inside");
+    let kept = keep_json(rule, &root, &mut Vec::new(), &mut removed, from_run)
+        .expect("an object is kept inside");
     let mut out = String::new();
     write_json(&kept, 0, &mut out);
     out.push('\n');
@@ -713,7 +731,7 @@ fn json_changes(
                     None => {
                         // Nothing of it on the host: the run's kept part.
                         let mut dropped = Vec::new();
-                        if let Some(kept) = keep_json(rule, r, path, &mut dropped) {
+                        if let Some(kept) = keep_json(rule, r, path, &mut dropped, true) {
                             let value = value_text(&kept, path);
                             out.push(HostEdit::Set { parent, key, value });
                         }

@@ -59,9 +59,11 @@ pub struct FilterRule {
     pub writable: bool,
     /// A string value starting with this is a shell command the agent runs
     /// for its value (Pi's `!command` for an API key or a header): a kept
-    /// value holding such a string anywhere is dropped, from the copy and
-    /// from the merge-back, so a run can neither be shown one nor leave one
-    /// for a later session. JSON only.
+    /// value holding such a string anywhere is never taken from a run (in
+    /// the merge-back, or a file the run created), so a run cannot leave one
+    /// for a later session. The user's own stay in the copy a run is shown,
+    /// read-only, as `apiKeyHelper` stays in Claude Code's settings. JSON
+    /// only.
     pub command_prefix: Option<&'static str>,
     pub agents: &'static str,
     /// The versions whose files the list was written from.
@@ -726,9 +728,9 @@ pub static PI_SETTINGS: FilterRule = FilterRule {
     source: "pi-coding-agent",
 };
 
-/// Pi's `models.json`: the providers and models it may use. An `apiKey` or
-/// a header value starting with `!` is a shell command Pi runs for the
-/// value: a provider entry holding one is dropped.
+/// Pi's `models.json`: the providers and models it may use (read-only: an
+/// `apiKey` or a header value starting with `!` is a shell command Pi runs
+/// for the value, the user's own).
 pub static PI_MODELS: FilterRule = FilterRule {
     id: "pi-models",
     format: Format::Json,
@@ -751,7 +753,7 @@ pub static PI_MODELS: FilterRule = FilterRule {
 };
 
 /// Pi's `auth.json`, the credentials it writes as it logs in: every
-/// provider's, but one whose key is a `!` command.
+/// provider's; a key that is a `!` command is never taken from a run.
 pub static PI_AUTH: FilterRule = FilterRule {
     id: "pi-auth",
     format: Format::Json,

@@ -2372,6 +2372,7 @@ pub(crate) static AGENT_COMMANDS: &[(&str, &str)] = &[
     ("cursor-agent", "Cursor CLI"),
     ("amp", "Amp"),
     ("cn", "Continue CLI"),
+    ("pi", "Pi"),
     ("cline", "Cline CLI"),
     ("kilo", "Kilo Code CLI"),
     ("kilocode", "Kilo Code CLI"),
