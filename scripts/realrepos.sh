@@ -74,8 +74,8 @@ AGENT_DIRS = {
     ".agent", ".agents", ".amazonq", ".amp", ".claude", ".claude-plugin",
     ".cline", ".clinerules", ".codex", ".codex-plugin", ".continue", ".cursor",
     ".cursor-plugin", ".factory", ".factory-plugin", ".gemini", ".junie",
-    ".kilo", ".kilocode", ".kiro", ".opencode", ".openhands", ".qwen", ".roo",
-    ".windsurf", ".trae", ".augment",
+    ".kilo", ".kilocode", ".kiro", ".opencode", ".openhands", ".pi", ".qwen",
+    ".roo", ".windsurf", ".trae", ".augment",
 }
 INSTRUCTION_FILES = {
     ".goosehints", "AGENT.md", "AGENTS.md", "AGENTS.override.md", "CLAUDE.md",
@@ -85,6 +85,9 @@ INSTRUCTION_FILES = {
     "Crush.md", "Crush.local.md", "crush.md", "crush.local.md",
     # Roo Code and OpenCode read a local variant beside AGENTS.md.
     "AGENTS.local.md",
+    # OpenCode's and Kilo's third choice, Continue CLI's fourth, Pi's
+    # upper-case spellings.
+    "CONTEXT.md", "CODEX.md", "AGENTS.MD", "CLAUDE.MD",
 }
 SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",
