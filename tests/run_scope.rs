@@ -1092,7 +1092,10 @@ fn pi_locations_are_sealed() {
     assert_eq!(out, "[]\n", "{err}");
     // Credentials it created are written back without the command.
     let auth = std::fs::read_to_string(elsewhere.join("auth.json")).unwrap();
-    assert!(auth.contains("\"a\"") && !auth.contains("planted"), "{auth}");
+    assert!(
+        auth.contains("\"a\"") && !auth.contains("planted"),
+        "{auth}"
+    );
     // Pinned, the same files are served.
     let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
     assert_eq!(code, 0, "pin: {err}");

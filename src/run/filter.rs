@@ -380,7 +380,10 @@ fn dotenv_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String
 /// and 1.2 does not (U+0085, U+2028, U+2029) or a carriage return alone, a
 /// byte-order mark, or a key written twice. So whatever a reader makes of
 /// the copy, its top-level keys are among those kept, and each kept entry
-/// reads as it did in the original.
+/// reads as it did in the original, or the copy does not read at all (a
+/// kept entry naming an anchor of one dropped; a quoted scalar going on at
+/// column 0 in a line shaped like a key, which is cut there): the agent
+/// then meets a configuration it cannot read, never an extension.
 fn yaml_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
     let text = std::str::from_utf8(input).map_err(|_| ParseError("not UTF-8".into()))?;
     if let Some(c) = text

@@ -2,7 +2,8 @@
 //! writes its own housekeeping into
 //! ([`seal_gate::surfaces::SCRATCH_DIRS`]: OpenCode's
 //! `.opencode`, which it fills with a `.gitignore`, a `package.json` and the
-//! `node_modules` of its plugins' dependencies as it starts).
+//! `node_modules` of its plugins' dependencies as it starts; Pi's `.pi`,
+//! where it takes a lock beside its settings).
 //!
 //! The layer is a tmpfs of the run's own, laid over the view's directory (or
 //! over a masked one in a parent of the project, which shows nothing): it
