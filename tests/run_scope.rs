@@ -992,7 +992,8 @@ fn continue_cli_locations_are_sealed() {
 /// beside its settings in the run's scratch layer; `AGENTS.MD`; its agent
 /// directory (`~/.pi/agent`, or `PI_CODING_AGENT_DIR`) masked, its settings,
 /// models and credentials filtered (a `!` command never left behind by a
-/// run), its sessions written through; and jiti's cache turned off.
+/// run), its sessions written through; and jiti's cache turned off for the
+/// run and read-only in it.
 #[test]
 fn pi_locations_are_sealed() {
     if !fuse_available() {
@@ -1075,8 +1076,10 @@ fn pi_locations_are_sealed() {
         try agents-md 'echo EVIL > AGENTS.MD'
         try home-extension 'echo evil > ~/.pi/agent/extensions/evil.ts'
         try home-bin 'echo evil > ~/.pi/agent/bin/fd'
+        try jiti-cache 'mkdir -p /tmp/jiti && echo evil > /tmp/jiti/sealtest-e.mjs'
     "#;
-    assert_plants_refused(&w, plant, 5);
+    assert_plants_refused(&w, plant, 6);
+    assert!(!Path::new("/tmp/jiti/sealtest-e.mjs").exists());
     assert!(!agent.join("extensions/evil.ts").exists());
     assert!(!agent.join("bin/fd").exists());
     // A directory the caller names instead is masked as the home's is.

@@ -45,6 +45,14 @@ pub const HOME_CACHES: &[&str] = &[
     ".bun/install/cache",
 ];
 
+/// Caches in the shared temporary directory of compiled extensions an
+/// agent runs in place of their source: jiti's, where Pi keeps its
+/// TypeScript extensions compiled and takes an entry whose last line names
+/// the hash of the source (public, for a pinned extension). Written from a
+/// run, an entry would run in the next session outside it; `seal run`
+/// also turns jiti's cache off for the command (`JITI_FS_CACHE`).
+pub const SHARED_CODE_CACHES: &[&str] = &["/tmp/jiti"];
+
 /// Agent state directories the external table does not name (it names the
 /// agents' configuration directories): where agents keep sessions, logs and
 /// databases.
@@ -166,6 +174,13 @@ impl WriteScope {
                     why: format!("protected: ~/{rel}"),
                 });
             }
+        }
+        for cache in SHARED_CODE_CACHES {
+            scope.protected.push(ProtectedPlace {
+                path: PathBuf::from(cache),
+                dir: true,
+                why: "protected: compiled extensions a later session would run".to_string(),
+            });
         }
         let mut wanted: Vec<(PathBuf, String, bool)> = SYSTEM_WRITABLE
             .iter()
