@@ -19,6 +19,18 @@ fn run_ok(w: &World, script: &str) -> (String, String) {
     (out, err)
 }
 
+/// `seal pin`, then one `seal run` reads each of `files` (path, text): each
+/// is served as written.
+fn assert_served_once_pinned(w: &World, files: &[(&str, &str)]) {
+    let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
+    assert_eq!(code, 0, "pin: {err}");
+    let names: Vec<&str> = files.iter().map(|(path, _)| *path).collect();
+    let (code, out, err) = w.run_sh(&format!("cat {}", names.join(" ")), &[]);
+    assert_eq!(code, 0, "{err}");
+    let want: String = files.iter().map(|(_, text)| *text).collect();
+    assert_eq!(out, want, "{err}");
+}
+
 /// Runs `plants` (shell lines, each `try NAME 'COMMAND'` or a line that
 /// prints nothing) in one `seal run` and asserts that each of the `count`
 /// tries was refused.
@@ -829,13 +841,7 @@ fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
             .unwrap()
             .contains("evil")
     );
-    // Pinned, the same files are served.
-    let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
-    assert_eq!(code, 0, "pin: {err}");
-    let (code, out, err) = w.run_sh(&format!("cat {}", names.join(" ")), &[]);
-    assert_eq!(code, 0, "{err}");
-    let want: String = unpinned.iter().map(|(_, text)| *text).collect();
-    assert_eq!(out, want, "{err}");
+    assert_served_once_pinned(&w, &unpinned);
 }
 
 /// A host directory of a skeleton outside the write scope (here one in the
@@ -977,13 +983,7 @@ fn continue_cli_locations_are_sealed() {
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "[0]\n", "{err}");
-    // Pinned, the same files are served.
-    let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
-    assert_eq!(code, 0, "pin: {err}");
-    let (code, out, err) = w.run_sh(&format!("cat {}", names.join(" ")), &[]);
-    assert_eq!(code, 0, "{err}");
-    let want: String = unpinned.iter().map(|(_, text)| *text).collect();
-    assert_eq!(out, want, "{err}");
+    assert_served_once_pinned(&w, &unpinned);
 }
 
 /// Pi's places (checked offline with Pi 0.73.1): its project directory
@@ -1099,11 +1099,5 @@ fn pi_locations_are_sealed() {
         auth.contains("\"a\"") && !auth.contains("planted"),
         "{auth}"
     );
-    // Pinned, the same files are served.
-    let (code, _, err) = w.seal(&["pin"], "y\n", &[]);
-    assert_eq!(code, 0, "pin: {err}");
-    let (code, out, err) = w.run_sh(&format!("cat {}", names.join(" ")), &[]);
-    assert_eq!(code, 0, "{err}");
-    let want: String = unpinned.iter().map(|(_, text)| *text).collect();
-    assert_eq!(out, want, "{err}");
+    assert_served_once_pinned(&w, &unpinned);
 }
