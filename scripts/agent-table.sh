@@ -13,6 +13,7 @@
 # Kilo Code CLI: 7.7.7, as the registry here lacks the native package of its
 # newest (7.8.1); KILO_CONFIG_DIR adds a config directory, it does not
 # replace ~/.config/kilo. Continue CLI: CONTINUE_GLOBAL_DIR replaces ~/.continue.
+# Pi: PI_CODING_AGENT_DIR replaces ~/.pi/agent.
 AGENT_TABLE='
 claude   2.1.197  @anthropic-ai/claude-code  claude    CLAUDE_CONFIG_DIR    ~/.claude,~/.claude.json    @anthropic-ai/claude-code-%p@%v
 claude   2.1.332  @anthropic-ai/claude-code  claude    CLAUDE_CONFIG_DIR    ~/.claude,~/.claude.json    @anthropic-ai/claude-code-%p@%v
@@ -24,6 +25,7 @@ qwen     0.24.4   @qwen-code/qwen-code       qwen      QWEN_HOME            ~/.q
 cline    3.0.65   cline                      cline     CLINE_DIR            ~/.cline,~/Documents/Cline  @cline/cli-%p@%v
 kilo     7.7.7    @kilocode/cli              kilo      KILO_CONFIG_DIR      ~/.config/kilo,~/.kilo,~/.kilocode @kilocode/cli-%p@%v
 continue 1.5.47   @continuedev/cli           cn        CONTINUE_GLOBAL_DIR  ~/.continue                 -
+pi       0.73.1   @mariozechner/pi-coding-agent pi     PI_CODING_AGENT_DIR  ~/.pi/agent                 -
 '
 # Aider comes from PyPI, not npm: scripts/agent-work.sh installs this
 # version into a virtual environment in the same cache.
@@ -32,8 +34,8 @@ AIDER_VERSION=0.86.2
 # FAMILY TITLE | how it runs offline: its environment, then its command line
 #   @URL@ is the fake server (http://127.0.0.1:PORT), @PROMPT@ the prompt.
 #   Model and provider come from the user config where the agent has such a
-#   setting (Codex, Gemini, OpenCode, Qwen, Cline, Kilo, Continue, Claude's
-#   model), else from here.
+#   setting (Codex, Gemini, OpenCode, Qwen, Cline, Kilo, Continue, Pi,
+#   Claude's model), else from here.
 #   Cline: CLINE_SESSION_BACKEND_MODE=local runs the session in its own
 #   process (else it starts a hub daemon that outlives the run); E2E_TEST
 #   turns off its feature-flag client (PostHog at data.cline.bot).
@@ -41,6 +43,8 @@ AIDER_VERSION=0.86.2
 #   telemetry, session upload and a background daemon.
 #   Continue: its telemetry and metrics switches (the model is in
 #   ~/.continue/config.yaml).
+#   Pi: offline (no package installs or version check), no telemetry (the
+#   provider and model are in ~/.pi/agent/models.json and settings.json).
 OFFLINE_TABLE='
 claude   Claude Code | ANTHROPIC_API_KEY=sealtest-key ANTHROPIC_BASE_URL=@URL@ CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_MAX_RETRIES=0 IS_SANDBOX=1 | claude -p @PROMPT@ --output-format stream-json --verbose --dangerously-skip-permissions
 codex    Codex CLI   | SEALTEST_PROVIDER_KEY=sealtest-key | codex exec -c features.plugins=false -c analytics.enabled=false -c feedback.enabled=false --skip-git-repo-check --dangerously-bypass-hook-trust @PROMPT@
@@ -51,6 +55,7 @@ qwen     Qwen Code   | OPENAI_API_KEY=sealtest-key OPENAI_BASE_URL=@URL@/sealtes
 cline    Cline CLI   | CLINE_SESSION_BACKEND_MODE=local E2E_TEST=true | cline @PROMPT@
 kilo     Kilo Code CLI | KILO_DISABLE_MODELS_FETCH=1 KILO_DISABLE_AUTOUPDATE=1 KILO_DISABLE_SHARE=1 KILO_DISABLE_LSP_DOWNLOAD=1 KILO_TELEMETRY_LEVEL=off KILO_DISABLE_SESSION_INGEST=1 KILO_NO_DAEMON=1 | kilo run @PROMPT@
 continue Continue CLI | CONTINUE_CLI_ENABLE_TELEMETRY=0 CONTINUE_METRICS_ENABLED=0 | cn -p @PROMPT@
+pi       Pi          | PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0 | pi -p @PROMPT@
 '
 # agent_rows [FILTER...]: the AGENT_TABLE rows, as "FAMILY@VERSION FAMILY
 # VERSION PACKAGE BIN VAR CONFIG NATIVE", of the agents FILTER names.
