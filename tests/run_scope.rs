@@ -1048,7 +1048,7 @@ fn pi_locations_are_sealed() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.replace(['\n', ' '], ""),
-        r#"[]{"defaultModel":"m"}{"providers":{"p":{"baseUrl":"http://127.0.0.1:1","apiKey":"!evil"}}}{"a":{"type":"api_key","key":"k"},"b":{"type":"api_key","key":"!evil"}}falseend"#,
+        r#"[]{"defaultModel":"m"}{"providers":{}}{"a":{"type":"api_key","key":"k"}}falseend"#,
         "{err}"
     );
     assert_eq!(
@@ -1062,10 +1062,10 @@ fn pi_locations_are_sealed() {
         "{settings}"
     );
     assert!(!settings.contains("evil.ts"), "{settings}");
-    // The run's credentials too (it replaced the file: `b` is gone, as it
-    // would be natively), without the command it wrote.
+    // The run's credentials too (it replaced the file: `b`, which it was
+    // not shown, stays), without the command it wrote.
     let auth = std::fs::read_to_string(agent.join("auth.json")).unwrap();
-    assert!(auth.contains("k2"), "{auth}");
+    assert!(auth.contains("k2") && auth.contains("\"b\""), "{auth}");
     assert!(
         !auth.contains("planted") && !auth.contains("\"c\""),
         "{auth}"

@@ -56,23 +56,11 @@ impl fmt::Display for ParseError {
 /// keeps; an empty document (with the reason) when it cannot be read as the
 /// agent reads it.
 pub fn filter(rule: &FilterRule, input: &[u8]) -> Filtered {
-    filter_side(rule, input, false)
-}
-
-/// [`filter`] for a document a run wrote (a configuration file it created):
-/// a kept value that holds a command ([`FilterRule::command_prefix`]) is
-/// dropped too. The user's own values of that kind stay in what a run is
-/// shown, as a read-only copy it cannot change.
-pub fn filter_from_run(rule: &FilterRule, input: &[u8]) -> Filtered {
-    filter_side(rule, input, true)
-}
-
-fn filter_side(rule: &FilterRule, input: &[u8], from_run: bool) -> Filtered {
     let result = if input.len() > MAX_BYTES {
         Err(ParseError(format!("larger than {MAX_BYTES} bytes")))
     } else {
         match rule.format {
-            Format::Json => json_filter(rule, input, from_run),
+            Format::Json => json_filter(rule, input),
             Format::Toml => toml_filter(rule, input),
             Format::Dotenv => dotenv_filter(rule, input),
             Format::Yaml => yaml_filter(rule, input),
@@ -108,6 +96,13 @@ fn describe(path: &[String], children: &[String]) -> String {
         s.push_str(&children.join(", "));
     }
     s
+}
+
+/// Whether the value at `path` is an entry of a map `rule` keeps entry by
+/// entry.
+fn is_map_entry(rule: &FilterRule, path: &[String]) -> bool {
+    let refs: Vec<&str> = path.iter().map(String::as_str).collect();
+    rule.is_map_entry(&refs)
 }
 
 /// The rule's verdict on the value at `path` (the document itself is an
@@ -152,17 +147,17 @@ fn holds_command(rule: &FilterRule, v: &Value) -> bool {
     }
 }
 
-/// What `rule` keeps of `v` (at `path`), noting what it drops; `from_run`:
-/// what a run wrote, of which no command is kept.
+/// What `rule` keeps of `v` (at `path`), noting what it drops.
 fn keep_json(
     rule: &FilterRule,
     v: &Value,
     path: &mut Vec<String>,
     removed: &mut Vec<String>,
-    from_run: bool,
 ) -> Option<Value> {
-    match (verdict(rule, path), &v.kind) {
-        (Verdict::Whole(_), _) if from_run && holds_command(rule, v) => {
+    let verdict = verdict(rule, path);
+    let unit = matches!(verdict, Verdict::Whole(_)) || is_map_entry(rule, path);
+    match (verdict, &v.kind) {
+        (_, _) if unit && holds_command(rule, v) => {
             removed.push(format!("{} (a command)", describe(path, &[])));
             None
         }
@@ -172,7 +167,7 @@ fn keep_json(
             let mut kept = Vec::new();
             for m in members {
                 path.push(m.key.clone());
-                if let Some(value) = keep_json(rule, &m.value, path, removed, from_run) {
+                if let Some(value) = keep_json(rule, &m.value, path, removed) {
                     kept.push(Member { value, ..m.clone() });
                 }
                 path.pop();
@@ -231,18 +226,14 @@ fn write_json(v: &Value, depth: usize, out: &mut String) {
     }
 }
 
-fn json_filter(
-    rule: &FilterRule,
-    input: &[u8],
-    from_run: bool,
-) -> Result<(Vec<u8>, Vec<String>), ParseError> {
+fn json_filter(rule: &FilterRule, input: &[u8]) -> Result<(Vec<u8>, Vec<String>), ParseError> {
     let root = parse_jsonc(input)?;
     if !matches!(root.kind, Kind::Object(_)) {
         return Err(ParseError("the document is not an object".into()));
     }
     let mut removed = Vec::new();
-    let kept = keep_json(rule, &root, &mut Vec::new(), &mut removed, from_run)
-        .expect("an object is kept inside");
+    let kept =
+        keep_json(rule, &root, &mut Vec::new(), &mut removed).expect("an object is kept inside");
     let mut out = String::new();
     write_json(&kept, 0, &mut out);
     out.push('\n');
@@ -734,7 +725,7 @@ fn json_changes(
                     None => {
                         // Nothing of it on the host: the run's kept part.
                         let mut dropped = Vec::new();
-                        if let Some(kept) = keep_json(rule, r, path, &mut dropped, true) {
+                        if let Some(kept) = keep_json(rule, r, path, &mut dropped) {
                             let value = value_text(&kept, path);
                             out.push(HostEdit::Set { parent, key, value });
                         }

@@ -349,7 +349,7 @@ fn merge_dir(plan: &Plan, d: &MergeDir<'_>, out: &mut MergeReport) {
             let Ok(bytes) = read_at(d.fd.as_fd(), &e.name, false) else {
                 continue;
             };
-            let filtered = filter::filter_from_run(rule, &bytes);
+            let filtered = filter::filter(rule, &bytes);
             if filtered.unparsed.is_some() {
                 out.problems.push(format!(
                     "{} does not parse: not written back",

@@ -59,11 +59,11 @@ pub struct FilterRule {
     pub writable: bool,
     /// A string value starting with this is a shell command the agent runs
     /// for its value (Pi's `!command` for an API key or a header): a kept
-    /// value holding such a string anywhere is never taken from a run (in
-    /// the merge-back, or a file the run created), so a run cannot leave one
-    /// for a later session. The user's own stay in the copy a run is shown,
-    /// read-only, as `apiKeyHelper` stays in Claude Code's settings. JSON
-    /// only.
+    /// map entry ([`FilterRule::is_map_entry`]) or value holding such a
+    /// string anywhere is dropped whole, from the copy a run is shown (as
+    /// `apiKeyHelper` is from Claude Code's settings) and from what it
+    /// merges back, so a run neither runs the user's nor leaves one for a
+    /// later session; the other entries stay valid. JSON only.
     pub command_prefix: Option<&'static str>,
     pub agents: &'static str,
     /// The versions whose files the list was written from.
@@ -115,6 +115,22 @@ impl FilterRule {
             return Verdict::Inside;
         }
         Verdict::Drop
+    }
+
+    /// Whether the value at `path` is an entry of a map the rule keeps
+    /// entry by entry (a `*` segment: a provider of Pi's `providers.*`):
+    /// the unit [`FilterRule::command_prefix`] drops.
+    pub fn is_map_entry(&self, path: &[&str]) -> bool {
+        let n = path.len();
+        n > 0
+            && self.kept().any(|keep| {
+                keep.path.len() >= n
+                    && keep.path[n - 1] == "*"
+                    && keep.path[..n]
+                        .iter()
+                        .zip(path)
+                        .all(|(p, k)| segment_matches(p, k))
+            })
     }
 
     /// Every kept path.
@@ -728,9 +744,10 @@ pub static PI_SETTINGS: FilterRule = FilterRule {
     source: "pi-coding-agent",
 };
 
-/// Pi's `models.json`: the providers and models it may use (read-only: an
-/// `apiKey` or a header value starting with `!` is a shell command Pi runs
-/// for the value, the user's own).
+/// Pi's `models.json`: the providers and models it may use. An `apiKey` or
+/// a header value starting with `!` is a shell command Pi runs for the
+/// value: a provider holding one is dropped whole (a provider without its
+/// `apiKey` would make Pi refuse the whole file).
 pub static PI_MODELS: FilterRule = FilterRule {
     id: "pi-models",
     format: Format::Json,
@@ -753,7 +770,7 @@ pub static PI_MODELS: FilterRule = FilterRule {
 };
 
 /// Pi's `auth.json`, the credentials it writes as it logs in: every
-/// provider's; a key that is a `!` command is never taken from a run.
+/// provider's, but one whose key is a `!` command.
 pub static PI_AUTH: FilterRule = FilterRule {
     id: "pi-auth",
     format: Format::Json,

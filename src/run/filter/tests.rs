@@ -682,52 +682,30 @@ fn continue_yaml_that_readers_could_cut_otherwise_is_shown_empty() {
 }
 
 /// Pi runs a value that starts with `!` as a shell command (an API key, a
-/// header): none is ever taken from a run, in a merge-back or a new file.
+/// header): a provider holding one is dropped whole, the others stay valid;
+/// none is ever taken from a run.
 #[test]
-fn pi_commands_are_never_taken_from_a_run() {
+fn pi_commands_are_dropped_with_their_provider() {
     use seal_gate::filters::{PI_AUTH, PI_MODELS, PI_SETTINGS};
     let models = r#"{"providers": {
         "good": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "apiKey": "OPENAI_API_KEY",
-                 "models": [{"id": "m", "headers": {"X-Team": "a"}}]},
-        "vault": {"baseUrl": "http://127.0.0.1:1/v1", "apiKey": "!op read op://keys/llm",
-                 "models": [{"id": "m", "headers": {"X-Key": "!pass show x"}}], "unknown": 1}
+                 "models": [{"id": "m", "headers": {"X-Team": "a"}}], "unknown": 1},
+        "vault": {"baseUrl": "http://127.0.0.1:1/v1", "apiKey": "!op read op://keys/llm"},
+        "deep": {"baseUrl": "http://127.0.0.1:1/v1", "apiKey": "k",
+                 "models": [{"id": "m", "headers": {"X-Key": "!pass show x"}}]}
     }}"#;
-    // The user's own are shown (read-only) as they are, unknown keys
-    // dropped ...
     let f = filter(&PI_MODELS, models.as_bytes());
     assert_eq!(f.unparsed, None);
     let got = value(&f.bytes);
-    assert_eq!(got["providers"]["good"]["apiKey"], "OPENAI_API_KEY");
     assert_eq!(
-        got["providers"]["vault"]["apiKey"],
-        "!op read op://keys/llm"
+        got,
+        serde_json::json!({"providers": {"good": {"baseUrl": "http://127.0.0.1:1/v1",
+            "api": "openai-completions", "apiKey": "OPENAI_API_KEY",
+            "models": [{"id": "m", "headers": {"X-Team": "a"}}]}}})
     );
-    assert_eq!(
-        got["providers"]["vault"]["models"][0]["headers"]["X-Key"],
-        "!pass show x"
-    );
-    assert!(got["providers"]["vault"].get("unknown").is_none());
-    // ... and a file a run wrote keeps none.
-    let f = filter_from_run(&PI_MODELS, models.as_bytes());
-    let got = value(&f.bytes);
-    assert_eq!(
-        got["providers"]["good"]["models"][0]["headers"]["X-Team"],
-        "a"
-    );
-    assert_eq!(
-        got["providers"]["vault"]["baseUrl"],
-        "http://127.0.0.1:1/v1"
-    );
-    assert!(got["providers"]["vault"].get("apiKey").is_none(), "{got}");
-    assert!(got["providers"]["vault"].get("models").is_none(), "{got}");
-    assert!(!text(&f).contains('!'), "{}", text(&f));
-    assert!(
-        f.removed
-            .iter()
-            .any(|r| r.contains("providers.vault.apiKey")),
-        "{:?}",
-        f.removed
-    );
+    for gone in ["providers.vault (a command)", "providers.deep (a command)"] {
+        assert!(f.removed.iter().any(|r| r == gone), "{:?}", f.removed);
+    }
     // The settings' loaders are dropped, the preferences kept.
     let f = filter(
         &PI_SETTINGS,
