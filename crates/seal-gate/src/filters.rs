@@ -37,6 +37,18 @@ pub struct Keep {
     pub string_prefix: Option<&'static str>,
 }
 
+impl Keep {
+    /// Whether the kept path begins with segments matching `path`.
+    fn starts_like(&self, path: &[&str]) -> bool {
+        self.path.len() >= path.len()
+            && self
+                .path
+                .iter()
+                .zip(path)
+                .all(|(p, k)| segment_matches(p, k))
+    }
+}
+
 const fn k(path: &'static [&'static str]) -> Keep {
     Keep {
         path,
@@ -94,13 +106,7 @@ pub enum Verdict {
 impl FilterRule {
     /// The verdict on the value at `path`.
     pub fn verdict(&self, path: &[&str]) -> Verdict {
-        let matches = |keep: &Keep, n: usize| {
-            keep.path.len() >= n
-                && keep.path[..n]
-                    .iter()
-                    .zip(path)
-                    .all(|(p, k)| segment_matches(p, k))
-        };
+        let matches = |keep: &Keep, n: usize| keep.starts_like(&path[..n]);
         let n = path.len();
         if let Some(keep) = self
             .kept()
@@ -123,14 +129,9 @@ impl FilterRule {
     pub fn is_map_entry(&self, path: &[&str]) -> bool {
         let n = path.len();
         n > 0
-            && self.kept().any(|keep| {
-                keep.path.len() >= n
-                    && keep.path[n - 1] == "*"
-                    && keep.path[..n]
-                        .iter()
-                        .zip(path)
-                        .all(|(p, k)| segment_matches(p, k))
-            })
+            && self
+                .kept()
+                .any(|keep| keep.starts_like(path) && keep.path[n - 1] == "*")
     }
 
     /// Every kept path.
