@@ -329,9 +329,16 @@ fn verifying_a_big_bundle_never_stalls_ordinary_requests() {
          max {max:.2?}",
         during.len()
     );
+    // A request that waited on a verification would wait for all of it, and
+    // the loop above meets every verification (three lookups, three opens):
+    // a stall makes several requests that slow. One slow request alone is a
+    // preemption of the shared two-CPU machine (35 ms once in CI, with a
+    // p50 of 82 µs), so the bound holds for all but the slowest.
+    let second = sorted.iter().rev().nth(1).copied().unwrap_or_default();
     assert!(
-        max * 4 < verify,
-        "an ordinary request took {max:?}, a quarter or more of one verification ({verify:?})"
+        second * 4 < verify,
+        "two ordinary requests took {second:?} or more (the slowest {max:?}), a quarter or more \
+         of one verification ({verify:?})"
     );
     assert!(
         during.len() >= 100,
