@@ -284,46 +284,64 @@ fn cases() -> u32 {
         .unwrap_or(400)
 }
 
-#[test]
-fn json_copies_hold_only_kept_keys_for_a_reference_parser() {
-    let masked = std::cell::Cell::new(0u32);
-    let read = std::cell::Cell::new(0u32);
-    for rule in FILTER_RULES.iter().filter(|r| r.format == Format::Json) {
+/// Runs the filter on documents of `document` for every rule of `format`:
+/// a document it does not read must be shown as the format's empty
+/// document; `check` judges the copy (`rule`, the document, the copy) of
+/// one it reads. Returns how many were shown empty and how many read.
+fn differential<S: Strategy<Value = String>>(
+    format: Format,
+    document: impl Fn(&'static FilterRule) -> S,
+    check: impl Fn(&'static FilterRule, &str, &str) -> Result<(), TestCaseError>,
+) -> (u32, u32) {
+    let (mut masked, mut read) = (0u32, 0u32);
+    for rule in FILTER_RULES.iter().copied().filter(|r| r.format == format) {
         let mut runner = TestRunner::new(Config {
             cases: cases(),
             failure_persistence: None,
             ..Config::default()
         });
+        let counts = std::cell::Cell::new((0u32, 0u32));
         runner
-            .run(&json_document(rule), |doc| {
+            .run(&document(rule), |doc| {
                 let f = filter(rule, doc.as_bytes());
                 let copy = std::str::from_utf8(&f.bytes).unwrap();
-                let Some(why) = f.unparsed.as_deref().map(str::to_string) else {
-                    read.set(read.get() + 1);
-                    // The copy: only kept keys, for the reference parser.
-                    let paths = reference_json_paths(copy).map_err(|e| {
-                        TestCaseError::fail(format!("copy unreadable: {e}: {copy}"))
-                    })?;
-                    for p in &paths {
-                        prop_assert!(kept_by(rule, p), "{}: {p:?} kept in {copy:?}", rule.id);
-                    }
-                    // The document: the reference reads what the filter read.
-                    let ours = json::parse_as(doc.as_bytes(), Dialect::Jsonc).unwrap();
-                    let mut our_paths = BTreeSet::new();
-                    our_json_paths(&ours, &mut Vec::new(), &mut our_paths);
-                    let theirs = reference_json_paths(doc.trim_start_matches('\u{feff}'))
-                        .map_err(|e| TestCaseError::fail(format!("{e}: {doc:?}")))?;
-                    prop_assert_eq!(our_paths, theirs, "{:?}", doc);
+                let (m, r) = counts.get();
+                if let Some(why) = &f.unparsed {
+                    counts.set((m + 1, r));
+                    let empty = std::str::from_utf8(super::empty_document(format)).unwrap();
+                    prop_assert_eq!(copy, empty, "{}: masked as empty ({})", rule.id, why);
                     return Ok(());
-                };
-                masked.set(masked.get() + 1);
-                prop_assert_eq!(copy, "{}\n", "{}: masked as empty ({})", rule.id, why);
-                Ok(())
+                }
+                counts.set((m, r + 1));
+                check(rule, &doc, copy)
             })
             .unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+        let (m, r) = counts.get();
+        masked += m;
+        read += r;
     }
+    (masked, read)
+}
+
+#[test]
+fn json_copies_hold_only_kept_keys_for_a_reference_parser() {
+    let (masked, read) = differential(Format::Json, json_document, |rule, doc, copy| {
+        // The copy: only kept keys, for the reference parser.
+        let paths = reference_json_paths(copy)
+            .map_err(|e| TestCaseError::fail(format!("copy unreadable: {e}: {copy}")))?;
+        for p in &paths {
+            prop_assert!(kept_by(rule, p), "{}: {p:?} kept in {copy:?}", rule.id);
+        }
+        // The document: the reference reads what the filter read.
+        let ours = json::parse_as(doc.as_bytes(), Dialect::Jsonc).unwrap();
+        let mut our_paths = BTreeSet::new();
+        our_json_paths(&ours, &mut Vec::new(), &mut our_paths);
+        let theirs = reference_json_paths(doc.trim_start_matches('\u{feff}'))
+            .map_err(|e| TestCaseError::fail(format!("{e}: {doc:?}")))?;
+        prop_assert_eq!(our_paths, theirs, "{:?}", doc);
+        Ok(())
+    });
     // The generator reaches both sides.
-    let (masked, read) = (masked.get(), read.get());
     assert!(masked > 100 && read > 100, "masked {masked}, read {read}");
 }
 
@@ -401,41 +419,21 @@ fn toml_paths(t: &toml::Table, path: &mut Vec<String>, out: &mut BTreeSet<Vec<St
 
 #[test]
 fn toml_copies_hold_only_kept_keys_for_a_reference_parser() {
-    let masked = std::cell::Cell::new(0u32);
-    let read = std::cell::Cell::new(0u32);
-    for rule in FILTER_RULES.iter().filter(|r| r.format == Format::Toml) {
-        let mut runner = TestRunner::new(Config {
-            cases: cases(),
-            failure_persistence: None,
-            ..Config::default()
-        });
-        runner
-            .run(&toml_document(rule), |doc| {
-                let f = filter(rule, doc.as_bytes());
-                let copy = std::str::from_utf8(&f.bytes).unwrap();
-                if let Some(why) = &f.unparsed {
-                    masked.set(masked.get() + 1);
-                    prop_assert_eq!(copy, "", "{}: masked as empty ({})", rule.id, why);
-                    return Ok(());
-                }
-                read.set(read.get() + 1);
-                let table: toml::Table = toml::from_str(copy.trim_start_matches('\u{feff}'))
-                    .map_err(|e| TestCaseError::fail(format!("copy unreadable: {e}: {copy}")))?;
-                let mut paths = BTreeSet::new();
-                toml_paths(&table, &mut Vec::new(), &mut paths);
-                for p in &paths {
-                    prop_assert!(kept_by(rule, p), "{}: {p:?} kept in {copy:?}", rule.id);
-                }
-                // The document reads alike for the reference.
-                prop_assert!(
-                    toml::from_str::<toml::Table>(doc.trim_start_matches('\u{feff}')).is_ok(),
-                    "the filter read what the reference does not: {doc:?}"
-                );
-                Ok(())
-            })
-            .unwrap_or_else(|e| panic!("{}: {e}", rule.id));
-    }
-    let (masked, read) = (masked.get(), read.get());
+    let (masked, read) = differential(Format::Toml, toml_document, |rule, doc, copy| {
+        let table: toml::Table = toml::from_str(copy.trim_start_matches('\u{feff}'))
+            .map_err(|e| TestCaseError::fail(format!("copy unreadable: {e}: {copy}")))?;
+        let mut paths = BTreeSet::new();
+        toml_paths(&table, &mut Vec::new(), &mut paths);
+        for p in &paths {
+            prop_assert!(kept_by(rule, p), "{}: {p:?} kept in {copy:?}", rule.id);
+        }
+        // The document reads alike for the reference.
+        prop_assert!(
+            toml::from_str::<toml::Table>(doc.trim_start_matches('\u{feff}')).is_ok(),
+            "the filter read what the reference does not: {doc:?}"
+        );
+        Ok(())
+    });
     assert!(masked > 20 && read > 20, "masked {masked}, read {read}");
 }
 
@@ -493,66 +491,46 @@ fn yaml_entries(text: &str) -> Result<Vec<Vec<(String, yaml_rust2::Yaml)>>, Stri
 
 #[test]
 fn yaml_copies_hold_only_kept_entries_for_a_reference_parser() {
-    let masked = std::cell::Cell::new(0u32);
-    let read = std::cell::Cell::new(0u32);
-    for rule in FILTER_RULES.iter().filter(|r| r.format == Format::Yaml) {
+    let (masked, read) = differential(Format::Yaml, yaml_document, |rule, doc, copy| {
         let kept: BTreeSet<String> = key_pool(rule)
             .into_iter()
             .filter(|k| kept_by(rule, std::slice::from_ref(k)))
             .map(|k| format!("{:?}", yaml_rust2::Yaml::String(k)))
             .collect();
-        let mut runner = TestRunner::new(Config {
-            cases: cases(),
-            failure_persistence: None,
-            ..Config::default()
-        });
-        runner
-            .run(&yaml_document(rule), |doc| {
-                let f = filter(rule, doc.as_bytes());
-                let copy = std::str::from_utf8(&f.bytes).unwrap();
-                if let Some(why) = &f.unparsed {
-                    masked.set(masked.get() + 1);
-                    prop_assert_eq!(copy, "", "{}: masked as empty ({})", rule.id, why);
-                    return Ok(());
+        // Whatever the reference makes of the copy, only kept keys are at
+        // its top level.
+        if let Ok(docs) = yaml_entries(copy) {
+            for (k, _) in docs.iter().flatten() {
+                prop_assert!(kept.contains(k), "{}: {k} in {copy:?}", rule.id);
+            }
+        }
+        // A document the reference reads is read alike in the copy: the
+        // same value for every kept key. Or the copy is refused whole (the
+        // agent then starts with no configuration): where a kept entry
+        // names an anchor of an entry dropped.
+        if let Ok(original) = yaml_entries(doc) {
+            let copied = match yaml_entries(copy) {
+                Ok(copied) => copied,
+                Err(e) if e.contains("unknown anchor") => return Ok(()),
+                Err(e) => {
+                    return Err(TestCaseError::fail(format!(
+                        "copy unreadable: {e}: {copy:?} of {doc:?}"
+                    )));
                 }
-                read.set(read.get() + 1);
-                // Whatever the reference makes of the copy, only kept keys
-                // are at its top level.
-                if let Ok(docs) = yaml_entries(copy) {
-                    for (k, _) in docs.iter().flatten() {
-                        prop_assert!(kept.contains(k), "{}: {k} in {copy:?}", rule.id);
-                    }
-                }
-                // A document the reference reads is read alike in the copy:
-                // the same value for every kept key. Or the copy is refused
-                // whole (the agent then starts with no configuration): where
-                // a kept entry names an anchor of an entry dropped.
-                if let Ok(original) = yaml_entries(&doc) {
-                    let copied = match yaml_entries(copy) {
-                        Ok(copied) => copied,
-                        Err(e) if e.contains("unknown anchor") => return Ok(()),
-                        Err(e) => {
-                            return Err(TestCaseError::fail(format!(
-                                "copy unreadable: {e}: {copy:?} of {doc:?}"
-                            )));
-                        }
-                    };
-                    let want: Vec<_> = original
-                        .into_iter()
-                        .flatten()
-                        .filter(|(k, _)| kept.contains(k))
-                        .collect();
-                    prop_assert_eq!(
-                        copied.into_iter().flatten().collect::<Vec<_>>(),
-                        want,
-                        "{:?}",
-                        doc
-                    );
-                }
-                Ok(())
-            })
-            .unwrap_or_else(|e| panic!("{}: {e}", rule.id));
-    }
-    let (masked, read) = (masked.get(), read.get());
+            };
+            let want: Vec<_> = original
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| kept.contains(k))
+                .collect();
+            prop_assert_eq!(
+                copied.into_iter().flatten().collect::<Vec<_>>(),
+                want,
+                "{:?}",
+                doc
+            );
+        }
+        Ok(())
+    });
     assert!(masked > 20 && read > 20, "masked {masked}, read {read}");
 }
