@@ -290,7 +290,11 @@ AIDER_REPLY=$(printf 'agent-out.txt\n```\nmade-by-aider\n```\n\n.claude/skills/p
 # configuration was loaded); in a NAME ending in -tampered the configuration
 # changes after the pin. The home has a git identity: without one Aider
 # writes it into the repository's `.git/config`, which the view keeps
-# read-only, and stops.
+# read-only, and stops. The home (not above the project) has Aider's user
+# configuration: its model (kept under `seal run`), a test command it runs
+# after its edits (which must not run under `seal run`), model settings
+# with text for the system prompt and a `.env` setting its chat language
+# (markers that must not arrive under `seal run`).
 run_aider() {
   local name=$1 dir="$work/$1"
   shift
@@ -304,8 +308,13 @@ run_aider() {
   serve "$dir/requests.jsonl" "$work/calls.json" "$AIDER_REPLY"
   mkdir -p "$dir/home"
   printf '[user]\n\tname = agent\n\temail = agent@example.com\n' >"$dir/home/.gitconfig"
+  printf 'model: openai/sealtest-work-model\nauto-test: true\ntest-cmd: touch %s\n' "$dir/home-test-ran" \
+    >"$dir/home/.aider.conf.yml"
+  printf -- '- name: openai/sealtest-work-model\n  system_prompt_prefix: SEALTEST-AIDER-HOME-SETTINGS\n' \
+    >"$dir/home/.aider.model.settings.yml"
+  printf 'AIDER_CHAT_LANGUAGE=SEALTEST-AIDER-HOME-ENV\n' >"$dir/home/.env"
   (cd "$dir/project" && timeout -s KILL "$TIMEOUT" env HOME="$dir/home" OPENAI_API_KEY=sealtest-key \
-    OPENAI_API_BASE="$url/v1" "$@" "$aider" --model openai/sealtest-work-model --edit-format whole \
+    OPENAI_API_BASE="$url/v1" "$@" "$aider" --edit-format whole \
     --yes-always --no-check-update --no-show-model-warnings --no-analytics --no-auto-commits \
     --message "Do the work." </dev/null >"$dir/stdout" 2>"$dir/stderr") && echo 0 >"$dir/rc" || echo $? >"$dir/rc"
 }
@@ -409,6 +418,16 @@ def judge_aider(run, sealed):
     else:
         check(run, "its configuration was loaded (the file it names reached the model)",
               "SEALTEST-AIDER-NOTES" in log)
+    bodies = [json.loads(line).get("body") or {} for line in log.splitlines() if line.strip()]
+    models = {b.get("model") for b in bodies if isinstance(b, dict) and b.get("messages")}
+    check(run, "the model of its home configuration was used", models == {"sealtest-work-model"}, repr(models))
+    home = [m for m in ("SEALTEST-AIDER-HOME-SETTINGS", "SEALTEST-AIDER-HOME-ENV") if m in log]
+    if os.path.exists(os.path.join(work, run, "home-test-ran")):
+        home.append("the test command of its home configuration ran")
+    if sealed:
+        check(run, "nothing of its home configuration but the model arrived or ran", not home, repr(home))
+    else:
+        check(run, "natively its home configuration arrives and runs (the oracle)", len(home) == 3, repr(home))
     check(run, "a file it wrote reached the project",
           read(run, "project/agent-out.txt") == "made-by-aider\n", repr(read(run, "project/agent-out.txt")))
     planted = os.path.exists(project(run, ".claude/skills/planted/SKILL.md"))

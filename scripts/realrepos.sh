@@ -93,6 +93,8 @@ SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",
     "opencode.json", "opencode.jsonc", ".crush.json", "crush.json",
     ".aider.conf.yml", ".augment-guidelines", ".rules", "kilo.json", "kilo.jsonc",
+    # Crush's start-up shell scripts, Aider's model settings.
+    "crushrc", ".crushrc", ".aider.model.settings.yml",
 }
 GITHUB_PLACES = (
     ".github/copilot-instructions.md", ".github/instructions/", ".github/prompts/",
@@ -100,8 +102,10 @@ GITHUB_PLACES = (
     ".github/copilot/", ".github/extensions/", ".github/plugin/",
     ".github/chatmodes/",
 )
-# Firebase Studio's and JetBrains AI Assistant's places.
-OTHER_PLACES = (".idx/airules.md", ".idx/mcp.json", ".aiassistant/rules/")
+# Firebase Studio's, JetBrains AI Assistant's and Crush's places (`.crush`
+# is also its data directory: its database and logs are not extensions).
+OTHER_PLACES = (".idx/airules.md", ".idx/mcp.json", ".aiassistant/rules/",
+                ".crush/commands/", ".crush/skills/", ".crush/crush.json")
 VSCODE_PLACES = (".vscode/mcp.json",)
 
 

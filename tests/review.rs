@@ -1026,8 +1026,12 @@ fn init_and_pin_list_the_commands_of_every_mcp_hook_and_plugin_format_of_the_sur
         "tools",
         "extensions",
     ];
+    // Rows whose name holds such a word by chance: nothing in them names a
+    // program (Aider's model settings are prompt text and request
+    // parameters).
+    let nothing_runs = [".aider.model.settings.yml"];
     for row in seal_gate::surfaces::PROJECT_ROWS {
-        if words.iter().any(|w| row.pattern.contains(w)) {
+        if words.iter().any(|w| row.pattern.contains(w)) && !nothing_runs.contains(&row.pattern) {
             assert!(
                 FORMATS
                     .iter()

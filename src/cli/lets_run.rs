@@ -216,10 +216,18 @@ static PI_SETTINGS: ConfigReading = reading_of(
 /// (read line by line, [`in_aider_yaml`]).
 static AIDER_CONF: ConfigReading =
     reading_of("aider-conf", Format::Yaml, &[&["lint-cmd"], &["test-cmd"]]);
-/// Crush's `.crush.json` / `crush.json`: MCP servers, and the language
-/// servers it starts.
-static CRUSH_CONFIG: ConfigReading =
-    reading_of("crush-config", Format::Json, &[&["mcp"], &["lsp"]]);
+/// Crush's `.crush.json` / `crush.json`: MCP servers, the language
+/// servers and hooks it starts, a provider's credential refresh command.
+static CRUSH_CONFIG: ConfigReading = reading_of(
+    "crush-config",
+    Format::Json,
+    &[
+        &["mcp"],
+        &["lsp"],
+        &["hooks"],
+        &["providers", "*", "aws_auth_refresh"],
+    ],
+);
 static CONTINUE_JSON: ConfigReading = reading_of(
     "continue-json",
     Format::Json,
@@ -336,8 +344,15 @@ const EXTENSION_ENTRY: &str = ".github/extensions/*/*";
 
 /// Files an agent runs as they are, whatever their mode: OpenHands runs
 /// `.openhands/setup.sh` whenever it begins work in the repository, and
-/// `.openhands/pre-commit.sh` as its git pre-commit hook.
-const RUN_AS_IS: &[&str] = &[".openhands/setup.sh", ".openhands/pre-commit.sh"];
+/// `.openhands/pre-commit.sh` as its git pre-commit hook; Crush runs each
+/// `crushrc` and `.crushrc` from where it starts up to the git root as a
+/// shell script as it starts (its own POSIX shell). Each with what runs it.
+const RUN_AS_IS: &[(&str, &str)] = &[
+    (".openhands/setup.sh", "bash"),
+    (".openhands/pre-commit.sh", "bash"),
+    ("crushrc", "sh"),
+    (".crushrc", "sh"),
+];
 
 /// Settings that run a command without being extensions (`seal run` keeps
 /// them in the user's own files), by rule: in a project's file they run
@@ -399,6 +414,7 @@ fn reading(last: &str) -> Reading {
         | "shellPath"
         | "shellCommandPrefix"
         | "npmCommand"
+        | "aws_auth_refresh"
         | "command" => Reading::Commands,
         _ => Reading::Nothing,
     }
@@ -471,8 +487,11 @@ pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
     let shebang = bytes
         .strip_prefix(b"#!")
         .map(|rest| rest.split(|b| *b == b'\n').next().unwrap_or_default());
-    let run_as_is = RUN_AS_IS.iter().any(|pattern| matches(pattern, path));
-    if shebang.is_some() || mode & 0o111 != 0 || run_as_is {
+    let run_as_is = RUN_AS_IS
+        .iter()
+        .find(|(pattern, _)| matches(pattern, path))
+        .map(|(_, shell)| *shell);
+    if shebang.is_some() || mode & 0o111 != 0 || run_as_is.is_some() {
         out.push(Runnable {
             kind: Kind::Script,
             file: path.to_string(),
@@ -481,8 +500,8 @@ pub fn in_file(path: &str, bytes: &[u8], mode: u32) -> Vec<Runnable> {
                 Some(line) => {
                     Target::Code(format!("#!{}", String::from_utf8_lossy(line).trim_end()))
                 }
-                // OpenHands runs them with bash, whatever their mode.
-                None if run_as_is => Target::Command(format!("bash {path}")),
+                // Whatever their mode.
+                None if let Some(shell) = run_as_is => Target::Command(format!("{shell} {path}")),
                 None => Target::Code("an executable file".to_string()),
             },
         });

@@ -134,13 +134,13 @@ fn child_names(v: &Value) -> Vec<String> {
 }
 
 /// Whether `v` holds, anywhere, a string the agent runs as a command
-/// ([`FilterRule::command_prefix`]).
+/// ([`FilterRule::commands`]).
 fn holds_command(rule: &FilterRule, v: &Value) -> bool {
-    let Some(prefix) = rule.command_prefix else {
+    let Some(mark) = rule.commands else {
         return false;
     };
     match &v.kind {
-        Kind::String(s) => s.starts_with(prefix),
+        Kind::String(s) => mark.marks(s),
         Kind::Array(items) => items.iter().any(|i| holds_command(rule, i)),
         Kind::Object(members) => members.iter().any(|m| holds_command(rule, &m.value)),
         _ => false,

@@ -69,18 +69,39 @@ pub struct FilterRule {
     /// back into the host file at the end. A file that is not writable is a
     /// read-only copy.
     pub writable: bool,
-    /// A string value starting with this is a shell command the agent runs
-    /// for its value (Pi's `!command` for an API key or a header): a kept
-    /// map entry ([`FilterRule::is_map_entry`]) or value holding such a
-    /// string anywhere is dropped whole, from the copy a run is shown (as
+    /// How a string value the agent runs as a shell command for its value
+    /// looks (Pi's `!command` for an API key or a header, Crush's `$(...)`):
+    /// a kept map entry ([`FilterRule::is_map_entry`]) or value holding such
+    /// a string anywhere is dropped whole, from the copy a run is shown (as
     /// `apiKeyHelper` is from Claude Code's settings) and from what it
     /// merges back, so a run neither runs the user's nor leaves one for a
     /// later session; the other entries stay valid. JSON only.
-    pub command_prefix: Option<&'static str>,
+    pub commands: Option<CommandMark>,
     pub agents: &'static str,
     /// The versions whose files the list was written from.
     pub versions: &'static str,
     pub source: &'static str,
+}
+
+/// How an agent tells a string value it runs as a shell command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandMark {
+    /// The value starts with this (Pi's `!command`).
+    StartsWith(&'static str),
+    /// The value holds one of these anywhere: a shell's command
+    /// substitution, `$(...)` or backquotes, in a value the agent expands
+    /// as a shell would (Crush's).
+    Holds(&'static [&'static str]),
+}
+
+impl CommandMark {
+    /// Whether the agent runs `value` (or a part of it) as a command.
+    pub fn marks(&self, value: &str) -> bool {
+        match self {
+            CommandMark::StartsWith(prefix) => value.starts_with(prefix),
+            CommandMark::Holds(marks) => marks.iter().any(|m| value.contains(m)),
+        }
+    }
 }
 
 /// Does the key `key` match the path segment `pattern`?
@@ -125,7 +146,7 @@ impl FilterRule {
 
     /// Whether the value at `path` is an entry of a map the rule keeps
     /// entry by entry (a `*` segment: a provider of Pi's `providers.*`):
-    /// the unit [`FilterRule::command_prefix`] drops.
+    /// the unit [`FilterRule::commands`] drops.
     pub fn is_map_entry(&self, path: &[&str]) -> bool {
         let n = path.len();
         n > 0
@@ -209,7 +230,7 @@ pub static CLAUDE_STATE: FilterRule = FilterRule {
         k(&["projects", "*", "last*"]),
     ]],
     writable: true,
-    command_prefix: None,
+    commands: None,
     agents: "Claude Code",
     versions: "Claude Code 2.1",
     source: "claude-mcp",
@@ -299,7 +320,7 @@ pub static CLAUDE_SETTINGS: FilterRule = FilterRule {
         CLAUDE_ENV,
     ],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Claude Code",
     versions: "Claude Code 2.1",
     source: "claude-settings",
@@ -375,7 +396,7 @@ pub static CODEX_CONFIG: FilterRule = FilterRule {
     format: Format::Toml,
     keep: &[CODEX_KEPT],
     writable: true,
-    command_prefix: None,
+    commands: None,
     agents: "Codex CLI",
     versions: "Codex CLI 0.171",
     source: "codex-config",
@@ -387,7 +408,7 @@ pub static CODEX_SYSTEM_CONFIG: FilterRule = FilterRule {
     format: Format::Toml,
     keep: &[CODEX_KEPT],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Codex CLI",
     versions: "Codex CLI 0.171",
     source: "codex-config",
@@ -399,7 +420,7 @@ pub static HOOKS_JSON: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[&[k(&["version"])]],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Codex CLI, Cursor",
     versions: "Codex CLI 0.171",
     source: "codex-config",
@@ -414,7 +435,7 @@ pub static MCP_SERVERS_JSON: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Claude Code, Copilot, Cursor, Windsurf, VS Code",
     versions: "all",
     source: "claude-mcp",
@@ -472,7 +493,7 @@ pub static GEMINI_SETTINGS: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[GEMINI_KEPT],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Gemini CLI",
     versions: "Gemini CLI 0.61",
     source: "gemini-config",
@@ -485,7 +506,7 @@ pub static QWEN_SETTINGS: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[GEMINI_KEPT],
     writable: true,
-    command_prefix: None,
+    commands: None,
     agents: "Qwen Code",
     versions: "Qwen Code 0.24",
     source: "qwen-config",
@@ -526,7 +547,7 @@ pub static COPILOT_SETTINGS: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[COPILOT_KEPT],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Copilot CLI",
     versions: "Copilot CLI 1.0",
     source: "copilot-cli",
@@ -538,7 +559,7 @@ pub static COPILOT_CONFIG: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[COPILOT_KEPT],
     writable: true,
-    command_prefix: None,
+    commands: None,
     agents: "Copilot CLI",
     versions: "Copilot CLI 1.0",
     source: "copilot-cli",
@@ -581,7 +602,7 @@ pub static OPENCODE_CONFIG: FilterRule = FilterRule {
         k(&["snapshot"]),
     ]],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "OpenCode",
     versions: "OpenCode 1.18",
     source: "opencode-config",
@@ -602,18 +623,20 @@ pub static CONTINUE_YAML: FilterRule = FilterRule {
         k(&["models"]),
     ]],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Continue",
     versions: "Continue CLI 1.5",
     source: "continue-cli",
 };
 
 /// The `.env` Gemini CLI, Qwen Code and Codex CLI read from their home
-/// directory into their environment as they start: what they would read
-/// there from an earlier session's plant is a system prompt of its choosing
-/// (`GEMINI_SYSTEM_MD`, `QWEN_SYSTEM_MD`) or a script before every shell
-/// command (`BASH_ENV`). Kept: the model provider's credentials and
-/// endpoint, which is what users keep there.
+/// directory into their environment as they start (Gemini CLI, Qwen Code
+/// and Aider the home's own `~/.env` too): what they would read there from
+/// an earlier session's plant is a system prompt of its choosing
+/// (`GEMINI_SYSTEM_MD`, `QWEN_SYSTEM_MD`), a script before every shell
+/// command (`BASH_ENV`) or, for Aider, any of its options (`AIDER_LINT_CMD`).
+/// Kept: the model provider's credentials and endpoint, which is what users
+/// keep there.
 pub static AGENT_ENV: FilterRule = FilterRule {
     id: "agent-env",
     format: Format::Dotenv,
@@ -633,12 +656,91 @@ pub static AGENT_ENV: FilterRule = FilterRule {
         k(&["OPENAI_PROJECT"]),
         k(&["AZURE_OPENAI_API_KEY"]),
         k(&["DASHSCOPE_API_KEY"]),
+        k(&["ANTHROPIC_API_KEY"]),
+        k(&["OPENAI_API_BASE"]),
+        k(&["OPENROUTER_API_KEY"]),
+        k(&["AIDER_MODEL"]),
     ]],
     writable: false,
-    command_prefix: None,
-    agents: "Gemini CLI, Qwen Code, Codex CLI",
-    versions: "Gemini CLI 0.61, Qwen Code 0.24, Codex CLI 0.171",
+    commands: None,
+    agents: "Gemini CLI, Qwen Code, Codex CLI, Aider",
+    versions: "Gemini CLI 0.61, Qwen Code 0.24, Codex CLI 0.171, Aider 0.86",
     source: "agent-env",
+};
+
+/// Aider's `.aider.conf.yml` (its home directory's, and a parent
+/// directory's where Aider starts below one): every key is an option of
+/// its command line, so the list keeps the model, its provider and the
+/// interface, and drops what loads or runs something: `read` and `file`
+/// (files into the context), `lint-cmd`, `test-cmd`, `notifications-command`
+/// and `editor` (commands it runs), `load` (commands from a file),
+/// `env-file`, `set-env` and `config` (more settings from elsewhere),
+/// `model-settings-file` and `model-metadata-file`, `commit-prompt` and
+/// `chat-language` (text in its prompts), `git-commit-verify` (the
+/// repository's git hooks). Read by top-level entry (Aider reads it with
+/// PyYAML).
+pub static AIDER_CONF: FilterRule = FilterRule {
+    id: "aider-yaml",
+    format: Format::Yaml,
+    keep: &[&[
+        k(&["model"]),
+        k(&["weak-model"]),
+        k(&["editor-model"]),
+        k(&["edit-format"]),
+        k(&["editor-edit-format"]),
+        k(&["architect"]),
+        k(&["auto-accept-architect"]),
+        k(&["reasoning-effort"]),
+        k(&["thinking-tokens"]),
+        k(&["alias"]),
+        k(&["openai-api-key"]),
+        k(&["anthropic-api-key"]),
+        k(&["openai-api-base"]),
+        k(&["openai-api-type"]),
+        k(&["openai-api-version"]),
+        k(&["openai-api-deployment-id"]),
+        k(&["openai-organization-id"]),
+        k(&["api-key"]),
+        k(&["verify-ssl"]),
+        k(&["timeout"]),
+        k(&["show-model-warnings"]),
+        k(&["check-model-accepts-settings"]),
+        k(&["max-chat-history-tokens"]),
+        k(&["cache-prompts"]),
+        k(&["cache-keepalive-pings"]),
+        k(&["map-tokens"]),
+        k(&["map-refresh"]),
+        k(&["map-multiplier-no-files"]),
+        k(&["dark-mode"]),
+        k(&["light-mode"]),
+        k(&["pretty"]),
+        k(&["stream"]),
+        k(&["code-theme"]),
+        k(&["show-diffs"]),
+        k(&["auto-commits"]),
+        k(&["dirty-commits"]),
+        k(&["attribute-author"]),
+        k(&["attribute-committer"]),
+        k(&["attribute-co-authored-by"]),
+        k(&["analytics"]),
+        k(&["analytics-disable"]),
+        k(&["check-update"]),
+        k(&["show-release-notes"]),
+        k(&["vim"]),
+        k(&["encoding"]),
+        k(&["line-endings"]),
+        k(&["suggest-shell-commands"]),
+        k(&["fancy-input"]),
+        k(&["multiline"]),
+        k(&["detect-urls"]),
+        k(&["notifications"]),
+        k(&["yes-always"]),
+    ]],
+    writable: false,
+    commands: None,
+    agents: "Aider",
+    versions: "Aider 0.86",
+    source: "aider-conf",
 };
 
 /// Continue's legacy `config.json`: models and the interface. Dropped, among
@@ -657,7 +759,7 @@ pub static CONTINUE_JSON: FilterRule = FilterRule {
         k(&["disableSessionTitles"]),
     ]],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Continue",
     versions: "Continue 1.0 (legacy config.json)",
     source: "continue-mcp",
@@ -677,10 +779,77 @@ pub static AMP_SETTINGS: FilterRule = FilterRule {
         k(&["amp.permissions"]),
     ]],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Amp (unconfirmed)",
     versions: "unconfirmed",
     source: "research",
+};
+
+/// What Crush's configuration keeps: the models and providers and the
+/// interface. Dropped, among the rest: `mcp`, `lsp`, `hooks` (programs it
+/// starts), `env` (its own environment), `permissions` (tools it runs
+/// unasked), a provider's `system_prompt_prefix` (text in its prompts) and
+/// `aws_auth_refresh` (a command), and the options that name files to read
+/// (`context_paths`, `global_context_paths`, `skills_paths`) or move its
+/// data directory (`data_directory`). Crush expands every value as a shell
+/// does, so a provider holding a command substitution anywhere is dropped
+/// whole.
+const CRUSH_KEEP: &[Keep] = &[
+    k(&["$schema"]),
+    k(&["models"]),
+    k(&["recent_models"]),
+    k(&["providers", "*", "id"]),
+    k(&["providers", "*", "name"]),
+    k(&["providers", "*", "base_url"]),
+    k(&["providers", "*", "type"]),
+    k(&["providers", "*", "api_key"]),
+    k(&["providers", "*", "oauth"]),
+    k(&["providers", "*", "disable"]),
+    k(&["providers", "*", "extra_headers"]),
+    k(&["providers", "*", "extra_body"]),
+    k(&["providers", "*", "provider_options"]),
+    k(&["providers", "*", "models"]),
+    k(&["options", "tui"]),
+    k(&["options", "debug"]),
+    k(&["options", "debug_lsp"]),
+    k(&["options", "disable_auto_summarize"]),
+    k(&["options", "disabled_tools"]),
+    k(&["options", "disable_provider_auto_update"]),
+    k(&["options", "disable_default_providers"]),
+    k(&["options", "attribution"]),
+    k(&["options", "disable_metrics"]),
+    k(&["options", "progress"]),
+    k(&["options", "notifications"]),
+    k(&["options", "disabled_skills"]),
+];
+
+/// A shell's command substitution, which Crush runs in any value.
+const SHELL_COMMANDS: CommandMark = CommandMark::Holds(&["$(", "`"]);
+
+/// Crush's `crush.json` in its configuration directory and in
+/// `/etc/crush` ([`CRUSH_KEEP`]).
+pub static CRUSH_CONFIG: FilterRule = FilterRule {
+    id: "crush-config",
+    format: Format::Json,
+    keep: &[CRUSH_KEEP],
+    writable: false,
+    commands: Some(SHELL_COMMANDS),
+    agents: "Crush",
+    versions: "Crush 0.90 (from its source)",
+    source: "crush",
+};
+
+/// Crush's `crush.json` in its data directory, which it writes as it runs
+/// (the models it chose, its sign-in tokens): the same list, writable.
+pub static CRUSH_DATA: FilterRule = FilterRule {
+    id: "crush-data",
+    format: Format::Json,
+    keep: &[CRUSH_KEEP],
+    writable: true,
+    commands: Some(SHELL_COMMANDS),
+    agents: "Crush",
+    versions: "Crush 0.90 (from its source)",
+    source: "crush",
 };
 
 /// Factory Droid's `settings.json` and `settings.local.json` (user level):
@@ -695,7 +864,7 @@ pub static FACTORY_SETTINGS: FilterRule = FilterRule {
         k(&["sessionDefaultSettings"]),
     ]],
     writable: false,
-    command_prefix: None,
+    commands: None,
     agents: "Factory Droid",
     versions: "unconfirmed",
     source: "factory",
@@ -739,7 +908,7 @@ pub static PI_SETTINGS: FilterRule = FilterRule {
         k(&["lastChangelogVersion"]),
     ]],
     writable: true,
-    command_prefix: Some("!"),
+    commands: Some(CommandMark::StartsWith("!")),
     agents: "Pi",
     versions: "Pi 0.73",
     source: "pi-coding-agent",
@@ -764,7 +933,7 @@ pub static PI_MODELS: FilterRule = FilterRule {
         k(&["providers", "*", "modelOverrides"]),
     ]],
     writable: false,
-    command_prefix: Some("!"),
+    commands: Some(CommandMark::StartsWith("!")),
     agents: "Pi",
     versions: "Pi 0.73",
     source: "pi-coding-agent",
@@ -777,7 +946,7 @@ pub static PI_AUTH: FilterRule = FilterRule {
     format: Format::Json,
     keep: &[&[k(&["*"])]],
     writable: true,
-    command_prefix: Some("!"),
+    commands: Some(CommandMark::StartsWith("!")),
     agents: "Pi",
     versions: "Pi 0.73",
     source: "pi-coding-agent",
@@ -803,6 +972,9 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &PI_SETTINGS,
     &PI_MODELS,
     &PI_AUTH,
+    &AIDER_CONF,
+    &CRUSH_CONFIG,
+    &CRUSH_DATA,
     &AGENT_ENV,
 ];
 

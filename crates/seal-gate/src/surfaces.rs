@@ -28,10 +28,10 @@
 //! lookup of the mount).
 
 pub use crate::filters::{
-    AGENT_ENV, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG, CODEX_SYSTEM_CONFIG,
-    CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS, FACTORY_SETTINGS, FILTER_RULES,
-    FilterRule, Format, GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, PI_AUTH,
-    PI_MODELS, PI_SETTINGS, QWEN_SETTINGS,
+    AGENT_ENV, AIDER_CONF, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG,
+    CODEX_SYSTEM_CONFIG, CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS,
+    CRUSH_CONFIG, CRUSH_DATA, FACTORY_SETTINGS, FILTER_RULES, FilterRule, Format, GEMINI_SETTINGS,
+    HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, PI_AUTH, PI_MODELS, PI_SETTINGS, QWEN_SETTINGS,
 };
 use seal_core::pattern::Pattern;
 
@@ -598,24 +598,60 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "Aider (files it reads, commands it runs)",
         "aider-conf",
     ),
-    // Crush
+    // Aider's model settings: a `system_prompt_prefix` goes into its
+    // system prompt, `extra_params` into every request.
+    row(
+        ".aider.model.settings.yml",
+        Unit::File,
+        "Aider (model settings: text in its system prompt)",
+        "aider-conf",
+    ),
+    // Crush: its configuration (MCP servers, LSP commands, hooks, and
+    // values it expands as a shell does) in every directory from where it
+    // starts up to the git root, the closest `.crush` there (its data
+    // directory: a workspace configuration and commands), and `crushrc`
+    // files, shell scripts it runs as it starts, beside each.
     row(
         ".crush.json",
         Unit::File,
-        "Crush (MCP servers, LSP commands)",
+        "Crush (MCP servers, LSP commands, hooks)",
         "crush",
     ),
     row(
         "crush.json",
         Unit::File,
-        "Crush (MCP servers, LSP commands)",
+        "Crush (MCP servers, LSP commands, hooks)",
+        "crush",
+    ),
+    row(
+        ".crush/crush.json",
+        Unit::File,
+        "Crush (its workspace configuration)",
+        "crush",
+    ),
+    row(
+        "crushrc",
+        Unit::File,
+        "Crush (a shell script it runs as it starts)",
+        "crush",
+    ),
+    row(
+        ".crushrc",
+        Unit::File,
+        "Crush (a shell script it runs as it starts)",
+        "crush",
+    ),
+    row(
+        ".crush/commands",
+        Unit::Dir,
+        "Crush (custom commands)",
         "crush",
     ),
     row(
         ".crush/skills/*",
         Unit::Dir,
-        "Crush (Agent Skills; unconfirmed)",
-        "research",
+        "Crush (Agent Skills)",
+        "crush",
     ),
     // Factory Droid: hooks in its settings (or `hooks.json`), MCP
     // servers, custom droids, commands and skills.
@@ -1723,6 +1759,17 @@ const PI_USER: &[Loc] = &[
     filtered("auth.json", &PI_AUTH),
 ];
 
+/// Crush's configuration directory (`~/.config/crush`, or
+/// `CRUSH_GLOBAL_CONFIG`): its configuration, the shell script it runs as
+/// it starts, its global instructions, skills and commands.
+const CRUSH_USER: &[Loc] = &[
+    filtered("crush.json", &CRUSH_CONFIG),
+    file("crushrc"),
+    file("CRUSH.md"),
+    dir("skills"),
+    dir("commands"),
+];
+
 /// Kilo Code CLI's configuration directories (`~/.config/kilo`,
 /// `KILO_CONFIG_DIR`, `~/.kilo`, `~/.kilocode`): OpenCode's names, singular
 /// and plural, its own files, rules and workflows. Kilo writes a
@@ -1984,6 +2031,35 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Continue",
         "continue-cli",
     ),
+    group(Base::XdgConfig, "crush", CRUSH_USER, "Crush", "crush"),
+    group(
+        Base::EnvDir("CRUSH_GLOBAL_CONFIG"),
+        "",
+        CRUSH_USER,
+        "Crush",
+        "crush",
+    ),
+    group(
+        Base::Home,
+        ".local/share/crush",
+        &[filtered("crush.json", &CRUSH_DATA)],
+        "Crush (its data configuration: models it chose, sign-in tokens)",
+        "crush",
+    ),
+    group(
+        Base::EnvDir("CRUSH_GLOBAL_DATA"),
+        "",
+        &[filtered("crush.json", &CRUSH_DATA)],
+        "Crush (its data configuration)",
+        "crush",
+    ),
+    group(
+        Base::Root,
+        "/etc/crush",
+        &[filtered("crush.json", &CRUSH_CONFIG)],
+        "Crush (system configuration)",
+        "crush",
+    ),
     group(
         Base::XdgConfig,
         "amp",
@@ -2188,6 +2264,69 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         Show::EmptyFile,
         "Goose (global hints)",
         "goose-hints",
+    ),
+    // Aider reads `.aider.conf.yml` from the home directory, and Gemini
+    // CLI, Qwen Code and Aider the home's `.env` into their environment,
+    // wherever the project is (above it, in a home that is one of its
+    // parents, these rows come first).
+    ext(
+        Base::Home,
+        ".aider.conf.yml",
+        Show::Filtered(&AIDER_CONF),
+        "Aider (its user configuration)",
+        "aider-conf",
+    ),
+    ext(
+        Base::Home,
+        ".env",
+        Show::Filtered(&AGENT_ENV),
+        "Gemini CLI, Qwen Code, Aider (read into their environment)",
+        "agent-env",
+    ),
+    // Crush's global instructions beside its configuration directory, its
+    // own commands directory, and the skills directory that replaces its
+    // others when named.
+    ext(
+        Base::XdgConfig,
+        "AGENTS.md",
+        Show::EmptyFile,
+        "Crush (global instructions)",
+        "crush",
+    ),
+    ext(
+        Base::EnvDir("CRUSH_GLOBAL_CONFIG"),
+        "../AGENTS.md",
+        Show::EmptyFile,
+        "Crush (global instructions beside a relocated configuration directory)",
+        "crush",
+    ),
+    ext(
+        Base::Home,
+        ".crush/commands",
+        Show::EmptyDir,
+        "Crush (user commands)",
+        "crush",
+    ),
+    ext(
+        Base::EnvDir("CRUSH_SKILLS_DIR"),
+        "",
+        Show::EmptyDir,
+        "Crush (skills)",
+        "crush",
+    ),
+    ext(
+        Base::Home,
+        ".aider/oauth-keys.env",
+        Show::Filtered(&AGENT_ENV),
+        "Aider (the keys its sign-in wrote, read into its environment)",
+        "agent-env",
+    ),
+    ext(
+        Base::Home,
+        ".aider.model.settings.yml",
+        Show::EmptyFile,
+        "Aider (its user model settings)",
+        "aider-conf",
     ),
     ext(
         Base::Home,
@@ -2456,6 +2595,11 @@ pub enum Held {
 /// with Pi 0.73.1: a sealed run planted one, and the next sealed and native
 /// runs ran it. `JITI_FS_CACHE=false` turns the cache off, whatever the
 /// caller set.
+///
+/// Crush with `CRUSH_CLIENT_SERVER` set hands its workspace to a Crush
+/// server it finds on the machine (a socket in the runtime directory or
+/// `/tmp`), which would load the host's files outside the run, as Cline's
+/// hub would (from Crush's source, not run): `seal run` gives it `0`.
 pub const HELD_VARIABLES: &[(&str, Held)] = &[
     ("GEMINI_CLI_HOME", Held::Home),
     ("GEMINI_SYSTEM_MD", Held::Value("0")),
@@ -2467,6 +2611,7 @@ pub const HELD_VARIABLES: &[(&str, Held)] = &[
         Held::Value("https://api.continue.dev/"),
     ),
     ("JITI_FS_CACHE", Held::Always("false")),
+    ("CRUSH_CLIENT_SERVER", Held::Always("0")),
 ];
 
 /// How the locations named in every parent directory of the project (agents
@@ -2523,6 +2668,7 @@ static PARENT_FILTERS: &[(&str, &FilterRule)] = &[
     ("opencode.jsonc", &OPENCODE_CONFIG),
     ("kilo.json", &OPENCODE_CONFIG),
     ("kilo.jsonc", &OPENCODE_CONFIG),
+    (".aider.conf.yml", &AIDER_CONF),
 ];
 
 #[cfg(test)]

@@ -616,6 +616,14 @@ fn scripts_run_as_they_are_and_kiro_and_amazon_q_hooks() {
         vec![row(Kind::Script, "", code("#!/bin/bash"))]
     );
     assert!(runs("scripts/setup.sh", "npm install\n").is_empty());
+    // Crush runs each `crushrc` and `.crushrc` on its way to the git root.
+    for path in ["crushrc", "pkg/.crushrc"] {
+        assert_eq!(
+            runs(path, "export X=1\n"),
+            vec![row(Kind::Script, "", cmd(&format!("sh {path}")))],
+            "{path}"
+        );
+    }
     assert_eq!(
         runs(
             ".kiro/hooks/lint.kiro.hook",
@@ -655,6 +663,21 @@ fn crush_config_servers_and_language_servers() {
             row(Kind::McpServer, "fs", cmd("node srv.js")),
             row(Kind::McpServer, "gh", url("https://gh.example/mcp")),
             row(Kind::Command, "lsp.go", cmd("gopls")),
+        ]
+    );
+    // Its hooks, and the command a provider refreshes its credentials with.
+    assert_eq!(
+        runs(
+            ".crush/crush.json",
+            r#"{"hooks": {"PreToolUse": [{"matcher": "bash", "command": "./guard.sh"}]}, "providers": {"b": {"type": "bedrock", "aws_auth_refresh": "aws sso login"}}}"#
+        ),
+        vec![
+            row(Kind::Hook, "PreToolUse (bash)", cmd("./guard.sh")),
+            row(
+                Kind::Command,
+                "providers.b.aws_auth_refresh",
+                cmd("aws sso login")
+            ),
         ]
     );
 }
