@@ -75,7 +75,9 @@ AGENT_DIRS = {
     ".cline", ".clinerules", ".codex", ".codex-plugin", ".continue", ".cursor",
     ".cursor-plugin", ".factory", ".factory-plugin", ".gemini", ".junie",
     ".kilo", ".kilocode", ".kiro", ".opencode", ".openhands", ".pi", ".qwen",
-    ".roo", ".windsurf", ".trae", ".augment",
+    ".roo", ".windsurf", ".trae", ".augment", ".codebuddy", ".codebuddy-plugin",
+    ".qoder", ".qoder-plugin", ".iflow", ".hermes", ".kimi", ".kimi-code",
+    ".vibe", ".devin",
 }
 INSTRUCTION_FILES = {
     ".goosehints", "AGENT.md", "AGENTS.md", "AGENTS.override.md", "CLAUDE.md",
@@ -88,6 +90,9 @@ INSTRUCTION_FILES = {
     # OpenCode's and Kilo's third choice, Continue CLI's fourth, Pi's
     # upper-case spellings.
     "CONTEXT.md", "CODEX.md", "AGENTS.MD", "CLAUDE.MD",
+    # CodeBuddy Code's, iFlow CLI's and Hermes Agent's.
+    "CODEBUDDY.md", "CODEBUDDY.local.md", "IFLOW.md", "HERMES.md", ".hermes.md",
+    "claude.md",
 }
 SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",
@@ -105,7 +110,8 @@ GITHUB_PLACES = (
 # Firebase Studio's, JetBrains AI Assistant's and Crush's places (`.crush`
 # is also its data directory: its database and logs are not extensions).
 OTHER_PLACES = (".idx/airules.md", ".idx/mcp.json", ".aiassistant/rules/",
-                ".crush/commands/", ".crush/skills/", ".crush/crush.json")
+                ".crush/commands/", ".crush/skills/", ".crush/crush.json",
+                ".gitlab/duo/")
 VSCODE_PLACES = (".vscode/mcp.json",)
 
 

@@ -900,6 +900,16 @@ const FORMATS: &[(&str, &str, &str)] = &[
         r#"{"name": "p", "hooks": {"stop": [{"command": "mark-cursor-plugin"}]}}"#,
     ),
     (
+        ".codebuddy-plugin",
+        ".codebuddy-plugin/plugin.json",
+        r#"{"name": "p", "mcpServers": {"s": {"command": "mark-codebuddy-plugin"}}}"#,
+    ),
+    (
+        ".qoder-plugin",
+        ".qoder-plugin/plugin.json",
+        r#"{"name": "p", "hooks": {"stop": [{"command": "mark-qoder-plugin"}]}}"#,
+    ),
+    (
         ".codex-plugin",
         ".codex-plugin/plugin.json",
         r#"{"name": "p", "mcpServers": {"s": {"command": "mark-codex-plugin"}}}"#,

@@ -986,6 +986,93 @@ fn continue_cli_locations_are_sealed() {
     assert_served_once_pinned(&w, &unpinned);
 }
 
+/// The places of the agents sealed from their sources and documentation
+/// (CodeBuddy Code, Qoder CLI, iFlow CLI, GitLab Duo, Hermes Agent, Kimi
+/// Code CLI, Mistral Vibe, Devin): their project files hidden until pinned
+/// and refused as plants, their home directories' extensions masked with
+/// the credentials and sessions beside them kept, and a relocated directory
+/// masked as the home's is.
+#[test]
+fn places_of_agents_known_from_their_sources_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let h = &w.home;
+    write(&h.join(".codebuddy/CODEBUDDY.md"), "CODEBUDDY USER MD");
+    write(
+        &h.join(".codebuddy/skills/s/SKILL.md"),
+        "CODEBUDDY USER SKILL",
+    );
+    write(
+        &h.join(".codebuddy/settings.json"),
+        r#"{"model": "m", "hooks": {"Stop": []}}"#,
+    );
+    write(&h.join(".codebuddy/.credentials.json"), "CODEBUDDY KEY");
+    write(&h.join(".qoder/rules/r.md"), "QODER USER RULE");
+    write(&h.join(".hermes/SOUL.md"), "HERMES SOUL");
+    write(&h.join(".kimi-code/AGENTS.md"), "KIMI USER AGENTS");
+    write(&h.join(".vibe/tools/t.py"), "VIBE USER TOOL");
+    write(&h.join(".gitlab/duo/chat-rules.md"), "DUO USER RULES");
+    write(&h.join(".agents/agents/a.md"), "USER AGENT");
+    let p = &w.project;
+    let unpinned = [
+        ("CODEBUDDY.md", "UNPINNED CODEBUDDY"),
+        ("pkg/IFLOW.md", "UNPINNED IFLOW"),
+        (".hermes.md", "UNPINNED HERMES"),
+        ("pkg/claude.md", "UNPINNED LOWER CLAUDE"),
+        (".qoder/rules/r.md", "UNPINNED QODER RULE"),
+        (".vibe/tools/t.py", "UNPINNED VIBE TOOL"),
+        (".gitlab/duo/mcp.json", "UNPINNED DUO MCP"),
+        (".devin/hooks.v1.json", "UNPINNED DEVIN HOOKS"),
+    ];
+    for (path, text) in unpinned {
+        write(&p.join(path), text);
+    }
+    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let script = format!(
+        r#"
+        echo "[$(cat ~/.codebuddy/CODEBUDDY.md ~/.hermes/SOUL.md ~/.kimi-code/AGENTS.md)$(ls -A ~/.codebuddy/skills)$(ls -A ~/.qoder/rules)$(ls -A ~/.vibe/tools)$(ls -A ~/.gitlab/duo)$(ls -A ~/.agents/agents)]"
+        cat ~/.codebuddy/settings.json; echo
+        cat ~/.codebuddy/.credentials.json; echo
+        for f in {}; do [ -s "$f" ] && echo "shown: $f"; done
+        echo end
+    "#,
+        names.join(" ")
+    );
+    let (code, out, err) = w.run_sh(&script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        r#"[]{"model":"m"}CODEBUDDYKEYend"#,
+        "{err}"
+    );
+    let plant = r#"
+        try codebuddy-md 'echo EVIL > CODEBUDDY.md'
+        try hermes-md 'echo EVIL > HERMES.md'
+        try qoder-rule 'mkdir -p .qoder/rules && echo EVIL > .qoder/rules/e.md'
+        try vibe-tool 'mkdir -p .vibe/tools && echo EVIL > .vibe/tools/e.py'
+        try duo-rules 'mkdir -p .gitlab/duo && echo EVIL > .gitlab/duo/chat-rules.md'
+        try home-codebuddy-skill 'mkdir -p ~/.codebuddy/skills/e && echo EVIL > ~/.codebuddy/skills/e/SKILL.md'
+        try home-vibe-tool 'echo EVIL > ~/.vibe/tools/e.py'
+    "#;
+    assert_plants_refused(&w, plant, 7);
+    assert!(!h.join(".vibe/tools/e.py").exists());
+    // A directory the caller names instead is masked as the home's is.
+    let elsewhere = h.join("elsewhere");
+    write(&elsewhere.join("skills/s/SKILL.md"), "RELOCATED SKILL");
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(ls -A "$CODEBUDDY_CONFIG_DIR/skills")$(ls -A "$VIBE_HOME/skills")]""#,
+        &[
+            ("CODEBUDDY_CONFIG_DIR", &elsewhere),
+            ("VIBE_HOME", &elsewhere),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[]\n", "{err}");
+    assert_served_once_pinned(&w, &unpinned);
+}
+
 /// Crush's places (from its source, v0.90): its `crushrc` shell scripts,
 /// its workspace configuration and commands in `.crush`, hidden until
 /// pinned; its configuration directory (`~/.config/crush`, or

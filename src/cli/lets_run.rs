@@ -270,6 +270,17 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".factory/settings.json", &SERVERS_AND_HOOKS),
     (".factory/settings.local.json", &SERVERS_AND_HOOKS),
     (".gemini/settings.json", &GEMINI_SETTINGS),
+    // CodeBuddy Code keeps Claude Code's settings' shape; Qoder CLI and
+    // iFlow CLI (Gemini CLI forks) keep Gemini CLI's.
+    (".codebuddy/settings.json", &CLAUDE_SETTINGS),
+    (".codebuddy/settings.local.json", &CLAUDE_SETTINGS),
+    (".qoder/settings.json", &GEMINI_SETTINGS),
+    (".qoder/settings.local.json", &GEMINI_SETTINGS),
+    (".iflow/settings.json", &GEMINI_SETTINGS),
+    (".gitlab/duo/mcp.json", &MCP_SERVERS_JSON),
+    (".kimi-code/mcp.json", &MCP_SERVERS_JSON),
+    (".gitlab/duo/hooks.json", &HOOKS_JSON),
+    (".devin/hooks.v1.json", &HOOKS_JSON),
     // Qwen Code is a fork of Gemini CLI and keeps its settings' shape.
     (".qwen/settings.json", &GEMINI_SETTINGS),
     (".github/copilot/settings.json", &COPILOT_SETTINGS),
@@ -302,6 +313,8 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".claude-plugin/plugin.json", &PLUGIN_MANIFEST),
     (".codex-plugin/plugin.json", &PLUGIN_MANIFEST),
     (".cursor-plugin/plugin.json", &PLUGIN_MANIFEST),
+    (".codebuddy-plugin/plugin.json", &PLUGIN_MANIFEST),
+    (".qoder-plugin/plugin.json", &PLUGIN_MANIFEST),
     (".factory-plugin/plugin.json", &PLUGIN_MANIFEST),
     (".github/plugin/plugin.json", &PLUGIN_MANIFEST),
     (".claude-plugin/marketplace.json", &MARKETPLACE),
@@ -323,7 +336,9 @@ pub static MARKETPLACE: ConfigReading =
     reading_of("plugin-marketplace", Format::Json, &[&["plugins"]]);
 
 /// Directories whose files are code an agent loads as plugins or tools:
-/// OpenCode's, Kilo Code's (its fork, singular or plural) and Cline's.
+/// OpenCode's, Kilo Code's (its fork, singular or plural), Cline's, Pi's
+/// extensions, CodeBuddy Code's workflows (JavaScript), Mistral Vibe's
+/// tools and Hermes Agent's plugins (Python).
 const PLUGIN_DIRS: &[&str] = &[
     ".opencode/plugins",
     ".opencode/tools",
@@ -335,6 +350,9 @@ const PLUGIN_DIRS: &[&str] = &[
     ".kilocode/plugins",
     ".cline/plugins",
     ".pi/extensions",
+    ".codebuddy/workflows",
+    ".vibe/tools",
+    ".hermes/plugins",
 ];
 
 /// Copilot CLI extensions: `.github/extensions/NAME/extension.mjs` is

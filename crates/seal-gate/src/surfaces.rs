@@ -725,6 +725,27 @@ pub static PROJECT_ROWS: &[SurfaceRow] = &[
         "cursor-plugins",
     ),
     row(
+        ".codebuddy-plugin",
+        Unit::Dir,
+        "CodeBuddy Code (plugin manifests)",
+        "codebuddy",
+    ),
+    row(
+        ".qoder-plugin",
+        Unit::Dir,
+        "Qoder CLI (plugin manifests, their hooks)",
+        "qoder",
+    ),
+    // GitLab Duo keeps its project configuration in `.gitlab/duo` (chat
+    // rules, MCP servers it may run unasked, hooks, plugins, flows, the
+    // setup script of its CI agent); `.gitlab` itself holds CI templates.
+    row(
+        ".gitlab/duo",
+        Unit::Dir,
+        "GitLab Duo (rules, MCP servers, hooks, plugins, flows)",
+        "gitlab-duo",
+    ),
+    row(
         ".codex-plugin",
         Unit::Dir,
         "Codex CLI (plugin manifest, since 0.117)",
@@ -748,21 +769,29 @@ pub static AGENT_DIRS: &[&str] = &[
     ".augment",
     ".claude",
     ".cline",
+    ".codebuddy",
     ".codex",
     ".continue",
     ".cursor",
+    ".devin",
     ".factory",
     ".gemini",
+    ".hermes",
+    ".iflow",
     ".junie",
     ".kilo",
     ".kilocode",
+    ".kimi",
+    ".kimi-code",
     ".kiro",
     ".opencode",
     ".openhands",
     ".pi",
+    ".qoder",
     ".qwen",
     ".roo",
     ".trae",
+    ".vibe",
     ".windsurf",
 ];
 
@@ -873,9 +902,10 @@ fn housekeeping(dir: &str) -> &'static [&'static str] {
 /// Names match exactly (Linux names are case-sensitive), so the spellings
 /// an agent also reads are listed one by one: Crush reads `agents.md`,
 /// `Agents.md`, `gemini.md` and its own file in three spellings, Windsurf
-/// `agents.md`.
+/// `agents.md`, Hermes `claude.md`.
 pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     ".goosehints",
+    ".hermes.md",
     "AGENT.md",
     "AGENTS.MD",
     "AGENTS.local.md",
@@ -885,6 +915,8 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "CLAUDE.MD",
     "CLAUDE.local.md",
     "CLAUDE.md",
+    "CODEBUDDY.local.md",
+    "CODEBUDDY.md",
     "CODEX.md",
     "CONTEXT.md",
     "CRUSH.local.md",
@@ -892,9 +924,12 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "Crush.local.md",
     "Crush.md",
     "GEMINI.md",
+    "HERMES.md",
+    "IFLOW.md",
     "QWEN.md",
     "WARP.md",
     "agents.md",
+    "claude.md",
     "crush.local.md",
     "crush.md",
     "gemini.md",
@@ -1759,6 +1794,77 @@ const PI_USER: &[Loc] = &[
     filtered("auth.json", &PI_AUTH),
 ];
 
+/// CodeBuddy Code's directory (`~/.codebuddy`, or `CODEBUDDY_CONFIG_DIR`),
+/// laid out as Claude Code's: its instructions, rules, agents, skills,
+/// commands, workflows (JavaScript it runs) and plugins, its settings
+/// (hooks, a status line, a key helper) and MCP servers, beside the
+/// sessions it writes.
+const CODEBUDDY_USER: &[Loc] = &[
+    file("CODEBUDDY.md"),
+    dir("rules"),
+    dir("agents"),
+    dir("skills"),
+    dir("commands"),
+    dir("output-styles"),
+    dir("workflows"),
+    dir("plugins"),
+    filtered("settings.json", &CLAUDE_SETTINGS),
+    filtered("settings.local.json", &CLAUDE_SETTINGS),
+    filtered("mcp.json", &MCP_SERVERS_JSON),
+    filtered(".mcp.json", &MCP_SERVERS_JSON),
+];
+
+/// Qoder CLI's directory (`~/.qoder`, `~/.qoder-cn`, or
+/// `QODER_CONFIG_DIR`): Gemini CLI's layout with Claude Code's extras.
+const QODER_USER: &[Loc] = &[
+    file("AGENTS.md"),
+    dir("rules"),
+    dir("skills"),
+    dir("commands"),
+    dir("agents"),
+    dir("output-styles"),
+    dir("workflows"),
+    dir("extensions"),
+    dir("plugins"),
+    file("scheduled_tasks.json"),
+    filtered("settings.json", &GEMINI_SETTINGS),
+];
+
+/// Hermes Agent's directory (`~/.hermes`, or `HERMES_HOME`): its persona,
+/// instructions, skills, plugins (Python) and hooks, and the `.env` it
+/// reads (its `config.yaml` is not read here: see docs/SURFACES.md).
+const HERMES_USER: &[Loc] = &[
+    file("SOUL.md"),
+    file("AGENTS.md"),
+    dir("skills"),
+    dir("plugins"),
+    dir("hooks"),
+    filtered(".env", &AGENT_ENV),
+];
+
+/// Kimi Code CLI's directory (`~/.kimi-code`, or `KIMI_CODE_HOME`).
+const KIMI_CODE_USER: &[Loc] = &[
+    file("AGENTS.md"),
+    file("SYSTEM.md"),
+    dir("skills"),
+    dir("agents"),
+    dir("plugins"),
+    dir("hooks"),
+    filtered("mcp.json", &MCP_SERVERS_JSON),
+];
+
+/// Mistral Vibe's directory (`~/.vibe`, or `VIBE_HOME`): its instructions,
+/// tools (Python it imports), skills, agents and prompts, and the `.env`
+/// it reads (its `config.toml` is not read here: see docs/SURFACES.md).
+const VIBE_USER: &[Loc] = &[
+    file("AGENTS.md"),
+    dir("tools"),
+    dir("skills"),
+    dir("agents"),
+    dir("prompts"),
+    filtered(".env", &AGENT_ENV),
+];
+
 /// Crush's configuration directory (`~/.config/crush`, or
 /// `CRUSH_GLOBAL_CONFIG`): its configuration, the shell script it runs as
 /// it starts, its global instructions, skills and commands.
@@ -2033,6 +2139,70 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
     ),
     group(Base::XdgConfig, "crush", CRUSH_USER, "Crush", "crush"),
     group(
+        Base::Home,
+        ".codebuddy",
+        CODEBUDDY_USER,
+        "CodeBuddy Code",
+        "codebuddy",
+    ),
+    group(
+        Base::EnvDir("CODEBUDDY_CONFIG_DIR"),
+        "",
+        CODEBUDDY_USER,
+        "CodeBuddy Code",
+        "codebuddy",
+    ),
+    group(Base::Home, ".qoder", QODER_USER, "Qoder CLI", "qoder"),
+    group(Base::Home, ".qoder-cn", QODER_USER, "Qoder CLI", "qoder"),
+    group(
+        Base::EnvDir("QODER_CONFIG_DIR"),
+        "",
+        QODER_USER,
+        "Qoder CLI",
+        "qoder",
+    ),
+    group(Base::Home, ".hermes", HERMES_USER, "Hermes Agent", "hermes"),
+    group(
+        Base::EnvDir("HERMES_HOME"),
+        "",
+        HERMES_USER,
+        "Hermes Agent",
+        "hermes",
+    ),
+    group(
+        Base::Home,
+        ".kimi-code",
+        KIMI_CODE_USER,
+        "Kimi Code CLI",
+        "kimi-code",
+    ),
+    group(
+        Base::EnvDir("KIMI_CODE_HOME"),
+        "",
+        KIMI_CODE_USER,
+        "Kimi Code CLI",
+        "kimi-code",
+    ),
+    group(
+        Base::Home,
+        ".kimi",
+        &[
+            dir("skills"),
+            dir("plugins"),
+            filtered("mcp.json", &MCP_SERVERS_JSON),
+        ],
+        "Kimi CLI",
+        "kimi-cli",
+    ),
+    group(Base::Home, ".vibe", VIBE_USER, "Mistral Vibe", "vibe"),
+    group(
+        Base::EnvDir("VIBE_HOME"),
+        "",
+        VIBE_USER,
+        "Mistral Vibe",
+        "vibe",
+    ),
+    group(
         Base::EnvDir("CRUSH_GLOBAL_CONFIG"),
         "",
         CRUSH_USER,
@@ -2300,6 +2470,37 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "Crush (global instructions beside a relocated configuration directory)",
         "crush",
     ),
+    // GitLab Duo's user configuration (the project's `.gitlab/duo` row shown
+    // empty there), and the commands and agents Kimi Code and GitLab Duo
+    // read from `~/.agents`.
+    ext(
+        Base::Home,
+        ".gitlab/duo",
+        Show::EmptyDir,
+        "GitLab Duo (user rules, skills, commands, MCP servers, hooks)",
+        "gitlab-duo",
+    ),
+    ext(
+        Base::Home,
+        ".agents/agents",
+        Show::EmptyDir,
+        "Kimi Code CLI, GitLab Duo (user agents)",
+        "kimi-code",
+    ),
+    ext(
+        Base::Home,
+        ".agents/commands",
+        Show::EmptyDir,
+        "GitLab Duo (user commands)",
+        "gitlab-duo",
+    ),
+    ext(
+        Base::Home,
+        ".agents/agents.md",
+        Show::EmptyFile,
+        "Kimi Code CLI (user instructions, without `~/.agents/AGENTS.md`)",
+        "kimi-code",
+    ),
     ext(
         Base::Home,
         ".crush/commands",
@@ -2518,6 +2719,14 @@ pub(crate) static AGENT_COMMANDS: &[(&str, &str)] = &[
     ("droid", "Factory Droid"),
     ("kiro-cli", "Kiro CLI"),
     ("q", "Amazon Q Developer CLI"),
+    ("crush", "Crush"),
+    ("aider", "Aider"),
+    ("codebuddy", "CodeBuddy Code"),
+    ("qodercli", "Qoder CLI"),
+    ("hermes", "Hermes Agent"),
+    ("kimi", "Kimi CLI"),
+    ("vibe", "Mistral Vibe"),
+    ("duo", "GitLab Duo CLI"),
 ];
 
 /// Agents whose own sandbox, on by default, runs each command the model asks

@@ -682,6 +682,53 @@ fn crush_config_servers_and_language_servers() {
     );
 }
 
+/// The agents whose files keep another agent's shape are read as that
+/// agent's: CodeBuddy Code's settings as Claude Code's, Qoder CLI's and
+/// iFlow CLI's as Gemini CLI's; GitLab Duo's and Kimi Code's MCP servers,
+/// Duo's and Devin's hooks; CodeBuddy's workflows, Vibe's tools and
+/// Hermes's plugins are code.
+#[test]
+fn agents_of_other_shapes_are_read_as_their_models() {
+    let hooks = r#"{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "guard"}]}]}}"#;
+    for path in [
+        ".codebuddy/settings.json",
+        "pkg/.codebuddy/settings.local.json",
+    ] {
+        assert_eq!(
+            runs(path, hooks),
+            vec![row(Kind::Hook, "PreToolUse (*)", cmd("guard"))],
+            "{path}"
+        );
+    }
+    let servers = r#"{"mcpServers": {"s": {"command": "node", "args": ["s.js"]}}}"#;
+    for path in [
+        ".qoder/settings.json",
+        ".iflow/settings.json",
+        ".gitlab/duo/mcp.json",
+        ".kimi-code/mcp.json",
+    ] {
+        assert_eq!(
+            runs(path, servers),
+            vec![row(Kind::McpServer, "s", cmd("node s.js"))],
+            "{path}"
+        );
+    }
+    for path in [".gitlab/duo/hooks.json", ".devin/hooks.v1.json"] {
+        assert_eq!(runs(path, hooks).len(), 1, "{path}");
+    }
+    for path in [
+        ".codebuddy/workflows/w.js",
+        ".vibe/tools/t.py",
+        ".hermes/plugins/p/__init__.py",
+    ] {
+        assert_eq!(
+            runs(path, "x = 1\n"),
+            vec![row(Kind::Plugin, "", code(path))],
+            "{path}"
+        );
+    }
+}
+
 /// Aider's configuration: its lint and test commands, one line or a list.
 #[test]
 fn aider_conf_lint_and_test_commands() {
