@@ -90,9 +90,10 @@ INSTRUCTION_FILES = {
     # OpenCode's and Kilo's third choice, Continue CLI's fourth, Pi's
     # upper-case spellings.
     "CONTEXT.md", "CODEX.md", "AGENTS.MD", "CLAUDE.MD",
-    # CodeBuddy Code's, iFlow CLI's and Hermes Agent's.
+    # CodeBuddy Code's, iFlow CLI's, Hermes Agent's, Factory Droid's design
+    # guidelines.
     "CODEBUDDY.md", "CODEBUDDY.local.md", "IFLOW.md", "HERMES.md", ".hermes.md",
-    "claude.md",
+    "claude.md", "DESIGN.md", "Design.md", "design.md",
 }
 SINGLE_FILES = {
     ".mcp.json", ".cursorrules", ".windsurfrules", ".roomodes", ".kilocodemodes",

@@ -726,7 +726,10 @@ fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
     );
     write(&w.home.join(".factory/droids/d.md"), "FACTORY USER DROID");
     write(&w.home.join(".factory/AGENTS.md"), "FACTORY USER AGENTS");
-    write(&w.home.join(".factory/config.json"), "byok models stay");
+    write(
+        &w.home.join(".factory/config.json"),
+        r#"{"custom_models": [{"model": "m", "bedrock": {"awsAuthRefresh": "evil"}}], "x": 1}"#,
+    );
     write(&w.home.join(".cline/rules/r.md"), "CLINE USER RULE");
     write(&w.home.join(".cline/plugins/p.js"), "CLINE USER PLUGIN");
     write(
@@ -774,7 +777,7 @@ fn factory_cline_kilo_antigravity_zed_and_jetbrains_locations_are_sealed() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out,
-        "[{\n  \"model\": \"m1\"\n}][][byok models stay]\n[{}]\nlocal\n[{\n  \"model\": \"p/m\"\n}]\nend\n",
+        "[{\n  \"model\": \"m1\"\n}][][{\n  \"custom_models\": [\n    {\n      \"model\": \"m\"\n    }\n  ]\n}]\n[{}]\nlocal\n[{\n  \"model\": \"p/m\"\n}]\nend\n",
         "{err}"
     );
     let plant = r#"
@@ -991,6 +994,82 @@ fn continue_cli_locations_are_sealed() {
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "[0]\n", "{err}");
+    assert_served_once_pinned(&w, &unpinned);
+}
+
+/// Factory Droid's places (checked offline with Factory Droid 0.225.2): its
+/// design guidelines (`DESIGN.md`) hidden until pinned; `~/.factory`
+/// writable for the sessions it must write to start, its extensions masked
+/// and its settings cut to the user's own models without their commands;
+/// `~/.agent`'s instructions and skills masked; and the places its
+/// variables name masked as the home's.
+#[test]
+fn factory_droid_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let f = w.home.join(".factory");
+    write(
+        &f.join("settings.json"),
+        r#"{"model": "custom:m", "customModels": [{"model": "m", "baseUrl": "http://127.0.0.1:1/v1", "apiKey": "k", "apiKeyHelper": "evil"}], "enabledPlugins": {"p": true}}"#,
+    );
+    write(&f.join("CLAUDE.md"), "FACTORY USER CLAUDE");
+    write(&f.join("DESIGN.md"), "FACTORY USER DESIGN");
+    write(&f.join("output-styles/o.md"), "FACTORY USER STYLE");
+    write(&w.home.join(".agent/skills/s/SKILL.md"), "AGENT USER SKILL");
+    write(&w.home.join(".agent/AGENTS.md"), "AGENT USER AGENTS");
+    let unpinned = [
+        ("DESIGN.md", "UNPINNED DESIGN"),
+        ("pkg/design.md", "UNPINNED PKG DESIGN"),
+        (".factory/output-styles/o.md", "UNPINNED STYLE"),
+    ];
+    let shown = unpinned_shown(&w, &unpinned, "-e");
+    let script = format!(
+        r#"
+        cat ~/.factory/settings.json; echo
+        echo "[$(cat ~/.factory/CLAUDE.md ~/.factory/DESIGN.md ~/.agent/AGENTS.md)$(ls -A ~/.factory/output-styles)$(ls -A ~/.agent/skills)]"
+        mkdir -p ~/.factory/sessions/p && echo state > ~/.factory/sessions/p/s.jsonl
+        {shown}
+        echo end
+    "#
+    );
+    let (code, out, err) = w.run_sh(&script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        r#"{"model":"custom:m","customModels":[{"model":"m","baseUrl":"http://127.0.0.1:1/v1","apiKey":"k"}]}[]end"#,
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.join("sessions/p/s.jsonl")).unwrap(),
+        "state\n"
+    );
+    let plant = r#"
+        try design 'echo EVIL > DESIGN.md'
+        try home-style 'echo evil > ~/.factory/output-styles/e.md'
+        try home-plugin 'mkdir -p ~/.factory/plugins/p && echo evil > ~/.factory/plugins/p/plugin.json'
+        try home-config 'echo "{}" > ~/.factory/config.json'
+        try home-design 'echo EVIL > ~/.factory/design.md'
+    "#;
+    assert_plants_refused(&w, plant, 5);
+    assert!(!f.join("plugins/p").exists());
+    // The places Droid's variables name are masked as the home's are.
+    let elsewhere = w.home.join("elsewhere");
+    write(&elsewhere.join(".factory/AGENTS.md"), "RELOCATED AGENTS");
+    write(
+        &elsewhere.join("runtime.json"),
+        r#"{"hooks": {"SessionStart": [{"hooks": [{"command": "evil"}]}]}}"#,
+    );
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(cat "$FACTORY_HOME_OVERRIDE/.factory/AGENTS.md" "$FACTORY_RUNTIME_SETTINGS_PATH")]""#,
+        &[
+            ("FACTORY_HOME_OVERRIDE", &elsewhere),
+            ("FACTORY_RUNTIME_SETTINGS_PATH", &elsewhere.join("runtime.json")),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[{}]\n", "{err}");
     assert_served_once_pinned(&w, &unpinned);
 }
 

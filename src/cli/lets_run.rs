@@ -118,6 +118,9 @@ const fn reading_of(
 static MCP_SERVERS_JSON: ConfigReading =
     reading_of("mcp-json", Format::Json, &[&["mcpServers"], &["servers"]]);
 static HOOKS_JSON: ConfigReading = reading_of("hooks-json", Format::Json, &[&["hooks"]]);
+/// Factory Droid's `hooks.json`: a bare map of events (its settings'
+/// `hooks` without the key around it), or one under `hooks`.
+static FACTORY_HOOKS: ConfigReading = reading_of("factory-hooks", Format::Json, &[&["hooks"]]);
 /// MCP servers and hooks: an Amazon Q Developer agent
 /// (`.amazonq/default.json`, its CLI's `.amazonq/cli-agents/*.json`),
 /// Augment's `.augment/settings.json`, Factory Droid's settings.
@@ -304,8 +307,8 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".github/hooks/*", &HOOKS_JSON),
     (".claude/plugins/*/hooks/hooks.json", &HOOKS_JSON),
     (".openhands/hooks.json", &HOOKS_JSON),
-    (".factory/hooks.json", &HOOKS_JSON),
-    (".factory/hooks/hooks.json", &HOOKS_JSON),
+    (".factory/hooks.json", &FACTORY_HOOKS),
+    (".factory/hooks/hooks.json", &FACTORY_HOOKS),
     (".kiro/hooks/*", &KIRO_HOOK),
     // Plugin manifests (Claude Code, Copilot CLI, Cursor, Codex CLI): the
     // plugin, its hooks and MCP servers; marketplaces: the plugins they
@@ -599,6 +602,14 @@ fn in_config(path: &str, bytes: &[u8], rule: &ConfigReading, out: &mut Vec<Runna
             return;
         }
     };
+    if std::ptr::eq(rule, &FACTORY_HOOKS) && document.get("hooks").is_none() {
+        let found = Found {
+            file: path,
+            key: "hooks",
+        };
+        found.hooks(&document, out);
+        return;
+    }
     let extensions = rule
         .runnable
         .iter()

@@ -177,6 +177,20 @@ fn keep_json(
                 ..v.clone()
             })
         }
+        // A list kept item by item (Factory Droid's `customModels`): each
+        // item is at a `*` of the kept paths, named by its index.
+        (Verdict::Inside, Kind::Array(items)) => {
+            let mut kept = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                path.push(i.to_string());
+                kept.extend(keep_json(rule, item, path, removed));
+                path.pop();
+            }
+            Some(Value {
+                kind: Kind::Array(kept),
+                ..v.clone()
+            })
+        }
         _ => {
             removed.push(describe(path, &child_names(v)));
             None

@@ -852,9 +852,15 @@ pub static CRUSH_DATA: FilterRule = FilterRule {
     source: "crush",
 };
 
-/// Factory Droid's `settings.json` and `settings.local.json` (user level):
-/// its hooks live there among the preferences. Kept: the documented session
-/// defaults (model, reasoning effort, interaction mode and autonomy).
+/// Factory Droid's `settings.json` and `settings.local.json` (user level,
+/// and a file `FACTORY_RUNTIME_SETTINGS_PATH` or an organisation's local
+/// path names): its hooks live there among the preferences. Kept: the
+/// session defaults and the user's own models (`customModels`, item by
+/// item: without them a run with a model of its own cannot start), without
+/// the commands a model may name (`apiKeyHelper`, Bedrock's credential
+/// commands); dropped among the rest: `hooks`, the plugins and
+/// marketplaces it loads, and what widens what it runs unasked
+/// (`commandAllowlist`, `permissionRules`, `maxAutonomyLevel`, ...).
 pub static FACTORY_SETTINGS: FilterRule = FilterRule {
     id: "factory-settings",
     format: Format::Json,
@@ -862,11 +868,49 @@ pub static FACTORY_SETTINGS: FilterRule = FilterRule {
         k(&["model"]),
         k(&["reasoningEffort"]),
         k(&["sessionDefaultSettings"]),
+        k(&["customModels", "*", "model"]),
+        k(&["customModels", "*", "id"]),
+        k(&["customModels", "*", "index"]),
+        k(&["customModels", "*", "displayName"]),
+        k(&["customModels", "*", "baseUrl"]),
+        k(&["customModels", "*", "apiKey"]),
+        k(&["customModels", "*", "provider"]),
+        k(&["customModels", "*", "maxOutputTokens"]),
+        k(&["customModels", "*", "maxContextLimit"]),
+        k(&["customModels", "*", "enableThinking"]),
+        k(&["customModels", "*", "thinkingMaxTokens"]),
+        k(&["customModels", "*", "reasoningEffort"]),
+        k(&["customModels", "*", "extraHeaders"]),
+        k(&["customModels", "*", "extraArgs"]),
+        k(&["customModels", "*", "noImageSupport"]),
     ]],
     writable: false,
     commands: None,
     agents: "Factory Droid",
-    versions: "unconfirmed",
+    versions: "Factory Droid 0.225",
+    source: "factory",
+};
+
+/// Factory Droid's legacy `config.json` in `~/.factory`: the user's own
+/// models in their old names (Droid reads them, and moves them into its
+/// settings when it can), without Bedrock's credential commands.
+pub static FACTORY_CONFIG: FilterRule = FilterRule {
+    id: "factory-config",
+    format: Format::Json,
+    keep: &[&[
+        k(&["custom_models", "*", "model"]),
+        k(&["custom_models", "*", "model_display_name"]),
+        k(&["custom_models", "*", "base_url"]),
+        k(&["custom_models", "*", "api_key"]),
+        k(&["custom_models", "*", "provider"]),
+        k(&["custom_models", "*", "max_tokens"]),
+        k(&["custom_models", "*", "extra_headers"]),
+        k(&["custom_models", "*", "extra_args"]),
+    ]],
+    writable: false,
+    commands: None,
+    agents: "Factory Droid",
+    versions: "Factory Droid 0.225",
     source: "factory",
 };
 
@@ -969,6 +1013,7 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &CONTINUE_JSON,
     &AMP_SETTINGS,
     &FACTORY_SETTINGS,
+    &FACTORY_CONFIG,
     &PI_SETTINGS,
     &PI_MODELS,
     &PI_AUTH,

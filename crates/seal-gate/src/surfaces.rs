@@ -30,8 +30,9 @@
 pub use crate::filters::{
     AGENT_ENV, AIDER_CONF, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG,
     CODEX_SYSTEM_CONFIG, CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS,
-    CRUSH_CONFIG, CRUSH_DATA, FACTORY_SETTINGS, FILTER_RULES, FilterRule, Format, GEMINI_SETTINGS,
-    HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, PI_AUTH, PI_MODELS, PI_SETTINGS, QWEN_SETTINGS,
+    CRUSH_CONFIG, CRUSH_DATA, FACTORY_CONFIG, FACTORY_SETTINGS, FILTER_RULES, FilterRule, Format,
+    GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, PI_AUTH, PI_MODELS,
+    PI_SETTINGS, QWEN_SETTINGS,
 };
 use seal_core::pattern::Pattern;
 
@@ -923,6 +924,8 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "CRUSH.md",
     "Crush.local.md",
     "Crush.md",
+    "DESIGN.md",
+    "Design.md",
     "GEMINI.md",
     "HERMES.md",
     "IFLOW.md",
@@ -932,6 +935,7 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "claude.md",
     "crush.local.md",
     "crush.md",
+    "design.md",
     "gemini.md",
 ];
 
@@ -1876,6 +1880,30 @@ const CRUSH_USER: &[Loc] = &[
     dir("commands"),
 ];
 
+/// Factory Droid's directory (`~/.factory`; `~/.factory-dev` with
+/// `FACTORY_ENV=development`; `.factory` under `FACTORY_HOME_OVERRIDE`):
+/// its instructions, droids, commands, skills, output styles, plugins and
+/// hooks, its settings and MCP servers, beside the sessions, logs and
+/// caches it writes as it starts (it exits when it cannot).
+const FACTORY_USER: &[Loc] = &[
+    file("AGENTS.md"),
+    file("CLAUDE.md"),
+    file("DESIGN.md"),
+    file("Design.md"),
+    file("design.md"),
+    dir("droids"),
+    dir("commands"),
+    dir("skills"),
+    dir("output-styles"),
+    dir("plugins"),
+    dir("hooks"),
+    filtered("settings.json", &FACTORY_SETTINGS),
+    filtered("settings.local.json", &FACTORY_SETTINGS),
+    filtered("hooks.json", &HOOKS_JSON),
+    filtered("mcp.json", &MCP_SERVERS_JSON),
+    filtered("config.json", &FACTORY_CONFIG),
+];
+
 /// Kilo Code CLI's configuration directories (`~/.config/kilo`,
 /// `KILO_CONFIG_DIR`, `~/.kilo`, `~/.kilocode`): OpenCode's names, singular
 /// and plural, its own files, rules and workflows. Kilo writes a
@@ -2140,6 +2168,27 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
     group(Base::XdgConfig, "crush", CRUSH_USER, "Crush", "crush"),
     group(
         Base::Home,
+        ".factory",
+        FACTORY_USER,
+        "Factory Droid",
+        "factory",
+    ),
+    group(
+        Base::Home,
+        ".factory-dev",
+        FACTORY_USER,
+        "Factory Droid (its development environment)",
+        "factory",
+    ),
+    group(
+        Base::EnvDir("FACTORY_HOME_OVERRIDE"),
+        ".factory",
+        FACTORY_USER,
+        "Factory Droid",
+        "factory",
+    ),
+    group(
+        Base::Home,
         ".codebuddy",
         CODEBUDDY_USER,
         "CodeBuddy Code",
@@ -2363,69 +2412,65 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "Augment Code (user guidelines)",
         "augment-rules",
     ),
-    // Factory Droid's user level: single locations, so the rest of
-    // `~/.factory` (credentials, sessions) stays as it is, read-only.
+    // Droid's instructions from `~/.agents` and `~/.agent` besides
+    // `AGENTS.md`, and its skills from `~/.agent` (checked offline with
+    // Factory Droid 0.225.2).
     ext(
         Base::Home,
-        ".factory/AGENTS.md",
+        ".agents/CLAUDE.md",
         Show::EmptyFile,
         "Factory Droid (user instructions)",
         "factory",
     ),
     ext(
         Base::Home,
-        ".factory/settings.json",
+        ".agents/DESIGN.md",
+        Show::EmptyFile,
+        "Factory Droid (user design guidelines)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".agent/AGENTS.md",
+        Show::EmptyFile,
+        "Factory Droid (user instructions)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".agent/CLAUDE.md",
+        Show::EmptyFile,
+        "Factory Droid (user instructions)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".agent/DESIGN.md",
+        Show::EmptyFile,
+        "Factory Droid (user design guidelines)",
+        "factory",
+    ),
+    ext(
+        Base::Home,
+        ".agent/skills",
+        Show::EmptyDir,
+        "Factory Droid (user skills)",
+        "factory",
+    ),
+    // A settings file Droid merges for one process (`droid exec
+    // --settings` sets the variable), and an organisation's local one.
+    ext(
+        Base::EnvFile("FACTORY_RUNTIME_SETTINGS_PATH"),
+        "",
         Show::Filtered(&FACTORY_SETTINGS),
-        "Factory Droid (hooks among the preferences)",
+        "Factory Droid (settings for one run: hooks among them)",
         "factory",
     ),
     ext(
-        Base::Home,
-        ".factory/settings.local.json",
+        Base::EnvFile("FACTORY_ORG_MANAGED_SETTINGS_LOCAL_PATH"),
+        "",
         Show::Filtered(&FACTORY_SETTINGS),
-        "Factory Droid (hooks among the preferences)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".factory/hooks.json",
-        Show::Filtered(&HOOKS_JSON),
-        "Factory Droid (hooks)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".factory/mcp.json",
-        Show::Filtered(&MCP_SERVERS_JSON),
-        "Factory Droid (MCP servers)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".factory/hooks",
-        Show::EmptyDir,
-        "Factory Droid (hooks, the legacy place)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".factory/droids",
-        Show::EmptyDir,
-        "Factory Droid (custom droids)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".factory/commands",
-        Show::EmptyDir,
-        "Factory Droid (custom commands)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".factory/skills",
-        Show::EmptyDir,
-        "Factory Droid (skills)",
+        "Factory Droid (organisation settings)",
         "factory",
     ),
     ext(

@@ -769,6 +769,15 @@ fn factory_droid_settings_hooks_and_servers() {
             "{path}"
         );
     }
+    // Droid writes its `hooks.json` as a bare map of events (0.225.2).
+    let bare = r#"{"SessionStart": [{"hooks": [{"type": "command", "command": "./start.sh"}]}]}"#;
+    for path in [".factory/hooks.json", "pkg/.factory/hooks/hooks.json"] {
+        assert_eq!(
+            runs(path, bare),
+            vec![row(Kind::Hook, "SessionStart", cmd("./start.sh"))],
+            "{path}"
+        );
+    }
     assert_eq!(
         runs(
             ".factory/mcp.json",

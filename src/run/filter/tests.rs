@@ -686,6 +686,37 @@ fn crush_commands_are_dropped_with_their_provider() {
     );
 }
 
+/// A list kept item by item (Factory Droid's own models): each item keeps
+/// its listed keys, and what runs a command is dropped from it.
+#[test]
+fn factory_models_are_kept_item_by_item_without_their_commands() {
+    use seal_gate::filters::FACTORY_SETTINGS;
+    let settings = r#"{"model": "custom:a", "hooks": {"Stop": []},
+        "customModels": [
+            {"model": "a", "baseUrl": "http://127.0.0.1:1/v1", "apiKey": "k", "apiKeyHelper": "pass show k"},
+            {"model": "b", "provider": "bedrock", "bedrock": {"awsAuthRefresh": "aws sso login"}}
+        ]}"#;
+    let f = filter(&FACTORY_SETTINGS, settings.as_bytes());
+    assert_eq!(f.unparsed, None);
+    assert_eq!(
+        value(&f.bytes),
+        serde_json::json!({"model": "custom:a", "customModels": [
+            {"model": "a", "baseUrl": "http://127.0.0.1:1/v1", "apiKey": "k"},
+            {"model": "b", "provider": "bedrock"}]})
+    );
+    for gone in [
+        "hooks",
+        "customModels.0.apiKeyHelper",
+        "customModels.1.bedrock",
+    ] {
+        assert!(
+            f.removed.iter().any(|r| r.starts_with(gone)),
+            "{gone}: {:?}",
+            f.removed
+        );
+    }
+}
+
 /// Aider's user configuration keeps its model and provider; what it would
 /// read into the context or run is dropped, in the dash-named keys Aider
 /// writes.
