@@ -1138,8 +1138,11 @@ fn places_of_agents_known_from_their_sources_are_sealed() {
         try duo-rules 'mkdir -p .gitlab/duo && echo EVIL > .gitlab/duo/chat-rules.md'
         try home-codebuddy-skill 'mkdir -p ~/.codebuddy/skills/e && echo EVIL > ~/.codebuddy/skills/e/SKILL.md'
         try home-vibe-tool 'echo EVIL > ~/.vibe/tools/e.py'
+        try home-vibe-config 'echo "[[mcp_servers]]" > ~/.vibe/config.toml'
+        try home-hermes-config 'echo "mcp_servers: {}" > ~/.hermes/config.yaml'
+        try home-qoder-new 'echo x > ~/.qoder/new.json'
     "#;
-    assert_plants_refused(&w, plant, 7);
+    assert_plants_refused(&w, plant, 10);
     assert!(!h.join(".vibe/tools/e.py").exists());
     // A directory the caller names instead is masked as the home's is.
     let elsewhere = h.join("elsewhere");
@@ -1220,8 +1223,9 @@ fn crush_locations_are_sealed() {
         try workspace-command 'mkdir -p .crush/commands && echo evil > .crush/commands/e.md'
         try home-crushrc 'echo "touch /tmp/pwned" >> ~/.config/crush/crushrc'
         try home-command 'echo evil > ~/.crush/commands/e.md'
+        try home-config-new 'echo evil > ~/.config/crush/init'
     "#;
-    assert_plants_refused(&w, plant, 5);
+    assert_plants_refused(&w, plant, 6);
     assert!(!w.home.join(".crush/commands/e.md").exists());
     // A directory the caller names instead is masked as the home's is, and
     // a skills directory named so is empty.

@@ -133,7 +133,10 @@ fn agent_dirs(inputs: &ScopeInputs<'_>) -> Vec<(PathBuf, String, bool)> {
     let mut out = Vec::new();
     // An agent's own directory (`.claude`, `opencode`); not an editor's
     // storage that holds an agent's files among others (`Code/User`).
-    for g in EXTERNAL_GROUPS.iter().filter(|g| !g.dir.contains('/')) {
+    for g in EXTERNAL_GROUPS
+        .iter()
+        .filter(|g| g.state && !g.dir.contains('/'))
+    {
         let bases: Vec<PathBuf> = match g.base {
             Base::Home => inputs.homes.to_vec(),
             Base::XdgConfig => match (inputs.var)("XDG_CONFIG_HOME") {

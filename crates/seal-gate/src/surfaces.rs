@@ -1948,7 +1948,8 @@ const ROO_STORAGE: &[Loc] = &[
     file("settings/custom_modes.json"),
 ];
 
-/// Rows that are a fixed list of names under one directory per base.
+/// Rows that are a fixed list of names under one directory per base: an
+/// agent's directory, which a run may write (its state) but for the names.
 const fn group(
     base: Base,
     dir: &'static str,
@@ -1962,6 +1963,23 @@ const fn group(
         names,
         agents,
         source,
+        state: true,
+    }
+}
+
+/// A [`group`] whose directory a run may not write: the agent was not run
+/// here, so what else it loads from there is not known, and a run that
+/// could write there could leave it for a later session.
+const fn read_only_group(
+    base: Base,
+    dir: &'static str,
+    names: &'static [Loc],
+    agents: &'static str,
+    source: &'static str,
+) -> ExternalGroup {
+    ExternalGroup {
+        state: false,
+        ..group(base, dir, names, agents, source)
     }
 }
 
@@ -1974,6 +1992,9 @@ pub struct ExternalGroup {
     pub names: &'static [Loc],
     pub agents: &'static str,
     pub source: &'static str,
+    /// Whether the directory is the agent's state, which a run may write
+    /// (`seal run`'s write scope) but for the names.
+    pub state: bool,
 }
 
 /// The project-external table, grouped by directory.
@@ -2165,7 +2186,7 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Continue",
         "continue-cli",
     ),
-    group(Base::XdgConfig, "crush", CRUSH_USER, "Crush", "crush"),
+    read_only_group(Base::XdgConfig, "crush", CRUSH_USER, "Crush", "crush"),
     group(
         Base::Home,
         ".factory",
@@ -2187,52 +2208,52 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Factory Droid",
         "factory",
     ),
-    group(
+    read_only_group(
         Base::Home,
         ".codebuddy",
         CODEBUDDY_USER,
         "CodeBuddy Code",
         "codebuddy",
     ),
-    group(
+    read_only_group(
         Base::EnvDir("CODEBUDDY_CONFIG_DIR"),
         "",
         CODEBUDDY_USER,
         "CodeBuddy Code",
         "codebuddy",
     ),
-    group(Base::Home, ".qoder", QODER_USER, "Qoder CLI", "qoder"),
-    group(Base::Home, ".qoder-cn", QODER_USER, "Qoder CLI", "qoder"),
-    group(
+    read_only_group(Base::Home, ".qoder", QODER_USER, "Qoder CLI", "qoder"),
+    read_only_group(Base::Home, ".qoder-cn", QODER_USER, "Qoder CLI", "qoder"),
+    read_only_group(
         Base::EnvDir("QODER_CONFIG_DIR"),
         "",
         QODER_USER,
         "Qoder CLI",
         "qoder",
     ),
-    group(Base::Home, ".hermes", HERMES_USER, "Hermes Agent", "hermes"),
-    group(
+    read_only_group(Base::Home, ".hermes", HERMES_USER, "Hermes Agent", "hermes"),
+    read_only_group(
         Base::EnvDir("HERMES_HOME"),
         "",
         HERMES_USER,
         "Hermes Agent",
         "hermes",
     ),
-    group(
+    read_only_group(
         Base::Home,
         ".kimi-code",
         KIMI_CODE_USER,
         "Kimi Code CLI",
         "kimi-code",
     ),
-    group(
+    read_only_group(
         Base::EnvDir("KIMI_CODE_HOME"),
         "",
         KIMI_CODE_USER,
         "Kimi Code CLI",
         "kimi-code",
     ),
-    group(
+    read_only_group(
         Base::Home,
         ".kimi",
         &[
@@ -2243,15 +2264,15 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Kimi CLI",
         "kimi-cli",
     ),
-    group(Base::Home, ".vibe", VIBE_USER, "Mistral Vibe", "vibe"),
-    group(
+    read_only_group(Base::Home, ".vibe", VIBE_USER, "Mistral Vibe", "vibe"),
+    read_only_group(
         Base::EnvDir("VIBE_HOME"),
         "",
         VIBE_USER,
         "Mistral Vibe",
         "vibe",
     ),
-    group(
+    read_only_group(
         Base::EnvDir("CRUSH_GLOBAL_CONFIG"),
         "",
         CRUSH_USER,
@@ -2265,7 +2286,7 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Crush (its data configuration: models it chose, sign-in tokens)",
         "crush",
     ),
-    group(
+    read_only_group(
         Base::EnvDir("CRUSH_GLOBAL_DATA"),
         "",
         &[filtered("crush.json", &CRUSH_DATA)],
