@@ -1019,16 +1019,18 @@ fn factory_droid_locations_are_sealed() {
     write(&f.join("output-styles/o.md"), "FACTORY USER STYLE");
     write(&w.home.join(".agent/skills/s/SKILL.md"), "AGENT USER SKILL");
     write(&w.home.join(".agent/AGENTS.md"), "AGENT USER AGENTS");
+    write(&w.home.join(".agents/Design.md"), "AGENTS USER DESIGN");
     let unpinned = [
         ("DESIGN.md", "UNPINNED DESIGN"),
         ("pkg/design.md", "UNPINNED PKG DESIGN"),
+        ("docs/dEsIgN.Md", "UNPINNED ODD DESIGN"),
         (".factory/output-styles/o.md", "UNPINNED STYLE"),
     ];
     let shown = unpinned_shown(&w, &unpinned, "-e");
     let script = format!(
         r#"
         cat ~/.factory/settings.json; echo
-        echo "[$(cat ~/.factory/CLAUDE.md ~/.factory/DESIGN.md ~/.agent/AGENTS.md)$(ls -A ~/.factory/output-styles)$(ls -A ~/.agent/skills)]"
+        echo "[$(cat ~/.factory/CLAUDE.md ~/.factory/DESIGN.md)$(ls -A ~/.factory/output-styles)$(ls -A ~/.agent)$(ls -A ~/.agents)]"
         mkdir -p ~/.factory/sessions/p && echo state > ~/.factory/sessions/p/s.jsonl
         {shown}
         echo end
@@ -1057,12 +1059,17 @@ fn factory_droid_locations_are_sealed() {
     // The places Droid's variables name are masked as the home's are.
     let elsewhere = w.home.join("elsewhere");
     write(&elsewhere.join(".factory/AGENTS.md"), "RELOCATED AGENTS");
+    write(&elsewhere.join(".agents/AGENTS.md"), "RELOCATED AGENTS DIR");
+    write(
+        &elsewhere.join(".agent/skills/s/SKILL.md"),
+        "RELOCATED AGENT SKILL",
+    );
     write(
         &elsewhere.join("runtime.json"),
         r#"{"hooks": {"SessionStart": [{"hooks": [{"command": "evil"}]}]}}"#,
     );
     let (code, out, err) = w.run_sh(
-        r#"echo "[$(cat "$FACTORY_HOME_OVERRIDE/.factory/AGENTS.md" "$FACTORY_RUNTIME_SETTINGS_PATH")]""#,
+        r#"echo "[$(cat "$FACTORY_HOME_OVERRIDE/.factory/AGENTS.md" "$FACTORY_RUNTIME_SETTINGS_PATH")$(ls -A "$FACTORY_HOME_OVERRIDE/.agents")$(ls -A "$FACTORY_HOME_OVERRIDE/.agent")]""#,
         &[
             ("FACTORY_HOME_OVERRIDE", &elsewhere),
             ("FACTORY_RUNTIME_SETTINGS_PATH", &elsewhere.join("runtime.json")),

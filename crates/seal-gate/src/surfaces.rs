@@ -922,6 +922,7 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "CONTEXT.md",
     "CRUSH.local.md",
     "CRUSH.md",
+    "Claude.md",
     "Crush.local.md",
     "Crush.md",
     "DESIGN.md",
@@ -938,6 +939,21 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
     "design.md",
     "gemini.md",
 ];
+
+/// Instruction files an agent finds whatever the letter case of their
+/// name (Factory Droid compares names without case: checked offline with
+/// 0.215.0 and 0.225.2, a `Design.md` and a `design.md` arrived as its
+/// `DESIGN.md`): in the project, every spelling of these is one. Above the
+/// project `seal run` masks the spellings [`INSTRUCTION_FILES`] lists.
+pub(crate) static CASELESS_INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md", "DESIGN.md"];
+
+/// The instruction file `segment` spells without regard to case, if any.
+fn caseless_instruction_file(segment: &str) -> Option<&'static str> {
+    CASELESS_INSTRUCTION_FILES
+        .iter()
+        .copied()
+        .find(|name| name.eq_ignore_ascii_case(segment))
+}
 
 /// Why a path counts as (part of) an agent artifact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1122,6 +1138,11 @@ pub(crate) fn anchors() -> &'static Anchors {
             first_bytes[name.as_bytes()[0] as usize] = true;
             by_name.entry(name).or_default().instruction = Some(name);
         }
+        for name in CASELESS_INSTRUCTION_FILES {
+            let first = name.as_bytes()[0];
+            first_bytes[first.to_ascii_lowercase() as usize] = true;
+            first_bytes[first.to_ascii_uppercase() as usize] = true;
+        }
         Anchors {
             by_name,
             glob_rows,
@@ -1150,6 +1171,12 @@ pub fn classify(segments: &[&str]) -> SurfaceClass {
             && let Some(class) = anchor.classify_at(segments, k)
         {
             return class;
+        }
+        if let Some(name) = caseless_instruction_file(segment) {
+            return SurfaceClass::Artifact {
+                root_len: k + 1,
+                rule: SurfaceRule::InstructionFile(name),
+            };
         }
         for (prefix, pattern, row) in &table.glob_rows {
             if !segment.starts_with(prefix) {
@@ -1411,8 +1438,15 @@ mod tests {
         }
         assert_eq!(class(".kiro/settings"), SurfaceClass::Container);
         assert_eq!(class("pkg/goosehints"), SurfaceClass::Outside);
-        // Exact names: a spelling no agent reads is an ordinary file.
-        assert_eq!(class("AGENTS.Md"), SurfaceClass::Outside);
+        // Exact names: a spelling no agent reads is an ordinary file; but
+        // Factory Droid reads `AGENTS.md`, `CLAUDE.md` and `DESIGN.md` in
+        // any letter case.
+        assert_eq!(class("GEMINI.Md"), SurfaceClass::Outside);
+        assert_eq!(class("pkg/gEMINI.md"), SurfaceClass::Outside);
+        assert_eq!(root_len("AGENTS.Md"), Some(1));
+        assert_eq!(root_len("pkg/dEsIgN.MD"), Some(2));
+        assert_eq!(root_len("docs/Claude.Md"), Some(2));
+        assert_eq!(class("DESIGN.md.bak"), SurfaceClass::Outside);
         assert_eq!(root_len("pkg/AGENTS.MD"), Some(2));
         assert_eq!(root_len("CLAUDE.MD"), Some(1));
         // Pi's directory and its rows.
@@ -2433,51 +2467,6 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "Augment Code (user guidelines)",
         "augment-rules",
     ),
-    // Droid's instructions from `~/.agents` and `~/.agent` besides
-    // `AGENTS.md`, and its skills from `~/.agent` (checked offline with
-    // Factory Droid 0.225.2).
-    ext(
-        Base::Home,
-        ".agents/CLAUDE.md",
-        Show::EmptyFile,
-        "Factory Droid (user instructions)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".agents/DESIGN.md",
-        Show::EmptyFile,
-        "Factory Droid (user design guidelines)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".agent/AGENTS.md",
-        Show::EmptyFile,
-        "Factory Droid (user instructions)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".agent/CLAUDE.md",
-        Show::EmptyFile,
-        "Factory Droid (user instructions)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".agent/DESIGN.md",
-        Show::EmptyFile,
-        "Factory Droid (user design guidelines)",
-        "factory",
-    ),
-    ext(
-        Base::Home,
-        ".agent/skills",
-        Show::EmptyDir,
-        "Factory Droid (user skills)",
-        "factory",
-    ),
     // A settings file Droid merges for one process (`droid exec
     // --settings` sets the variable), and an organisation's local one.
     ext(
@@ -2537,35 +2526,13 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "crush",
     ),
     // GitLab Duo's user configuration (the project's `.gitlab/duo` row shown
-    // empty there), and the commands and agents Kimi Code and GitLab Duo
-    // read from `~/.agents`.
+    // empty there).
     ext(
         Base::Home,
         ".gitlab/duo",
         Show::EmptyDir,
         "GitLab Duo (user rules, skills, commands, MCP servers, hooks)",
         "gitlab-duo",
-    ),
-    ext(
-        Base::Home,
-        ".agents/agents",
-        Show::EmptyDir,
-        "Kimi Code CLI, GitLab Duo (user agents)",
-        "kimi-code",
-    ),
-    ext(
-        Base::Home,
-        ".agents/commands",
-        Show::EmptyDir,
-        "GitLab Duo (user commands)",
-        "gitlab-duo",
-    ),
-    ext(
-        Base::Home,
-        ".agents/agents.md",
-        Show::EmptyFile,
-        "Kimi Code CLI (user instructions, without `~/.agents/AGENTS.md`)",
-        "kimi-code",
     ),
     ext(
         Base::Home,
@@ -2609,12 +2576,37 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "Claude Code (state; user MCP servers)",
         "claude-mcp",
     ),
+    // `~/.agents` and `~/.agent` hold nothing but what agents load (skills,
+    // instructions in any letter case, plugins, agents, commands): shown
+    // empty whole, as `FACTORY_HOME_OVERRIDE` moves them for Factory Droid.
     ext(
         Base::Home,
-        ".agents/skills",
+        ".agents",
         Show::EmptyDir,
-        "Codex CLI, Gemini CLI, Copilot CLI, OpenCode (Agent Skills)",
+        "Codex CLI, Gemini CLI, Copilot CLI, OpenCode (Agent Skills); Cline (instructions, \
+         plugins); Kimi Code CLI, GitLab Duo (agents, commands); Factory Droid (instructions)",
         "agent-skills",
+    ),
+    ext(
+        Base::Home,
+        ".agent",
+        Show::EmptyDir,
+        "Factory Droid (instructions, skills)",
+        "factory",
+    ),
+    ext(
+        Base::EnvDir("FACTORY_HOME_OVERRIDE"),
+        ".agents",
+        Show::EmptyDir,
+        "Factory Droid (in place of `~/.agents`)",
+        "factory",
+    ),
+    ext(
+        Base::EnvDir("FACTORY_HOME_OVERRIDE"),
+        ".agent",
+        Show::EmptyDir,
+        "Factory Droid (in place of `~/.agent`)",
+        "factory",
     ),
     ext(
         Base::XdgConfig,
@@ -2670,20 +2662,6 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "Documents/Cline/Plugins",
         Show::EmptyDir,
         "Cline (plugins: JavaScript it runs)",
-        "cline-cli",
-    ),
-    ext(
-        Base::Home,
-        ".agents/AGENTS.md",
-        Show::EmptyFile,
-        "Cline (the user's instructions)",
-        "cline-cli",
-    ),
-    ext(
-        Base::Home,
-        ".agents/plugins",
-        Show::EmptyDir,
-        "Cline (plugins: skills, MCP servers)",
         "cline-cli",
     ),
     ext(
