@@ -33,8 +33,8 @@
 #
 # Usage: [SEAL=/path/to/seal] scripts/agent-compat.sh [OPTIONS]
 #   --agent NAME     test one agent: a family (claude, codex, gemini, copilot,
-#                    opencode, qwen, cline, kilo, continue, pi: every
-#                    version of it) or FAMILY@VERSION;
+#                    opencode, qwen, cline, kilo, continue, pi, factory:
+#                    every version of it) or FAMILY@VERSION;
 #                    repeatable
 #   --control-only   run the agents directly only (debug the fixture, not seal)
 #   --table          with the control runs only, print the oracle (markdown, as
@@ -320,6 +320,18 @@ hook_json() {
   done
   json_merge "$file" "{\"hooks\": {$events}}"
 }
+# factory_hooks CLASS FILE EVENT...: Factory Droid's hooks.json, the same
+# hooks as a bare map of events (no "hooks" key around them). For an event
+# it names, Droid runs these and not the settings.json hooks of that event:
+# the world gives each file events of its own.
+factory_hooks() {
+  local class=$1 file=$2 events="" ev
+  shift 2
+  for ev in "$@"; do
+    events+="${events:+, }\"$ev\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"$(trace "$class" "$file" "$ev")\"}]}]"
+  done
+  json_merge "$file" "{$events}"
+}
 
 # project_surfaces CLASS DIR TAG: every project-level surface of the
 # agents (docs/SURFACES.md), at DIR: a project root, a nested package or a
@@ -374,6 +386,22 @@ project_surfaces() {
   skill "$c" "$d/.pi/skills/$t-pi-skill"
   pi_extension "$c" "$d/.pi/extensions/$t-pi-extension.ts"
   described "$c" "$d/.pi/prompts/$t-pi-prompt.md"
+  # Factory Droid: DESIGN.md, and AGENTS.md, CLAUDE.md and DESIGN.md in
+  # .factory, .agents and .agent too; .factory's settings.json hooks (Stop),
+  # hooks.json (SessionStart), MCP servers, droids, commands, skills.
+  instructions "$c" "$d/DESIGN.md"
+  instructions "$c" "$d/.factory/AGENTS.md"
+  instructions "$c" "$d/.factory/DESIGN.md"
+  instructions "$c" "$d/.agents/CLAUDE.md"
+  instructions "$c" "$d/.agent/AGENTS.md"
+  instructions "$c" "$d/.agent/DESIGN.md"
+  skill "$c" "$d/.factory/skills/$t-factory-skill"
+  skill "$c" "$d/.agent/skills/$t-agent-skill"
+  described "$c" "$d/.factory/droids/$t-droid.md"
+  described "$c" "$d/.factory/commands/$t-factory-command.md"
+  mcp_json "$c" "$d/.factory/mcp.json"
+  hook_json "$c" "$d/.factory/settings.json" Stop
+  factory_hooks "$c" "$d/.factory/hooks.json" SessionStart
 }
 
 # The project root's own surfaces beyond the shared ones: instruction files,
@@ -666,6 +694,32 @@ user_pi() {
   skill "$c" "$named/skills/$t-pi-named-skill"
   json_merge "$dir/settings.json" "{\"packages\": [\"git:github.com/sealtest/$t-pi-package\"], \"extensions\": [\"$named/extension.ts\"], \"skills\": [\"$named/skills\"]}"
 }
+settings_factory() { # DIR is ~/.factory or $FACTORY_HOME_OVERRIDE/.factory: a model of
+  # its own (customModels, which seal run keeps; the command line picks it
+  # by its display name and index, custom:Sealtest-0)
+  json_merge "$1/settings.json" "{\"customModels\": [{\"model\": \"sealtest-factory-$2-model\", \"displayName\": \"Sealtest\", \"baseUrl\": \"$url/sealtest-factory-$2/v1\", \"apiKey\": \"sealtest-key\", \"provider\": \"generic-chat-completion-api\", \"maxOutputTokens\": 1000}]}"
+}
+user_factory() { # DIR is ~/.factory or $FACTORY_HOME_OVERRIDE/.factory; .agents and .agent beside it
+  local c=$1 dir=$2 t=$3 up=${2%/.factory}
+  instructions "$c" "$dir/AGENTS.md"
+  instructions "$c" "$dir/CLAUDE.md"
+  instructions "$c" "$dir/DESIGN.md"
+  skill "$c" "$dir/skills/$t-factory-skill"
+  described "$c" "$dir/droids/$t-droid.md"
+  described "$c" "$dir/commands/$t-factory-command.md"
+  described "$c" "$dir/output-styles/$t-factory-style.md"
+  mcp_json "$c" "$dir/mcp.json"
+  hook_json "$c" "$dir/settings.json" Stop
+  factory_hooks "$c" "$dir/hooks.json" SessionStart
+  # Beside it, .agents and .agent, names in any case (.agents/AGENTS.md
+  # and a skill there are planted below, for every agent).
+  instructions "$c" "$up/.agents/CLAUDE.md"
+  instructions "$c" "$up/.agents/Design.md"
+  instructions "$c" "$up/.agent/AGENTS.md"
+  instructions "$c" "$up/.agent/CLAUDE.md"
+  instructions "$c" "$up/.agent/design.md"
+  skill "$c" "$up/.agent/skills/$t-agent-skill"
+}
 user_kilo() {
   local c=$1 dir=$2 t=$3
   instructions "$c" "$dir/AGENTS.md"
@@ -689,6 +743,7 @@ user_config_dir() {
     kilo:home) echo "$home/.config/kilo" ;;
     continue:home) echo "$home/.continue" ;;
     pi:home) echo "$home/.pi/agent" ;;
+    factory:*) echo "$base/.factory" ;; # FACTORY_HOME_OVERRIDE stands for the home
     *:reloc) echo "$base" ;;
   esac
 }
@@ -746,6 +801,8 @@ skill project "$project/.cline/skills/t-cline-skill"
 skill project "$project/.kilo/skills/t-kilo-skill"
 skill project "$project/.continue/skills/t-continue-skill"
 skill project "$project/.pi/skills/t-pi-skill"
+skill project "$project/.factory/skills/t-factory-skill"
+skill project "$project/.agent/skills/t-agent-skill"
 pi_extension project "$project/.pi/extensions/t-pi-extension.ts"
 instructions project "$project/CLAUDE.local.md"
 # Pi: the nested package's system prompt; the first of AGENTS.md, AGENTS.MD,
@@ -771,7 +828,7 @@ tamper() {
 for f in .claude/skills/t-claude-skill .agents/skills/t-agents-skill .gemini/skills/t-gemini-skill \
   .github/skills/t-github-skill .opencode/skills/t-opencode-skill .qwen/skills/t-qwen-skill \
   .cline/skills/t-cline-skill .kilo/skills/t-kilo-skill .continue/skills/t-continue-skill \
-  .pi/skills/t-pi-skill; do
+  .pi/skills/t-pi-skill .factory/skills/t-factory-skill .agent/skills/t-agent-skill; do
   tamper "$project/$f/SKILL.md"
 done
 tamper "$project/CLAUDE.local.md"
@@ -817,12 +874,21 @@ skill project-unpinned "$project/.pi/skills/u-pi-skill"
 instructions project-unpinned "$project/packages/AGENTS.MD"
 pi_extension project-tampered "$work/pi-named/project/extension.ts" "$nested/.pi/settings.json"
 json_merge "$nested/.pi/settings.json" "{\"extensions\": [\"$work/pi-named/project/extension.ts\"]}"
+# Factory Droid: skills added to .factory and .agent, a droid added to the
+# root's .factory/droids (the whole directory is then unpinned), a
+# DESIGN.md in packages/ (read from the nested package up to the git root),
+# and a SessionEnd hook added to the nested package's pinned hooks.json.
+skill project-unpinned "$project/.factory/skills/u-factory-skill"
+skill project-unpinned "$project/.agent/skills/u-agent-skill"
+described project-unpinned "$project/.factory/droids/u-droid.md"
+instructions project-unpinned "$project/packages/DESIGN.md"
+factory_hooks project-tampered "$nested/.factory/hooks.json" SessionEnd
 described project-unpinned "$project/.claude/commands/u-claude-command.md"
 described project-unpinned "$project/.github/prompts/u-prompt.prompt.md"
 hook_json project-unpinned "$project/.claude/settings.local.json" SessionStart
 
 step "a home directory: each agent run once, then user-level extensions and settings"
-all_families=(claude codex gemini copilot opencode qwen cline kilo continue pi) # agents read each other's dirs
+all_families=(claude codex gemini copilot opencode qwen cline kilo continue pi factory) # agents read each other's dirs
 for family in "${all_families[@]}"; do
   for where in home reloc; do
     tag=user && [ $where = reloc ] && tag=reloc
@@ -854,6 +920,9 @@ instructions user "$home/Documents/Cline/Rules/user-doc-rule.md"
 cline_hook user "$home/Documents/Cline/Hooks/TaskStart"
 cline_plugin user "$home/Documents/Cline/Plugins/user-doc-plugin.js"
 instructions user "$home/.agents/AGENTS.md"
+# Factory Droid reads them where FACTORY_HOME_OVERRIDE names, too.
+instructions relocated "$(reloc_dir factory)/.agents/AGENTS.md"
+skill relocated "$(reloc_dir factory)/.agents/skills/reloc-agents-skill"
 # (Cline skips an agent plugin's plugin.json and mcp.json without a $schema.)
 json_merge "$home/.agents/plugins/user-agent-plugin/plugin.json" '{"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "user-agent-plugin", "version": "1.0.0"}'
 skill user "$home/.agents/plugins/user-agent-plugin/skills/user-plugin-skill"
@@ -893,7 +962,9 @@ checks="$work/checks.tsv"
       continue "$sc" model "model from $tag config.yaml" "sealtest-cn-$tag-model" \
       continue "$sc" path "apiBase from $tag config.yaml" "/sealtest-cn-$tag/v1/chat/completions" \
       pi "$sc" model "defaultModel from $tag settings.json" "sealtest-pi-$tag-model" \
-      pi "$sc" path "baseUrl from $tag models.json" "/sealtest-pi-$tag/v1/chat/completions"
+      pi "$sc" path "baseUrl from $tag models.json" "/sealtest-pi-$tag/v1/chat/completions" \
+      factory "$sc" model "customModels from $tag settings.json" "sealtest-factory-$tag-model" \
+      factory "$sc" path "its baseUrl in $tag settings.json" "/sealtest-factory-$tag/v1/chat/completions"
   done
   printf '%s\t%s\t%s\t%s\t%s\n' \
     copilot any model "model from COPILOT_MODEL" sealtest-copilot-model \

@@ -13,7 +13,12 @@
 # Kilo Code CLI: 7.7.7, as the registry here lacks the native package of its
 # newest (7.8.1); KILO_CONFIG_DIR adds a config directory, it does not
 # replace ~/.config/kilo. Continue CLI: CONTINUE_GLOBAL_DIR replaces ~/.continue.
-# Pi: PI_CODING_AGENT_DIR replaces ~/.pi/agent.
+# Pi: PI_CODING_AGENT_DIR replaces ~/.pi/agent. Factory Droid: npm `droid`
+# 0.215.0, the same CLI under its other npm name (its native package is
+# @factory/cli-linux-x64 too), as the registry here has @factory/cli only at
+# 0.225.1, whose native package it lacks; offline it loads from the same
+# places as 0.225.2. FACTORY_HOME_OVERRIDE stands for the home: it replaces
+# ~/.factory, ~/.agents and ~/.agent with the ones in the directory it names.
 AGENT_TABLE='
 claude   2.1.197  @anthropic-ai/claude-code  claude    CLAUDE_CONFIG_DIR    ~/.claude,~/.claude.json    @anthropic-ai/claude-code-%p@%v
 claude   2.1.332  @anthropic-ai/claude-code  claude    CLAUDE_CONFIG_DIR    ~/.claude,~/.claude.json    @anthropic-ai/claude-code-%p@%v
@@ -26,6 +31,7 @@ cline    3.0.65   cline                      cline     CLINE_DIR            ~/.c
 kilo     7.7.7    @kilocode/cli              kilo      KILO_CONFIG_DIR      ~/.config/kilo,~/.kilo,~/.kilocode @kilocode/cli-%p@%v
 continue 1.5.47   @continuedev/cli           cn        CONTINUE_GLOBAL_DIR  ~/.continue                 -
 pi       0.73.1   @mariozechner/pi-coding-agent pi     PI_CODING_AGENT_DIR  ~/.pi/agent                 -
+factory  0.215.0  droid                      droid     FACTORY_HOME_OVERRIDE ~/.factory,~/.agents,~/.agent @factory/cli-%p@%v
 '
 # Aider comes from PyPI, not npm: scripts/agent-work.sh installs this
 # version into a virtual environment in the same cache.
@@ -35,7 +41,7 @@ AIDER_VERSION=0.86.2
 #   @URL@ is the fake server (http://127.0.0.1:PORT), @PROMPT@ the prompt.
 #   Model and provider come from the user config where the agent has such a
 #   setting (Codex, Gemini, OpenCode, Qwen, Cline, Kilo, Continue, Pi,
-#   Claude's model), else from here.
+#   Factory Droid, Claude's model), else from here.
 #   Cline: CLINE_SESSION_BACKEND_MODE=local runs the session in its own
 #   process (else it starts a hub daemon that outlives the run); E2E_TEST
 #   turns off its feature-flag client (PostHog at data.cline.bot).
@@ -45,6 +51,9 @@ AIDER_VERSION=0.86.2
 #   ~/.continue/config.yaml).
 #   Pi: offline (no package installs or version check), no telemetry (the
 #   provider and model are in ~/.pi/agent/models.json and settings.json).
+#   Factory Droid: air-gapped (no sign-in, no Factory service); the model is
+#   one of its own, customModels in ~/.factory/settings.json, picked by its
+#   display name and index.
 OFFLINE_TABLE='
 claude   Claude Code | ANTHROPIC_API_KEY=sealtest-key ANTHROPIC_BASE_URL=@URL@ CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_MAX_RETRIES=0 IS_SANDBOX=1 | claude -p @PROMPT@ --output-format stream-json --verbose --dangerously-skip-permissions
 codex    Codex CLI   | SEALTEST_PROVIDER_KEY=sealtest-key | codex exec -c features.plugins=false -c analytics.enabled=false -c feedback.enabled=false --skip-git-repo-check --dangerously-bypass-hook-trust @PROMPT@
@@ -56,6 +65,7 @@ cline    Cline CLI   | CLINE_SESSION_BACKEND_MODE=local E2E_TEST=true | cline @P
 kilo     Kilo Code CLI | KILO_DISABLE_MODELS_FETCH=1 KILO_DISABLE_AUTOUPDATE=1 KILO_DISABLE_SHARE=1 KILO_DISABLE_LSP_DOWNLOAD=1 KILO_TELEMETRY_LEVEL=off KILO_DISABLE_SESSION_INGEST=1 KILO_NO_DAEMON=1 | kilo run @PROMPT@
 continue Continue CLI | CONTINUE_CLI_ENABLE_TELEMETRY=0 CONTINUE_METRICS_ENABLED=0 | cn -p @PROMPT@
 pi       Pi          | PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0 | pi -p @PROMPT@
+factory  Factory Droid | FACTORY_AIRGAP_ENABLED=1 | droid exec --auto high -m custom:Sealtest-0 @PROMPT@
 '
 # agent_rows [FILTER...]: the AGENT_TABLE rows, as "FAMILY@VERSION FAMILY
 # VERSION PACKAGE BIN VAR CONFIG NATIVE", of the agents FILTER names.
