@@ -677,8 +677,8 @@ pub static AGENT_ENV: FilterRule = FilterRule {
 /// `env-file`, `set-env` and `config` (more settings from elsewhere),
 /// `model-settings-file` and `model-metadata-file`, `commit-prompt` and
 /// `chat-language` (text in its prompts), `git-commit-verify` (the
-/// repository's git hooks). Read by top-level entry (Aider reads it with
-/// PyYAML).
+/// repository's git hooks), `yes-always` (what it runs unasked). Read by
+/// top-level entry (Aider reads it with PyYAML).
 pub static AIDER_CONF: FilterRule = FilterRule {
     id: "aider-yaml",
     format: Format::Yaml,
@@ -734,7 +734,6 @@ pub static AIDER_CONF: FilterRule = FilterRule {
         k(&["multiline"]),
         k(&["detect-urls"]),
         k(&["notifications"]),
-        k(&["yes-always"]),
     ]],
     writable: false,
     commands: None,
