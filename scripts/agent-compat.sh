@@ -311,26 +311,26 @@ with open(path, "w") as f:
     json.dump(merge(doc, patch), f, indent=2)
 EOF
 }
-# hook_json CLASS FILE EVENT...: Claude/Gemini/Qwen-style hooks, one per event.
-hook_json() {
+# hook_events CLASS FILE EVENT...: the members of a map of events, each one
+# hook leaving its trace (Claude Code's shape).
+hook_events() {
   local class=$1 file=$2 events="" ev
   shift 2
   for ev in "$@"; do
     events+="${events:+, }\"$ev\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"$(trace "$class" "$file" "$ev")\"}]}]"
   done
-  json_merge "$file" "{\"hooks\": {$events}}"
+  echo "$events"
+}
+# hook_json CLASS FILE EVENT...: Claude/Gemini/Qwen-style hooks, one per event.
+hook_json() {
+  json_merge "$2" "{\"hooks\": {$(hook_events "$@")}}"
 }
 # factory_hooks CLASS FILE EVENT...: Factory Droid's hooks.json, the same
 # hooks as a bare map of events (no "hooks" key around them). For an event
 # it names, Droid runs these and not the settings.json hooks of that event:
 # the world gives each file events of its own.
 factory_hooks() {
-  local class=$1 file=$2 events="" ev
-  shift 2
-  for ev in "$@"; do
-    events+="${events:+, }\"$ev\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"$(trace "$class" "$file" "$ev")\"}]}]"
-  done
-  json_merge "$file" "{$events}"
+  json_merge "$2" "{$(hook_events "$@")}"
 }
 
 # project_surfaces CLASS DIR TAG: every project-level surface of the
