@@ -1020,6 +1020,11 @@ fn factory_droid_locations_are_sealed() {
     write(&w.home.join(".agent/skills/s/SKILL.md"), "AGENT USER SKILL");
     write(&w.home.join(".agent/AGENTS.md"), "AGENT USER AGENTS");
     write(&w.home.join(".agents/Design.md"), "AGENTS USER DESIGN");
+    // Above the project every letter case of them is masked, not only the
+    // spellings the lists name.
+    let parent = w.project.parent().unwrap();
+    write(&parent.join("dEsIgN.mD"), "PARENT ODD DESIGN");
+    write(&parent.join("AgEnTs.Md"), "PARENT ODD AGENTS");
     let unpinned = [
         ("DESIGN.md", "UNPINNED DESIGN"),
         ("pkg/design.md", "UNPINNED PKG DESIGN"),
@@ -1030,7 +1035,7 @@ fn factory_droid_locations_are_sealed() {
     let script = format!(
         r#"
         cat ~/.factory/settings.json; echo
-        echo "[$(cat ~/.factory/CLAUDE.md ~/.factory/DESIGN.md)$(ls -A ~/.factory/output-styles)$(ls -A ~/.agent)$(ls -A ~/.agents)]"
+        echo "[$(cat ~/.factory/CLAUDE.md ~/.factory/DESIGN.md ../dEsIgN.mD ../AgEnTs.Md)$(ls -A ~/.factory/output-styles)$(ls -A ~/.agent)$(ls -A ~/.agents)]"
         mkdir -p ~/.factory/sessions/p && echo state > ~/.factory/sessions/p/s.jsonl
         {shown}
         echo end

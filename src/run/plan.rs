@@ -26,7 +26,7 @@ use super::mountinfo::{self, Alias, MountEntry};
 use super::scope::{Access, ScopeInputs, WriteScope};
 use seal_gate::surfaces::{
     AGENT_DIRS, Base, CLAUDE_PROJECT_MEMORY, EXTERNAL_GROUPS, EXTERNAL_ROWS, FilterRule, Show,
-    SurfaceClass, claude_project_dir_name, parent_locations,
+    SurfaceClass, caseless_instruction_file, claude_project_dir_name, parent_locations,
 };
 
 /// Top-level directories bound read-only whatever the host says: nothing in
@@ -466,9 +466,35 @@ pub fn candidates(inputs: &Inputs) -> Vec<(PathBuf, Show, String)> {
                 "parent directory of the project (agents walk up into it)".to_string(),
             );
         }
+        // A name no list can hold: every other letter case of the
+        // instruction files an agent finds without regard to case.
+        for name in odd_case_instruction_files(parent, &locations) {
+            push(
+                parent.join(name),
+                Show::EmptyFile,
+                "parent directory of the project (an instruction file in another letter case)"
+                    .to_string(),
+            );
+        }
         dir = parent.parent();
     }
     out
+}
+
+/// The names in `dir` that spell an instruction file found without regard to
+/// case ([`caseless_instruction_file`]) other than as the lists spell it
+/// (those are masked by name already). An unreadable directory has none the
+/// run could read either.
+fn odd_case_instruction_files(dir: &Path, listed: &[(String, Show)]) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            caseless_instruction_file(name).is_some() && !listed.iter().any(|(n, _)| n == name)
+        })
+        .collect()
 }
 
 fn describe_base(base: Base) -> String {

@@ -943,12 +943,13 @@ pub(crate) static INSTRUCTION_FILES: &[&str] = &[
 /// Instruction files an agent finds whatever the letter case of their
 /// name (Factory Droid compares names without case: checked offline with
 /// 0.215.0 and 0.225.2, a `Design.md` and a `design.md` arrived as its
-/// `DESIGN.md`): in the project, every spelling of these is one. Above the
-/// project `seal run` masks the spellings [`INSTRUCTION_FILES`] lists.
+/// `DESIGN.md`): in the project, every spelling of these is one; above the
+/// project `seal run` masks every spelling it finds there
+/// ([`caseless_instruction_file`]).
 pub(crate) static CASELESS_INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md", "DESIGN.md"];
 
 /// The instruction file `segment` spells without regard to case, if any.
-fn caseless_instruction_file(segment: &str) -> Option<&'static str> {
+pub fn caseless_instruction_file(segment: &str) -> Option<&'static str> {
     CASELESS_INSTRUCTION_FILES
         .iter()
         .copied()
