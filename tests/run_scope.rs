@@ -1085,6 +1085,136 @@ fn factory_droid_locations_are_sealed() {
     assert_served_once_pinned(&w, &unpinned);
 }
 
+/// Kimi CLI's places (checked offline with Kimi CLI 1.52): `~/.kimi`
+/// writable for the logs, sessions and metadata it must write to start (its
+/// metadata replaced by a rename, which a bound entry would refuse), its
+/// skills, plugins and MCP servers masked, its configuration without hooks
+/// or skill directories, the tips whose script its command runs masked; and
+/// `KIMI_SHARE_DIR` masked as the home's.
+#[test]
+fn kimi_cli_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let k = w.home.join(".kimi");
+    write(
+        &k.join("config.toml"),
+        "default_model = \"m\"\nextra_skill_dirs = [\"docs/sk\"]\n[providers.p]\ntype = \"openai_legacy\"\nenv = { BASH_ENV = \"/tmp/x\" }\n[[hooks]]\nevent = \"SessionStart\"\ncommand = \"evil\"\n",
+    );
+    write(
+        &k.join("kimi.json"),
+        r#"{"work_dirs": [{"path": "/old", "kaos": "local"}]}"#,
+    );
+    write(&k.join("kimi_code_tips.json"), r#"{"install": "evil"}"#);
+    write(&k.join("skills/s/SKILL.md"), "KIMI USER SKILL");
+    write(&k.join("plugins/p/plugin.json"), "{}");
+    let script = r#"
+        cat ~/.kimi/config.toml
+        echo "[$(cat ~/.kimi/kimi_code_tips.json)$(ls -A ~/.kimi/skills ~/.kimi/plugins)]"
+        mkdir -p ~/.kimi/logs && echo log > ~/.kimi/logs/kimi.log
+        printf '{"work_dirs": [{"path": "/new", "kaos": "local"}]}' > ~/.kimi/kimi.json.tmp
+        mv ~/.kimi/kimi.json.tmp ~/.kimi/kimi.json
+        echo end
+    "#;
+    let (code, out, err) = w.run_sh(script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        r#"default_model="m"[providers.p]type="openai_legacy"[~/.kimi/plugins:~/.kimi/skills:]end"#
+            .replace("~", &w.home.to_string_lossy()),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(k.join("logs/kimi.log")).unwrap(),
+        "log\n"
+    );
+    assert!(
+        std::fs::read_to_string(k.join("kimi.json"))
+            .unwrap()
+            .contains("/new")
+    );
+    let plant = r#"
+        try tips 'echo "{}" > ~/.kimi/kimi_code_tips.json'
+        try config 'echo "[[hooks]]" >> ~/.kimi/config.toml'
+        try skill 'mkdir -p ~/.kimi/skills/e && echo evil > ~/.kimi/skills/e/SKILL.md'
+        try mcp 'echo "{}" > ~/.kimi/mcp.json'
+    "#;
+    assert_plants_refused(&w, plant, 4);
+    let elsewhere = w.home.join("share");
+    write(&elsewhere.join("plugins/p/SKILL.md"), "RELOCATED PLUGIN");
+    write(
+        &elsewhere.join("config.toml"),
+        "[[hooks]]\ncommand = \"evil\"\n",
+    );
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(ls -A "$KIMI_SHARE_DIR/plugins")$(cat "$KIMI_SHARE_DIR/config.toml")]""#,
+        &[("KIMI_SHARE_DIR", &elsewhere)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[]\n", "{err}");
+}
+
+/// Hermes Agent's places (checked offline with Hermes Agent 0.19):
+/// `~/.hermes` writable for the logs and sessions it must write to start,
+/// its memories, profiles, scheduled jobs and skills masked, its
+/// configuration cut to its model; and its managed directory filtered.
+#[test]
+fn hermes_agent_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let h = w.home.join(".hermes");
+    write(
+        &h.join("config.yaml"),
+        "model:\n  provider: custom\n  default: m\nmcp_servers:\n  evil:\n    command: evil\nagent:\n  environment_hint: EVIL\n",
+    );
+    write(&h.join("memories/MEMORY.md"), "HERMES MEMORY");
+    write(&h.join("active_profile"), "evil");
+    write(&h.join("profiles/evil/SOUL.md"), "PROFILE SOUL");
+    write(&h.join("cron/jobs.json"), "[]");
+    let script = r#"
+        cat ~/.hermes/config.yaml
+        echo "[$(cat ~/.hermes/active_profile)$(ls -A ~/.hermes/profiles ~/.hermes/cron ~/.hermes/memories)]"
+        mkdir -p ~/.hermes/logs && echo log > ~/.hermes/logs/agent.log
+        echo end
+    "#;
+    let (code, out, err) = w.run_sh(script, &[]);
+    assert_eq!(code, 0, "{err}");
+    let home = w.home.to_string_lossy();
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        format!(
+            "model:provider:customdefault:m[{home}/.hermes/cron:{home}/.hermes/memories:{home}/.hermes/profiles:]end"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(h.join("logs/agent.log")).unwrap(),
+        "log\n"
+    );
+    let plant = r#"
+        try memory 'echo evil >> ~/.hermes/memories/MEMORY.md'
+        try profile 'echo evil > ~/.hermes/active_profile'
+        try cron 'echo "[]" > ~/.hermes/cron/jobs.json'
+        try config 'echo "hooks: {}" >> ~/.hermes/config.yaml'
+        try snapshot 'echo "{}" > ~/.hermes/.skills_prompt_snapshot.json'
+    "#;
+    assert_plants_refused(&w, plant, 5);
+    let managed = w.home.join("managed");
+    write(
+        &managed.join("config.yaml"),
+        "agent:\n  environment_hint: EVIL\n",
+    );
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(cat "$HERMES_MANAGED_DIR/config.yaml")]""#,
+        &[("HERMES_MANAGED_DIR", &managed)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[]\n", "{err}");
+}
+
 /// The places of the agents sealed from their sources and documentation
 /// (CodeBuddy Code, Qoder CLI, iFlow CLI, GitLab Duo, Hermes Agent, Kimi
 /// Code CLI, Mistral Vibe, Devin): their project files hidden until pinned

@@ -995,6 +995,80 @@ pub static PI_AUTH: FilterRule = FilterRule {
     source: "pi-coding-agent",
 };
 
+/// Kimi CLI's `config.toml` (in `~/.kimi`, or `KIMI_SHARE_DIR`): its models
+/// and providers beside what runs or reads: `hooks` (shell commands at its
+/// events), `extra_skill_dirs` (skills from anywhere, a relative one from
+/// the project), a provider's `env` (put into its environment, which its
+/// hooks, MCP servers and shell tool inherit), `default_editor` (a
+/// command) and `default_yolo` (every tool call approved unasked).
+/// Checked offline with Kimi CLI 1.52.
+pub static KIMI_CONFIG: FilterRule = FilterRule {
+    id: "kimi-config",
+    format: Format::Toml,
+    keep: &[&[
+        k(&["default_model"]),
+        k(&["models"]),
+        k(&["providers", "*", "type"]),
+        k(&["providers", "*", "base_url"]),
+        k(&["providers", "*", "api_key"]),
+        k(&["providers", "*", "custom_headers"]),
+        k(&["providers", "*", "reasoning_key"]),
+        k(&["providers", "*", "oauth"]),
+        k(&["services"]),
+        k(&["loop_control"]),
+        k(&["background"]),
+        k(&["mcp", "client"]),
+        k(&["theme"]),
+        k(&["telemetry"]),
+        k(&["merge_all_available_skills"]),
+    ]],
+    writable: false,
+    commands: None,
+    agents: "Kimi CLI",
+    versions: "Kimi CLI 1.52",
+    source: "kimi-cli",
+};
+
+/// Kimi CLI's `kimi.json`: the directories it worked in and their last
+/// sessions, which it rewrites as it starts by renaming a new file onto it
+/// (a bound entry refuses that: `EBUSY`), so a run gets a copy that is
+/// merged back.
+pub static KIMI_METADATA: FilterRule = FilterRule {
+    id: "kimi-metadata",
+    format: Format::Json,
+    keep: &[&[k(&["work_dirs"])]],
+    writable: true,
+    commands: None,
+    agents: "Kimi CLI",
+    versions: "Kimi CLI 1.52",
+    source: "kimi-cli",
+};
+
+/// Hermes Agent's `config.yaml` (in `~/.hermes`, `HERMES_HOME`, and its
+/// managed directory): its model beside what runs or reads, which is most
+/// of it: `mcp_servers`, `hooks`, `plugins`, `lsp` (programs it starts),
+/// `terminal` (its shell's backend and the files it sources), `skills`
+/// (directories and inline shell), `agent` (text in its prompts),
+/// `secrets` (password managers it runs), `memory` and `context` (engines
+/// it loads), `toolsets`, `approvals` and `command_allowlist` (what it runs
+/// unasked), other providers and endpoints. Read by top-level entry.
+/// Checked offline with Hermes Agent 0.19.
+pub static HERMES_CONFIG: FilterRule = FilterRule {
+    id: "hermes-config",
+    format: Format::Yaml,
+    keep: &[&[
+        k(&["_config_version"]),
+        k(&["model"]),
+        k(&["display"]),
+        k(&["logging"]),
+    ]],
+    writable: false,
+    commands: None,
+    agents: "Hermes Agent",
+    versions: "Hermes Agent 0.19",
+    source: "hermes",
+};
+
 /// Every filter rule (for documentation and tests).
 pub static FILTER_RULES: &[&FilterRule] = &[
     &CLAUDE_STATE,
@@ -1019,6 +1093,9 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &AIDER_CONF,
     &CRUSH_CONFIG,
     &CRUSH_DATA,
+    &KIMI_CONFIG,
+    &KIMI_METADATA,
+    &HERMES_CONFIG,
     &AGENT_ENV,
 ];
 

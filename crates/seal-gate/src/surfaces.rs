@@ -31,8 +31,8 @@ pub use crate::filters::{
     AGENT_ENV, AIDER_CONF, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG,
     CODEX_SYSTEM_CONFIG, CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS,
     CRUSH_CONFIG, CRUSH_DATA, FACTORY_CONFIG, FACTORY_SETTINGS, FILTER_RULES, FilterRule, Format,
-    GEMINI_SETTINGS, HOOKS_JSON, MCP_SERVERS_JSON, OPENCODE_CONFIG, PI_AUTH, PI_MODELS,
-    PI_SETTINGS, QWEN_SETTINGS,
+    GEMINI_SETTINGS, HERMES_CONFIG, HOOKS_JSON, KIMI_CONFIG, KIMI_METADATA, MCP_SERVERS_JSON,
+    OPENCODE_CONFIG, PI_AUTH, PI_MODELS, PI_SETTINGS, QWEN_SETTINGS,
 };
 use seal_core::pattern::Pattern;
 
@@ -1870,14 +1870,32 @@ const QODER_USER: &[Loc] = &[
 ];
 
 /// Hermes Agent's directory (`~/.hermes`, or `HERMES_HOME`): its persona,
-/// instructions, skills, plugins (Python) and hooks, and the `.env` it
-/// reads (its `config.yaml` is not read here: see docs/SURFACES.md).
+/// skills, plugins (Python), hooks, the memories it puts into every
+/// prompt, the profiles `active_profile` switches its home to, its
+/// scheduled jobs, the snapshot of its skills' prompt and the hooks it was
+/// allowed to run, its configuration and the `.env` it reads; beside the
+/// logs, sessions and caches it writes as it starts (it exits when it
+/// cannot). Checked offline with Hermes Agent 0.19.
 const HERMES_USER: &[Loc] = &[
     file("SOUL.md"),
     file("AGENTS.md"),
     dir("skills"),
     dir("plugins"),
     dir("hooks"),
+    dir("memories"),
+    dir("profiles"),
+    file("active_profile"),
+    dir("cron"),
+    file(".skills_prompt_snapshot.json"),
+    file("shell-hooks-allowlist.json"),
+    filtered("config.yaml", &HERMES_CONFIG),
+    filtered(".env", &AGENT_ENV),
+];
+
+/// Hermes Agent's managed configuration (`/etc/hermes`, or
+/// `HERMES_MANAGED_DIR`), laid over the user's.
+const HERMES_MANAGED: &[Loc] = &[
+    filtered("config.yaml", &HERMES_CONFIG),
     filtered(".env", &AGENT_ENV),
 ];
 
@@ -1890,6 +1908,21 @@ const KIMI_CODE_USER: &[Loc] = &[
     dir("plugins"),
     dir("hooks"),
     filtered("mcp.json", &MCP_SERVERS_JSON),
+];
+
+/// Kimi CLI's directory (`~/.kimi`, or `KIMI_SHARE_DIR`): its skills,
+/// plugins (skills and tools whose commands it runs), MCP servers and
+/// configuration, and `kimi_code_tips.json`, whose install script the
+/// `kimi` command of Kimi CLI 1.52 runs unasked; beside the logs,
+/// sessions and metadata it writes as it starts (it exits when it cannot).
+/// Checked offline with Kimi CLI 1.52.
+const KIMI_USER: &[Loc] = &[
+    dir("skills"),
+    dir("plugins"),
+    filtered("mcp.json", &MCP_SERVERS_JSON),
+    filtered("config.toml", &KIMI_CONFIG),
+    filtered("kimi.json", &KIMI_METADATA),
+    file("kimi_code_tips.json"),
 ];
 
 /// Mistral Vibe's directory (`~/.vibe`, or `VIBE_HOME`): its instructions,
@@ -2266,12 +2299,26 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Qoder CLI",
         "qoder",
     ),
-    read_only_group(Base::Home, ".hermes", HERMES_USER, "Hermes Agent", "hermes"),
-    read_only_group(
+    group(Base::Home, ".hermes", HERMES_USER, "Hermes Agent", "hermes"),
+    group(
         Base::EnvDir("HERMES_HOME"),
         "",
         HERMES_USER,
         "Hermes Agent",
+        "hermes",
+    ),
+    group(
+        Base::Root,
+        "/etc/hermes",
+        HERMES_MANAGED,
+        "Hermes Agent (managed configuration)",
+        "hermes",
+    ),
+    group(
+        Base::EnvDir("HERMES_MANAGED_DIR"),
+        "",
+        HERMES_MANAGED,
+        "Hermes Agent (managed configuration)",
         "hermes",
     ),
     read_only_group(
@@ -2288,14 +2335,11 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Kimi Code CLI",
         "kimi-code",
     ),
-    read_only_group(
-        Base::Home,
-        ".kimi",
-        &[
-            dir("skills"),
-            dir("plugins"),
-            filtered("mcp.json", &MCP_SERVERS_JSON),
-        ],
+    group(Base::Home, ".kimi", KIMI_USER, "Kimi CLI", "kimi-cli"),
+    group(
+        Base::EnvDir("KIMI_SHARE_DIR"),
+        "",
+        KIMI_USER,
         "Kimi CLI",
         "kimi-cli",
     ),
