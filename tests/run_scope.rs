@@ -1215,6 +1215,72 @@ fn hermes_agent_locations_are_sealed() {
     assert_eq!(out, "[]\n", "{err}");
 }
 
+/// Mistral Vibe's places (checked offline with Mistral Vibe 3.0): `~/.vibe`
+/// writable for the logs and sessions it must write to start, its
+/// extensions, plugins and hooks masked, its configuration without MCP
+/// servers or tool paths; the plugin store it reads back unchecked the
+/// run's own, in memory: written in the run, gone after it.
+#[test]
+fn mistral_vibe_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let v = w.home.join(".vibe");
+    write(
+        &v.join("config.toml"),
+        "active_model = \"m\"\ntool_paths = [\"/tmp/t\"]\n[[mcp_servers]]\nname = \"evil\"\ncommand = \"evil\"\n",
+    );
+    write(&v.join("hooks.toml"), "[[hooks]]\ncommand = \"evil\"\n");
+    write(&v.join("plugins/p/plugin.json"), "{}");
+    let store = v.join("logs/session/plugins");
+    write(&store.join("packages/ab/skill/SKILL.md"), "STORE SKILL");
+    let script = r#"
+        cat ~/.vibe/config.toml
+        echo "[$(cat ~/.vibe/hooks.toml)$(ls -A ~/.vibe/plugins ~/.vibe/logs/session/plugins)]"
+        echo log > ~/.vibe/logs/vibe.log
+        mkdir -p ~/.vibe/logs/session/plugins/packages/ab && echo planted > ~/.vibe/logs/session/plugins/packages/ab/new.md
+        cat ~/.vibe/logs/session/plugins/packages/ab/new.md
+    "#;
+    let (code, out, err) = w.run_sh(script, &[]);
+    assert_eq!(code, 0, "{err}");
+    let home = w.home.to_string_lossy();
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        format!(
+            "active_model=\"m\"[{home}/.vibe/logs/session/plugins:{home}/.vibe/plugins:]planted"
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(v.join("logs/vibe.log")).unwrap(),
+        "log\n"
+    );
+    assert!(!store.join("packages/ab/new.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(store.join("packages/ab/skill/SKILL.md")).unwrap(),
+        "STORE SKILL"
+    );
+    let plant = r#"
+        try hooks 'echo "[[hooks]]" > ~/.vibe/hooks.toml'
+        try plugin 'mkdir -p ~/.vibe/plugins/e && echo "{}" > ~/.vibe/plugins/e/plugin.json'
+        try tool 'echo "import os" > ~/.vibe/tools/t.py'
+        try config 'echo "tool_paths = []" >> ~/.vibe/config.toml'
+    "#;
+    assert_plants_refused(&w, plant, 4);
+    let root = w.home.join("sessions");
+    write(
+        &root.join("plugins/packages/ab/SKILL.md"),
+        "RELOCATED STORE",
+    );
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(ls -A "$MISTRAL_VIBE_SESSION_ROOT/plugins")]""#,
+        &[("MISTRAL_VIBE_SESSION_ROOT", &root)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[]\n", "{err}");
+}
+
 /// The places of the agents sealed from their sources and documentation
 /// (CodeBuddy Code, Qoder CLI, iFlow CLI, GitLab Duo, Hermes Agent, Kimi
 /// Code CLI, Mistral Vibe, Devin): their project files hidden until pinned

@@ -316,6 +316,7 @@ fn location_json(p: &Planned) -> serde_json::Value {
                     })),
                 ),
                 Placement::Proc => ("proc", Some(kind), None),
+                Placement::Private { .. } => ("private", Some(kind), None),
                 Placement::Writable { source } => (
                     "writable",
                     Some(kind),
@@ -430,6 +431,13 @@ fn dry_run_text(prepared: &Prepared, seen: &[SeenEntry]) -> String {
             }
             State::Placed(Placement::Cover) => {
                 let _ = writeln!(out, "  covered  {loc}  [empty dir; {}]", p.why);
+            }
+            State::Placed(Placement::Private { .. }) => {
+                let _ = writeln!(
+                    out,
+                    "  private  {loc}  [empty dir of the run's own, in memory; {}]",
+                    p.why
+                );
             }
             State::Placed(Placement::Bind { source, writable }) => {
                 let _ = writeln!(

@@ -177,6 +177,9 @@ pub enum Placement {
     Writable { source: PathBuf },
     /// A protected host place, bound read-only where the rest is writable.
     ReadOnly { source: PathBuf },
+    /// An empty writable directory of the run's own, in memory
+    /// ([`Show::Private`]), owned as the directory that holds it.
+    Private { uid: u32, gid: u32 },
 }
 
 impl Placement {
@@ -216,6 +219,9 @@ impl Placement {
             Placement::Proc => "the run's own /proc".into(),
             Placement::Writable { .. } => "writable (the run's write scope)".into(),
             Placement::ReadOnly { .. } => "read-only (protected)".into(),
+            Placement::Private { .. } => {
+                "an empty writable directory of the run's own, in memory (gone with the run)".into()
+            }
         }
     }
 }
@@ -659,6 +665,13 @@ fn place_location(
     let placement = match show {
         Show::EmptyDir => Placement::EmptyDir,
         Show::EmptyFile => Placement::EmptyFile,
+        Show::Private => {
+            let (_, m) = nearest_dir(location);
+            Placement::Private {
+                uid: m.uid(),
+                gid: m.gid(),
+            }
+        }
         Show::Empty => match std::fs::metadata(location) {
             Ok(m) if m.is_dir() => Placement::EmptyDir,
             _ => Placement::EmptyFile,

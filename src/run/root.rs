@@ -492,6 +492,10 @@ impl Builder {
                 mkdir(target, 0o755)?;
                 bind_fd(&fd, target)
             }
+            Placement::Private { uid, gid } => {
+                mkdir(target, 0o700)?;
+                self.tmpfs_owned(target, 0o700, *uid, *gid)
+            }
             Placement::Writable { source } => self.bind_host(source, target, true),
             Placement::ReadOnly { source } => self.bind_host(source, target, false),
             Placement::Bind { source, writable } => self.bind_host(source, target, *writable),
@@ -568,6 +572,7 @@ fn placement_error(p: &Placement, location: &Path, e: io::Error) -> BuildError {
         | Placement::EmptyFile
         | Placement::Filtered(_)
         | Placement::Cover
+        | Placement::Private { .. }
         | Placement::ReadOnly { .. } => BuildError::At {
             location: location.to_path_buf(),
             reason: e.to_string(),

@@ -1069,6 +1069,60 @@ pub static HERMES_CONFIG: FilterRule = FilterRule {
     source: "hermes",
 };
 
+/// Mistral Vibe's `config.toml` (in `~/.vibe`, or `VIBE_HOME`): its models
+/// and providers beside what runs or reads: `mcp_servers` and `connectors`
+/// (servers it starts or reaches), `tool_paths` (Python it imports),
+/// `skill_paths` and `agent_paths` (skills and agents from anywhere), the
+/// prompts it picks (`system_prompt_id`, ...), what it runs unasked
+/// (`tools`, `bypass_tool_permissions`, `enable_auto_approve`,
+/// `default_agent`, ...), endpoints that send data out (`otel_endpoint`,
+/// `vibe_base_url`, ...) and `session_logging` (which moves its plugin
+/// store). Checked offline with Mistral Vibe 3.0.
+pub static VIBE_CONFIG: FilterRule = FilterRule {
+    id: "vibe-config",
+    format: Format::Toml,
+    keep: &[&[
+        k(&["active_model"]),
+        k(&["providers"]),
+        k(&["models"]),
+        k(&["allowed_models"]),
+        k(&["compaction_model"]),
+        k(&["vision_model"]),
+        k(&["utility_models"]),
+        k(&["auto_compact_threshold"]),
+        k(&["enable_connectors"]),
+        k(&["enable_mcp"]),
+        k(&["disabled_tools"]),
+        k(&["disabled_agents"]),
+        k(&["disabled_skills"]),
+        k(&["enable_telemetry"]),
+        k(&["enable_update_checks"]),
+        k(&["enable_auto_update"]),
+        k(&["enable_notifications"]),
+        k(&["experimental_enable_model_catalog"]),
+        k(&["applied_migrations"]),
+        k(&["theme"]),
+        k(&["disable_welcome_banner_animation"]),
+        k(&["cursor_blink"]),
+        k(&["show_greeting"]),
+        k(&["autocopy_to_clipboard"]),
+        k(&["enable_mouse_capture"]),
+        k(&["ask_confirmation_on_exit"]),
+        k(&["context_warnings"]),
+        k(&["show_thinking_nodes"]),
+        k(&["api_timeout"]),
+        k(&["api_connect_timeout"]),
+        k(&["api_stream_idle_timeout"]),
+        k(&["log_level"]),
+        k(&["experiments", "enable"]),
+    ]],
+    writable: false,
+    commands: None,
+    agents: "Mistral Vibe",
+    versions: "Mistral Vibe 3.0",
+    source: "vibe",
+};
+
 /// Every filter rule (for documentation and tests).
 pub static FILTER_RULES: &[&FilterRule] = &[
     &CLAUDE_STATE,
@@ -1096,6 +1150,7 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &KIMI_CONFIG,
     &KIMI_METADATA,
     &HERMES_CONFIG,
+    &VIBE_CONFIG,
     &AGENT_ENV,
 ];
 

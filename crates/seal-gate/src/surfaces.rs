@@ -32,7 +32,7 @@ pub use crate::filters::{
     CODEX_SYSTEM_CONFIG, CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS,
     CRUSH_CONFIG, CRUSH_DATA, FACTORY_CONFIG, FACTORY_SETTINGS, FILTER_RULES, FilterRule, Format,
     GEMINI_SETTINGS, HERMES_CONFIG, HOOKS_JSON, KIMI_CONFIG, KIMI_METADATA, MCP_SERVERS_JSON,
-    OPENCODE_CONFIG, PI_AUTH, PI_MODELS, PI_SETTINGS, QWEN_SETTINGS,
+    OPENCODE_CONFIG, PI_AUTH, PI_MODELS, PI_SETTINGS, QWEN_SETTINGS, VIBE_CONFIG,
 };
 use seal_core::pattern::Pattern;
 
@@ -1652,6 +1652,11 @@ pub enum Show {
     /// A file that mixes extensions with settings and state: shown as a
     /// filtered copy (see [`crate::filters`]).
     Filtered(&'static FilterRule),
+    /// A directory the agent must write as it runs and reads back later
+    /// unchecked (a cache of what it loads): an empty writable directory of
+    /// the run's own, in memory, gone with the run: the host's is never
+    /// shown and nothing written there reaches a later session.
+    Private,
 }
 
 /// One name in a project-external agent directory.
@@ -1671,6 +1676,12 @@ const fn file(name: &'static str) -> Loc {
     Loc {
         name,
         show: Show::EmptyFile,
+    }
+}
+const fn private(name: &'static str) -> Loc {
+    Loc {
+        name,
+        show: Show::Private,
     }
 }
 const fn filtered(name: &'static str, rule: &'static FilterRule) -> Loc {
@@ -1926,15 +1937,25 @@ const KIMI_USER: &[Loc] = &[
 ];
 
 /// Mistral Vibe's directory (`~/.vibe`, or `VIBE_HOME`): its instructions,
-/// tools (Python it imports), skills, agents and prompts, and the `.env`
-/// it reads (its `config.toml` is not read here: see docs/SURFACES.md).
+/// tools (Python it imports), skills, agents, prompts, plugins and hooks,
+/// its configuration and the `.env` it reads; beside the logs, sessions and
+/// trusted folders it writes as it starts (it exits when it cannot). Two
+/// of its caches it reads back unchecked are the run's own: the store it
+/// checks plugins out into (a checkout changed there was loaded by the next
+/// session) and the tools its MCP servers described. Checked offline with
+/// Mistral Vibe 3.0.
 const VIBE_USER: &[Loc] = &[
     file("AGENTS.md"),
     dir("tools"),
     dir("skills"),
     dir("agents"),
     dir("prompts"),
+    dir("plugins"),
+    file("hooks.toml"),
+    filtered("config.toml", &VIBE_CONFIG),
     filtered(".env", &AGENT_ENV),
+    private("logs/session/plugins"),
+    private("logs/mcp-descriptors"),
 ];
 
 /// Crush's configuration directory (`~/.config/crush`, or
@@ -2343,12 +2364,19 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Kimi CLI",
         "kimi-cli",
     ),
-    read_only_group(Base::Home, ".vibe", VIBE_USER, "Mistral Vibe", "vibe"),
-    read_only_group(
+    group(Base::Home, ".vibe", VIBE_USER, "Mistral Vibe", "vibe"),
+    group(
         Base::EnvDir("VIBE_HOME"),
         "",
         VIBE_USER,
         "Mistral Vibe",
+        "vibe",
+    ),
+    group(
+        Base::EnvDir("MISTRAL_VIBE_SESSION_ROOT"),
+        "",
+        &[private("plugins")],
+        "Mistral Vibe (its session store)",
         "vibe",
     ),
     read_only_group(
