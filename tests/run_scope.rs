@@ -1281,6 +1281,68 @@ fn mistral_vibe_locations_are_sealed() {
     assert_eq!(out, "[]\n", "{err}");
 }
 
+/// Kimi Code CLI's places (checked offline with Kimi Code CLI 2.1):
+/// `~/.kimi-code` writable for the sessions and logs it must write to
+/// start, its workspace list replaced by a rename run after run, its
+/// configuration without hooks or skill directories, its interface's
+/// without commands, the programs it downloads the run's own.
+#[test]
+fn kimi_code_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let k = w.home.join(".kimi-code");
+    write(
+        &k.join("config.toml"),
+        "default_model = \"m\"\nextra_skill_dirs = [\"/x\"]\n[[hooks]]\nevent = \"SessionStart\"\ncommand = \"evil\"\n",
+    );
+    write(
+        &k.join("tui.toml"),
+        "theme = \"dark\"\n[status_line]\ncommand = \"evil\"\n",
+    );
+    write(
+        &k.join("workspaces.json"),
+        r#"{"version": 1, "workspaces": {}}"#,
+    );
+    write(&k.join("bin/rg"), "#!/bin/sh\necho EVIL\n");
+    let script = r#"
+        cat ~/.kimi-code/config.toml ~/.kimi-code/tui.toml
+        echo "[$(ls -A ~/.kimi-code/bin)]"
+        echo planted > ~/.kimi-code/bin/rg
+        mkdir -p ~/.kimi-code/sessions/s && echo state > ~/.kimi-code/sessions/s/state.json
+        for n in 1 2; do
+            printf '{"version": 1, "workspaces": {"w%s": {}}}' $n > ~/.kimi-code/workspaces.json.tmp
+            mv ~/.kimi-code/workspaces.json.tmp ~/.kimi-code/workspaces.json
+        done
+        echo end
+    "#;
+    let (code, out, err) = w.run_sh(script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        r#"default_model="m"theme="dark"[]end"#,
+        "{err}"
+    );
+    assert!(
+        std::fs::read_to_string(k.join("workspaces.json"))
+            .unwrap()
+            .contains("w2")
+    );
+    assert_eq!(
+        std::fs::read_to_string(k.join("bin/rg")).unwrap(),
+        "#!/bin/sh\necho EVIL\n"
+    );
+    assert!(k.join("sessions/s/state.json").exists());
+    let plant = r#"
+        try config 'echo "[[hooks]]" >> ~/.kimi-code/config.toml'
+        try tui 'echo "[editor]" >> ~/.kimi-code/tui.toml'
+        try system 'echo evil > ~/.kimi-code/SYSTEM.md'
+        try plugin 'mkdir -p ~/.kimi-code/plugins/p && echo "{}" > ~/.kimi-code/plugins/installed.json'
+    "#;
+    assert_plants_refused(&w, plant, 4);
+}
+
 /// The places of the agents sealed from their sources and documentation
 /// (CodeBuddy Code, Qoder CLI, iFlow CLI, GitLab Duo, Hermes Agent, Kimi
 /// Code CLI, Mistral Vibe, Devin): their project files hidden until pinned

@@ -1123,6 +1123,67 @@ pub static VIBE_CONFIG: FilterRule = FilterRule {
     source: "vibe",
 };
 
+/// Kimi Code CLI's `config.toml` (in `~/.kimi-code`, or `KIMI_CODE_HOME`):
+/// its models and providers beside what runs or reads: `hooks` (shell
+/// commands at its events, their output put into its prompts),
+/// `extra_skill_dirs` and `extra_agent_dirs` (skills and agents from
+/// anywhere), `identity` (text in its prompts), `default_permission_mode`,
+/// `permission` and `tools` (what it runs unasked), `services` (other
+/// endpoints), a provider's `env`. Checked offline with Kimi Code CLI 2.1.
+pub static KIMI_CODE_CONFIG: FilterRule = FilterRule {
+    id: "kimi-code-config",
+    format: Format::Toml,
+    keep: &[&[
+        k(&["default_model"]),
+        k(&["models"]),
+        k(&["providers", "*", "type"]),
+        k(&["providers", "*", "base_url"]),
+        k(&["providers", "*", "api_key"]),
+        k(&["providers", "*", "custom_headers"]),
+        k(&["thinking"]),
+        k(&["loop_control"]),
+        k(&["telemetry"]),
+        k(&["background"]),
+        k(&["subagent"]),
+    ]],
+    writable: false,
+    commands: None,
+    agents: "Kimi Code CLI",
+    versions: "Kimi Code CLI 2.1",
+    source: "kimi-code",
+};
+
+/// Kimi Code CLI's `tui.toml`: its interface's theme; its status line's
+/// and editor's commands and its updater dropped.
+pub static KIMI_CODE_TUI: FilterRule = FilterRule {
+    id: "kimi-code-tui",
+    format: Format::Toml,
+    keep: &[&[k(&["theme"])]],
+    writable: false,
+    commands: None,
+    agents: "Kimi Code CLI",
+    versions: "Kimi Code CLI 2.1",
+    source: "kimi-code",
+};
+
+/// Kimi Code CLI's `workspaces.json`: the directories it worked in, which
+/// it rewrites as it starts by renaming a new file onto it (a bound entry
+/// refuses that: `EBUSY`), so a run gets a copy that is merged back.
+pub static KIMI_CODE_WORKSPACES: FilterRule = FilterRule {
+    id: "kimi-code-workspaces",
+    format: Format::Json,
+    keep: &[&[
+        k(&["version"]),
+        k(&["workspaces"]),
+        k(&["deleted_workspace_ids"]),
+    ]],
+    writable: true,
+    commands: None,
+    agents: "Kimi Code CLI",
+    versions: "Kimi Code CLI 2.1",
+    source: "kimi-code",
+};
+
 /// Every filter rule (for documentation and tests).
 pub static FILTER_RULES: &[&FilterRule] = &[
     &CLAUDE_STATE,
@@ -1151,6 +1212,9 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &KIMI_METADATA,
     &HERMES_CONFIG,
     &VIBE_CONFIG,
+    &KIMI_CODE_CONFIG,
+    &KIMI_CODE_TUI,
+    &KIMI_CODE_WORKSPACES,
     &AGENT_ENV,
 ];
 

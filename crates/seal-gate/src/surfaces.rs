@@ -31,8 +31,9 @@ pub use crate::filters::{
     AGENT_ENV, AIDER_CONF, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG,
     CODEX_SYSTEM_CONFIG, CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS,
     CRUSH_CONFIG, CRUSH_DATA, FACTORY_CONFIG, FACTORY_SETTINGS, FILTER_RULES, FilterRule, Format,
-    GEMINI_SETTINGS, HERMES_CONFIG, HOOKS_JSON, KIMI_CONFIG, KIMI_METADATA, MCP_SERVERS_JSON,
-    OPENCODE_CONFIG, PI_AUTH, PI_MODELS, PI_SETTINGS, QWEN_SETTINGS, VIBE_CONFIG,
+    GEMINI_SETTINGS, HERMES_CONFIG, HOOKS_JSON, KIMI_CODE_CONFIG, KIMI_CODE_TUI,
+    KIMI_CODE_WORKSPACES, KIMI_CONFIG, KIMI_METADATA, MCP_SERVERS_JSON, OPENCODE_CONFIG, PI_AUTH,
+    PI_MODELS, PI_SETTINGS, QWEN_SETTINGS, VIBE_CONFIG,
 };
 use seal_core::pattern::Pattern;
 
@@ -1910,7 +1911,15 @@ const HERMES_MANAGED: &[Loc] = &[
     filtered(".env", &AGENT_ENV),
 ];
 
-/// Kimi Code CLI's directory (`~/.kimi-code`, or `KIMI_CODE_HOME`).
+/// Kimi Code CLI's directory (`~/.kimi-code`, or `KIMI_CODE_HOME`): its
+/// instructions, system prompt, skills, agents, plugins (from anywhere
+/// `plugins/installed.json` points) and MCP servers, its configuration
+/// (hooks among its models) and its interface's (commands among its
+/// theme); beside the sessions, logs and workspace list it writes as it
+/// starts (it exits when it cannot: the list replaced by a rename, which a
+/// bound entry would refuse, so a copy merged back). The programs it
+/// downloads into `bin` and runs from there (`rg`) are the run's own.
+/// Checked offline with Kimi Code CLI 2.1.
 const KIMI_CODE_USER: &[Loc] = &[
     file("AGENTS.md"),
     file("SYSTEM.md"),
@@ -1919,6 +1928,10 @@ const KIMI_CODE_USER: &[Loc] = &[
     dir("plugins"),
     dir("hooks"),
     filtered("mcp.json", &MCP_SERVERS_JSON),
+    filtered("config.toml", &KIMI_CODE_CONFIG),
+    filtered("tui.toml", &KIMI_CODE_TUI),
+    filtered("workspaces.json", &KIMI_CODE_WORKSPACES),
+    private("bin"),
 ];
 
 /// Kimi CLI's directory (`~/.kimi`, or `KIMI_SHARE_DIR`): its skills,
@@ -2342,14 +2355,14 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Hermes Agent (managed configuration)",
         "hermes",
     ),
-    read_only_group(
+    group(
         Base::Home,
         ".kimi-code",
         KIMI_CODE_USER,
         "Kimi Code CLI",
         "kimi-code",
     ),
-    read_only_group(
+    group(
         Base::EnvDir("KIMI_CODE_HOME"),
         "",
         KIMI_CODE_USER,
