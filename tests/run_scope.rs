@@ -1279,6 +1279,17 @@ fn mistral_vibe_locations_are_sealed() {
     );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "[]\n", "{err}");
+    // A store the host does not have yet is the run's own too: the
+    // session written beside it reaches the host, the store does not.
+    let fresh = w.home.join("fresh-sessions");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let (code, _, err) = w.run_sh(
+        r#"echo x > "$MISTRAL_VIBE_SESSION_ROOT/plugins/x" && mkdir "$MISTRAL_VIBE_SESSION_ROOT/s" && echo s > "$MISTRAL_VIBE_SESSION_ROOT/s/state""#,
+        &[("MISTRAL_VIBE_SESSION_ROOT", &fresh)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(fresh.join("s/state").exists());
+    assert!(!fresh.join("plugins").exists());
 }
 
 /// Kimi Code CLI's places (checked offline with Kimi Code CLI 2.1):

@@ -2348,7 +2348,7 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "Hermes Agent (managed configuration)",
         "hermes",
     ),
-    group(
+    read_only_group(
         Base::EnvDir("HERMES_MANAGED_DIR"),
         "",
         HERMES_MANAGED,
