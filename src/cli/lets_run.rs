@@ -129,6 +129,10 @@ static SERVERS_AND_HOOKS: ConfigReading = reading_of(
     Format::Json,
     &[&["mcpServers"], &["hooks"]],
 );
+/// Mistral Vibe's `config.toml`: its MCP servers (a list of tables).
+static VIBE_CONFIG: ConfigReading = reading_of("vibe-config", Format::Toml, &[&["mcp_servers"]]);
+/// Mistral Vibe's `hooks.toml`: a list of hooks, each a command.
+static VIBE_HOOKS: ConfigReading = reading_of("vibe-hooks", Format::Toml, &[&["hooks"]]);
 /// A Kiro agent hook (`.kiro/hooks/NAME.kiro.hook`): the command of a
 /// `runCommand` hook (an `askAgent` hook sends a prompt instead).
 static KIRO_HOOK: ConfigReading = reading_of("kiro-hook", Format::Json, &[&["then", "command"]]);
@@ -282,6 +286,12 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".iflow/settings.json", &GEMINI_SETTINGS),
     (".gitlab/duo/mcp.json", &MCP_SERVERS_JSON),
     (".kimi-code/mcp.json", &MCP_SERVERS_JSON),
+    // Mistral Vibe: MCP servers in its configuration, hooks in their own
+    // file, and a plugin's (checked offline with Mistral Vibe 3.0).
+    (".vibe/config.toml", &VIBE_CONFIG),
+    (".vibe/hooks.toml", &VIBE_HOOKS),
+    (".vibe/plugins/*/mcp.json", &MCP_SERVERS_JSON),
+    (".vibe/plugins/*/ai.mistral.vibe/hooks.toml", &VIBE_HOOKS),
     (".gitlab/duo/hooks.json", &HOOKS_JSON),
     (".devin/hooks.v1.json", &HOOKS_JSON),
     // Qwen Code is a fork of Gemini CLI and keeps its settings' shape.
@@ -713,8 +723,12 @@ impl Found<'_> {
             _ => return,
         };
         for (name, server) in servers {
-            // Continue's legacy servers keep their launch in `transport`.
-            let server = server.get("transport").unwrap_or(server);
+            // Continue's legacy servers keep their launch in `transport`
+            // (Mistral Vibe's names a kind there: `"stdio"`).
+            let server = server
+                .get("transport")
+                .filter(|t| t.is_object())
+                .unwrap_or(server);
             let command = server.get("command").and_then(argv);
             let url = ["url", "httpUrl", "serverUrl"]
                 .iter()
@@ -747,10 +761,20 @@ impl Found<'_> {
                 let target = Target::Code(format!("hooks from {file}"));
                 self.push(out, Kind::Hook, self.key.to_string(), target);
             }
-            // A plugin manifest's list of hook files and inline hooks.
+            // A plugin manifest's list of hook files and inline hooks; a
+            // list of handlers, each naming its event (Mistral Vibe's and
+            // Kimi's `[[hooks]]`).
             Value::Array(items) => {
                 for item in items {
-                    self.hooks(item, out);
+                    let event = ["event", "type", "name"]
+                        .iter()
+                        .find_map(|k| item.get(*k).and_then(Value::as_str));
+                    match event {
+                        Some(event) if item.get("command").is_some() => {
+                            self.hook_handlers(event, item, out)
+                        }
+                        _ => self.hooks(item, out),
+                    }
                 }
             }
             _ => {}

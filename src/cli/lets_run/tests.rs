@@ -791,6 +791,37 @@ fn factory_droid_settings_hooks_and_servers() {
     );
 }
 
+/// Mistral Vibe's project configuration: MCP servers in its
+/// `config.toml`, hooks in its `hooks.toml` and in a plugin's.
+#[test]
+fn mistral_vibe_servers_and_hooks() {
+    assert_eq!(
+        runs(
+            ".vibe/config.toml",
+            "active_model = \"m\"\n[[mcp_servers]]\nname = \"docs\"\ntransport = \"stdio\"\ncommand = \"uvx\"\nargs = [\"docs-mcp\"]\n"
+        ),
+        vec![row(Kind::McpServer, "docs", cmd("uvx docs-mcp"))]
+    );
+    let hooks = "[[hooks]]\nname = \"fmt\"\ntype = \"post_agent\"\ncommand = \"make fmt\"\n";
+    for path in [
+        ".vibe/hooks.toml",
+        "pkg/.vibe/plugins/p/ai.mistral.vibe/hooks.toml",
+    ] {
+        assert_eq!(
+            runs(path, hooks),
+            vec![row(Kind::Hook, "post_agent", cmd("make fmt"))],
+            "{path}"
+        );
+    }
+    assert_eq!(
+        runs(
+            ".vibe/plugins/p/mcp.json",
+            r#"{"mcpServers": {"p": {"type": "stdio", "command": "./mcp.py"}}}"#
+        ),
+        vec![row(Kind::McpServer, "p", cmd("./mcp.py"))]
+    );
+}
+
 #[test]
 fn pi_settings_packages_extensions_and_shell() {
     let settings = r#"{"defaultModel": "m", "packages": ["npm:@x/pkg", {"source": "git:github.com/a/b"}],
