@@ -148,6 +148,12 @@ unseen() { ! grep -qF -- "$1" "$2"; }
 absent() { [ ! -e "$1" ]; }
 present() { [ -e "$1" ]; }
 
+# skill DIR MARKER: a skill in DIR named and described by the marker.
+skill() {
+  mkdir -p "$1/$2"
+  printf -- '---\nname: %s\ndescription: %s\n---\nbody\n' "$2" "$2" >"$1/$2/SKILL.md"
+}
+
 # world AGENT: $w (its directory) with home/ and a sealed project/ whose
 # pinned AGENTS.md holds its project marker.
 world() {
@@ -223,7 +229,7 @@ HERMES_MARKERS=(sealtest-hermes-config-hint sealtest-hermes-soul sealtest-hermes
 vibe_world() {
   world vibe
   local v="$w/home/.vibe"
-  mkdir -p "$v/tools" "$w/skills/extra"
+  mkdir -p "$v/tools"
   cat >"$v/config.toml" <<EOF
 active_model = "fake"
 enable_telemetry = false
@@ -245,26 +251,24 @@ alias = "fake"
 EOF
   printf 'trusted = ["%s"]\nuntrusted = []\n' "$w/project" >"$v/trusted_folders.toml"
   echo "sealtest-vibe-home-agents" >"$v/AGENTS.md"
-  printf -- '---\nname: extra\ndescription: sealtest-vibe-skill-path\n---\nbody\n' >"$w/skills/extra/SKILL.md"
+  skill "$w/skills" sealtest-vibe-skill-path
   printf "open('%s/traces/vibe-tool', 'a').close()\n" "$w" >"$v/tools/tracer.py"
   printf '[[hooks]]\nname = "tracer"\ntype = "post_agent"\ncommand = "touch %s/traces/vibe-hook"\n' "$w" >"$v/hooks.toml"
 }
 VIBE_MARKERS=(sealtest-vibe-home-agents sealtest-vibe-skill-path -- vibe-tool vibe-hook)
 
-# --- Kimi CLI -------------------------------------------------------------------
-# Its model in config.toml beside a hook and an extra skill directory; a skill
-# in the home. Its metadata (`kimi.json`) it replaces by a rename as it starts.
-kimi_world() {
-  world kimi
-  local k="$w/home/.kimi"
-  mkdir -p "$k/skills/home" "$w/skills/extra"
-  cat >"$k/config.toml" <<EOF
+# --- Kimi CLI and Kimi Code CLI ------------------------------------------------
+# kimi_config DIR PROVIDER-TYPE TRACE: their configuration's one shape: the
+# model beside a hook and an extra skill directory.
+kimi_config() {
+  mkdir -p "$1"
+  cat >"$1/config.toml" <<EOF
 default_model = "fake"
 telemetry = false
 extra_skill_dirs = ["$w/skills"]
 
 [providers.fake]
-type = "openai_legacy"
+type = "$2"
 base_url = "$url"
 api_key = "dummy"
 
@@ -275,41 +279,25 @@ max_context_size = 128000
 
 [[hooks]]
 event = "SessionStart"
-command = "touch $w/traces/kimi-hook"
+command = "touch $w/traces/$3"
 EOF
-  printf -- '---\nname: home\ndescription: sealtest-kimi-home-skill\n---\nbody\n' >"$k/skills/home/SKILL.md"
-  printf -- '---\nname: extra\ndescription: sealtest-kimi-skill-dir\n---\nbody\n' >"$w/skills/extra/SKILL.md"
+}
+# Kimi CLI: a skill in the home too. Its metadata (`kimi.json`) it replaces
+# by a rename as it starts.
+kimi_world() {
+  world kimi
+  kimi_config "$w/home/.kimi" openai_legacy kimi-hook
+  skill "$w/home/.kimi/skills" sealtest-kimi-home-skill
+  skill "$w/skills" sealtest-kimi-skill-dir
 }
 KIMI_MARKERS=(sealtest-kimi-home-skill sealtest-kimi-skill-dir -- kimi-hook)
-
-# --- Kimi Code CLI -------------------------------------------------------------
-# Its model in config.toml beside a hook and an extra skill directory; its
-# instructions in the home.
+# Kimi Code CLI: its instructions in the home too. Its workspace list it
+# replaces by a rename as it starts.
 kimi_code_world() {
   world kimi-code
-  local k="$w/home/.kimi-code"
-  mkdir -p "$k" "$w/skills/extra"
-  cat >"$k/config.toml" <<EOF
-default_model = "fake"
-telemetry = false
-extra_skill_dirs = ["$w/skills"]
-
-[providers.fake]
-type = "openai"
-base_url = "$url"
-api_key = "dummy"
-
-[models.fake]
-provider = "fake"
-model = "fake-model"
-max_context_size = 131072
-
-[[hooks]]
-event = "SessionStart"
-command = "touch $w/traces/kimi-code-hook"
-EOF
-  echo "sealtest-kimi-code-home-agents" >"$k/AGENTS.md"
-  printf -- '---\nname: extra\ndescription: sealtest-kimi-code-skill-dir\n---\nbody\n' >"$w/skills/extra/SKILL.md"
+  kimi_config "$w/home/.kimi-code" openai kimi-code-hook
+  echo "sealtest-kimi-code-home-agents" >"$w/home/.kimi-code/AGENTS.md"
+  skill "$w/skills" sealtest-kimi-code-skill-dir
 }
 KIMI_CODE_MARKERS=(sealtest-kimi-code-home-agents sealtest-kimi-code-skill-dir -- kimi-code-hook)
 
