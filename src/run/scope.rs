@@ -65,6 +65,8 @@ pub const HOME_AGENT_STATE: &[&str] = &[
     ".local/share/kilo",
     ".local/state/kilo",
     ".local/state/kilo-sandbox-policy",
+    ".local/share/goose",
+    ".local/state/goose",
 ];
 
 /// What the run lets the command do at a place.

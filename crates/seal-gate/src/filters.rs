@@ -1184,6 +1184,76 @@ pub static KIMI_CODE_WORKSPACES: FilterRule = FilterRule {
     source: "kimi-code",
 };
 
+/// Goose's `config.yaml` (in `~/.config/goose`, under `GOOSE_PATH_ROOT`,
+/// and `/etc/goose`): a map of top-level keys, its provider's and model's
+/// among the rest. Dropped, among the rest: `extensions` (programs it
+/// starts), `plugins`, `GOOSE_STATUS_HOOK`, `GOOSE_PROMPT_EDITOR`, the
+/// commands of the agents it drives (`CLAUDE_CODE_COMMAND`, ...),
+/// `GOOSE_SEARCH_PATHS`; text in its prompts or files from elsewhere
+/// (`CONTEXT_FILE_NAMES`, `GOOSE_SYSTEM_PROMPT_FILE_PATH`,
+/// `GOOSE_MOIM_MESSAGE_*`, `slash_commands`, `experiments`); endpoints that
+/// send data out (`otel_exporter_otlp_*`,
+/// `SECURITY_PROMPT_CLASSIFIER_ENDPOINT`). Kept: its provider and model,
+/// their endpoints and limits, its mode (unset, Goose runs every tool
+/// unasked) and its interface. Read by top-level entry (Goose reads it with
+/// serde_yaml). Checked offline with Goose 1.52.
+pub static GOOSE_CONFIG: FilterRule = FilterRule {
+    id: "goose-config",
+    format: Format::Yaml,
+    keep: &[&[
+        k(&["GOOSE_PROVIDER"]),
+        k(&["GOOSE_MODEL"]),
+        k(&["active_provider"]),
+        k(&["providers"]),
+        k(&["GOOSE_LEAD_PROVIDER"]),
+        k(&["GOOSE_LEAD_MODEL"]),
+        k(&["GOOSE_PLANNER_PROVIDER"]),
+        k(&["GOOSE_PLANNER_MODEL"]),
+        k(&["GOOSE_SUBAGENT_PROVIDER"]),
+        k(&["GOOSE_SUBAGENT_MODEL"]),
+        k(&["GOOSE_TEMPERATURE"]),
+        k(&["GOOSE_MAX_TOKENS"]),
+        k(&["GOOSE_CONTEXT_LIMIT"]),
+        k(&["GOOSE_INPUT_LIMIT"]),
+        k(&["GOOSE_STREAM_TIMEOUT"]),
+        k(&["GOOSE_MAX_TURNS"]),
+        k(&["GOOSE_AUTO_COMPACT_THRESHOLD"]),
+        k(&["GOOSE_MODE"]),
+        k(&["GOOSE_ALLOWLIST"]),
+        k(&["GOOSE_DISABLE_KEYRING"]),
+        k(&["GOOSE_DISABLE_SESSION_NAMING"]),
+        k(&["GOOSE_TELEMETRY_ENABLED"]),
+        k(&["GOOSE_DEBUG"]),
+        k(&["GOOSE_CLI_*"]),
+        k(&["RANDOM_THINKING_MESSAGES"]),
+        k(&["OPENAI_HOST"]),
+        k(&["OPENAI_BASE_URL"]),
+        k(&["OPENAI_BASE_PATH"]),
+        k(&["OPENAI_ORGANIZATION"]),
+        k(&["OPENAI_PROJECT"]),
+        k(&["OPENAI_TIMEOUT"]),
+        k(&["ANTHROPIC_HOST"]),
+        k(&["GOOGLE_HOST"]),
+        k(&["XAI_HOST"]),
+        k(&["OPENROUTER_HOST"]),
+        k(&["HF_HOST"]),
+        k(&["OLLAMA_*"]),
+        k(&["DATABRICKS_*"]),
+        k(&["AZURE_OPENAI_*"]),
+        k(&["GCP_*"]),
+        k(&["AWS_REGION"]),
+        k(&["AWS_PROFILE"]),
+        k(&["BEDROCK_*"]),
+        k(&["LITELLM_*"]),
+        k(&["VENICE_*"]),
+    ]],
+    writable: false,
+    commands: None,
+    agents: "Goose",
+    versions: "Goose 1.52",
+    source: "goose",
+};
+
 /// Every filter rule (for documentation and tests).
 pub static FILTER_RULES: &[&FilterRule] = &[
     &CLAUDE_STATE,
@@ -1215,6 +1285,7 @@ pub static FILTER_RULES: &[&FilterRule] = &[
     &KIMI_CODE_CONFIG,
     &KIMI_CODE_TUI,
     &KIMI_CODE_WORKSPACES,
+    &GOOSE_CONFIG,
     &AGENT_ENV,
 ];
 

@@ -31,7 +31,7 @@ pub use crate::filters::{
     AGENT_ENV, AIDER_CONF, AMP_SETTINGS, CLAUDE_SETTINGS, CLAUDE_STATE, CODEX_CONFIG,
     CODEX_SYSTEM_CONFIG, CONTINUE_JSON, CONTINUE_YAML, COPILOT_CONFIG, COPILOT_SETTINGS,
     CRUSH_CONFIG, CRUSH_DATA, FACTORY_CONFIG, FACTORY_SETTINGS, FILTER_RULES, FilterRule, Format,
-    GEMINI_SETTINGS, HERMES_CONFIG, HOOKS_JSON, KIMI_CODE_CONFIG, KIMI_CODE_TUI,
+    GEMINI_SETTINGS, GOOSE_CONFIG, HERMES_CONFIG, HOOKS_JSON, KIMI_CODE_CONFIG, KIMI_CODE_TUI,
     KIMI_CODE_WORKSPACES, KIMI_CONFIG, KIMI_METADATA, MCP_SERVERS_JSON, OPENCODE_CONFIG, PI_AUTH,
     PI_MODELS, PI_SETTINGS, QWEN_SETTINGS, VIBE_CONFIG,
 };
@@ -778,6 +778,7 @@ pub static AGENT_DIRS: &[&str] = &[
     ".devin",
     ".factory",
     ".gemini",
+    ".goose",
     ".hermes",
     ".iflow",
     ".junie",
@@ -1971,6 +1972,26 @@ const VIBE_USER: &[Loc] = &[
     private("logs/mcp-descriptors"),
 ];
 
+/// Goose's configuration directory (`~/.config/goose`, or `config` under
+/// `GOOSE_PATH_ROOT`): its configuration (extensions, which it starts,
+/// among its provider settings), the hints and instructions it puts into
+/// every prompt, the prompts that replace its own, its skills, recipes and
+/// subagents, the tools it runs unasked (`permission.yaml`) and the plugins
+/// it enables (`settings.json`). Read-only in a run: Goose writes nothing
+/// there as it runs (its sessions and logs are in its data and state
+/// directories). Checked offline with Goose 1.52.
+const GOOSE_USER: &[Loc] = &[
+    filtered("config.yaml", &GOOSE_CONFIG),
+    file(".goosehints"),
+    file("AGENTS.md"),
+    dir("prompts"),
+    dir("skills"),
+    dir("recipes"),
+    dir("agents"),
+    file("permission.yaml"),
+    file("settings.json"),
+];
+
 /// Crush's configuration directory (`~/.config/crush`, or
 /// `CRUSH_GLOBAL_CONFIG`): its configuration, the shell script it runs as
 /// it starts, its global instructions, skills and commands.
@@ -2289,6 +2310,44 @@ pub static EXTERNAL_GROUPS: &[ExternalGroup] = &[
         "continue-cli",
     ),
     read_only_group(Base::XdgConfig, "crush", CRUSH_USER, "Crush", "crush"),
+    read_only_group(Base::XdgConfig, "goose", GOOSE_USER, "Goose", "goose"),
+    read_only_group(
+        Base::EnvDir("GOOSE_PATH_ROOT"),
+        "config",
+        GOOSE_USER,
+        "Goose",
+        "goose",
+    ),
+    // Its sessions and logs under its root (in the home:
+    // `scope::HOME_AGENT_STATE`).
+    group(
+        Base::EnvDir("GOOSE_PATH_ROOT"),
+        "data",
+        &[],
+        "Goose (its sessions)",
+        "goose",
+    ),
+    group(
+        Base::EnvDir("GOOSE_PATH_ROOT"),
+        "state",
+        &[],
+        "Goose (its logs)",
+        "goose",
+    ),
+    read_only_group(
+        Base::Home,
+        ".goose",
+        &[dir("recipes"), dir("agents")],
+        "Goose (recipes and subagents)",
+        "goose",
+    ),
+    group(
+        Base::Root,
+        "/etc/goose",
+        &[filtered("config.yaml", &GOOSE_CONFIG)],
+        "Goose (system configuration, laid under the user's)",
+        "goose",
+    ),
     group(
         Base::Home,
         ".factory",
@@ -2570,11 +2629,11 @@ pub static EXTERNAL_ROWS: &[ExternalRow] = &[
         "factory",
     ),
     ext(
-        Base::XdgConfig,
-        "goose/.goosehints",
-        Show::EmptyFile,
-        "Goose (global hints)",
-        "goose-hints",
+        Base::EnvDir("GOOSE_PATH_ROOT"),
+        ".agents",
+        Show::EmptyDir,
+        "Goose (its Agent Skills and plugins, under its root)",
+        "goose",
     ),
     // Aider reads `.aider.conf.yml` from the home directory, and Gemini
     // CLI, Qwen Code and Aider the home's `.env` into their environment,
@@ -2857,6 +2916,7 @@ pub(crate) static AGENT_COMMANDS: &[(&str, &str)] = &[
     ("kimi", "Kimi CLI"),
     ("vibe", "Mistral Vibe"),
     ("duo", "GitLab Duo CLI"),
+    ("goose", "Goose"),
 ];
 
 /// Agents whose own sandbox, on by default, runs each command the model asks
