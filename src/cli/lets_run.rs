@@ -133,6 +133,9 @@ static SERVERS_AND_HOOKS: ConfigReading = reading_of(
 static VIBE_CONFIG: ConfigReading = reading_of("vibe-config", Format::Toml, &[&["mcp_servers"]]);
 /// Mistral Vibe's `hooks.toml`: a list of hooks, each a command.
 static VIBE_HOOKS: ConfigReading = reading_of("vibe-hooks", Format::Toml, &[&["hooks"]]);
+/// A Goose recipe: the extensions it starts (JSON; YAML is read line by
+/// line, [`in_yaml`]).
+static GOOSE_RECIPE: ConfigReading = reading_of("goose-recipe", Format::Json, &[&["extensions"]]);
 /// A Kiro agent hook (`.kiro/hooks/NAME.kiro.hook`): the command of a
 /// `runCommand` hook (an `askAgent` hook sends a prompt instead).
 static KIRO_HOOK: ConfigReading = reading_of("kiro-hook", Format::Json, &[&["then", "command"]]);
@@ -292,6 +295,9 @@ pub const CONFIG_FILES: &[(&str, &ConfigReading)] = &[
     (".vibe/hooks.toml", &VIBE_HOOKS),
     (".vibe/plugins/*/mcp.json", &MCP_SERVERS_JSON),
     (".vibe/plugins/*/ai.mistral.vibe/hooks.toml", &VIBE_HOOKS),
+    // Goose recipes: the extensions (MCP servers) they start.
+    (".goose/recipes/*", &GOOSE_RECIPE),
+    (".agents/recipes/*", &GOOSE_RECIPE),
     (".gitlab/duo/hooks.json", &HOOKS_JSON),
     (".devin/hooks.v1.json", &HOOKS_JSON),
     // Qwen Code is a fork of Gemini CLI and keeps its settings' shape.
@@ -962,9 +968,10 @@ fn in_aider_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
     }
 }
 
-/// A YAML MCP block (Continue's `.continue/mcpServers/*.yaml`), read line by
-/// line: there is no YAML parser in this build, so every `command:`,
-/// `url:` and `name:` value is listed as it is written.
+/// A YAML MCP block (Continue's `.continue/mcpServers/*.yaml`, a Goose
+/// recipe's extensions), read line by line: there is no YAML parser in this
+/// build, so every `command:` (Goose: `cmd:`), `url:` (Goose: `uri:`) and
+/// `name:` value is listed as it is written.
 fn in_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
     let text = String::from_utf8_lossy(bytes);
     let mut name = String::new();
@@ -982,8 +989,8 @@ fn in_yaml(path: &str, bytes: &[u8], out: &mut Vec<Runnable>) {
                 name = value;
                 continue;
             }
-            "command" => Target::Command(value),
-            "url" => Target::Url(value),
+            "command" | "cmd" => Target::Command(value),
+            "url" | "uri" => Target::Url(value),
             _ => continue,
         };
         out.push(Runnable {

@@ -822,6 +822,29 @@ fn mistral_vibe_servers_and_hooks() {
     );
 }
 
+/// A Goose recipe's extensions, which it starts when the recipe runs.
+#[test]
+fn goose_recipe_extensions() {
+    let recipe = "title: review\nextensions:\n  - type: stdio\n    name: dev\n    cmd: uvx\n    args: [dev-mcp]\n  - type: streamable_http\n    name: web\n    uri: https://mcp.example.com/\n";
+    for path in [
+        ".goose/recipes/review.yaml",
+        "pkg/.agents/recipes/review.yaml",
+    ] {
+        assert_eq!(
+            runs(path, recipe),
+            vec![
+                row(Kind::McpServer, "dev", cmd("uvx")),
+                row(
+                    Kind::McpServer,
+                    "web",
+                    Target::Url("https://mcp.example.com/".into())
+                ),
+            ],
+            "{path}"
+        );
+    }
+}
+
 #[test]
 fn pi_settings_packages_extensions_and_shell() {
     let settings = r#"{"defaultModel": "m", "packages": ["npm:@x/pkg", {"source": "git:github.com/a/b"}],
