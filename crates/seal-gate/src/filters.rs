@@ -995,6 +995,21 @@ pub static PI_AUTH: FilterRule = FilterRule {
     source: "pi-coding-agent",
 };
 
+/// What Kimi CLI's and Kimi Code CLI's `config.toml` share (Kimi Code CLI
+/// keeps Kimi CLI's shape): the default model, the models, their providers
+/// without a provider's `env`, and limits.
+const KIMI_KEPT: &[Keep] = &[
+    k(&["default_model"]),
+    k(&["models"]),
+    k(&["providers", "*", "type"]),
+    k(&["providers", "*", "base_url"]),
+    k(&["providers", "*", "api_key"]),
+    k(&["providers", "*", "custom_headers"]),
+    k(&["loop_control"]),
+    k(&["background"]),
+    k(&["telemetry"]),
+];
+
 /// Kimi CLI's `config.toml` (in `~/.kimi`, or `KIMI_SHARE_DIR`): its models
 /// and providers beside what runs or reads: `hooks` (shell commands at its
 /// events), `extra_skill_dirs` (skills from anywhere, a relative one from
@@ -1005,23 +1020,17 @@ pub static PI_AUTH: FilterRule = FilterRule {
 pub static KIMI_CONFIG: FilterRule = FilterRule {
     id: "kimi-config",
     format: Format::Toml,
-    keep: &[&[
-        k(&["default_model"]),
-        k(&["models"]),
-        k(&["providers", "*", "type"]),
-        k(&["providers", "*", "base_url"]),
-        k(&["providers", "*", "api_key"]),
-        k(&["providers", "*", "custom_headers"]),
-        k(&["providers", "*", "reasoning_key"]),
-        k(&["providers", "*", "oauth"]),
-        k(&["services"]),
-        k(&["loop_control"]),
-        k(&["background"]),
-        k(&["mcp", "client"]),
-        k(&["theme"]),
-        k(&["telemetry"]),
-        k(&["merge_all_available_skills"]),
-    ]],
+    keep: &[
+        KIMI_KEPT,
+        &[
+            k(&["providers", "*", "reasoning_key"]),
+            k(&["providers", "*", "oauth"]),
+            k(&["services"]),
+            k(&["mcp", "client"]),
+            k(&["theme"]),
+            k(&["merge_all_available_skills"]),
+        ],
+    ],
     writable: false,
     commands: None,
     agents: "Kimi CLI",
@@ -1133,19 +1142,7 @@ pub static VIBE_CONFIG: FilterRule = FilterRule {
 pub static KIMI_CODE_CONFIG: FilterRule = FilterRule {
     id: "kimi-code-config",
     format: Format::Toml,
-    keep: &[&[
-        k(&["default_model"]),
-        k(&["models"]),
-        k(&["providers", "*", "type"]),
-        k(&["providers", "*", "base_url"]),
-        k(&["providers", "*", "api_key"]),
-        k(&["providers", "*", "custom_headers"]),
-        k(&["thinking"]),
-        k(&["loop_control"]),
-        k(&["telemetry"]),
-        k(&["background"]),
-        k(&["subagent"]),
-    ]],
+    keep: &[KIMI_KEPT, &[k(&["thinking"]), k(&["subagent"])]],
     writable: false,
     commands: None,
     agents: "Kimi Code CLI",
